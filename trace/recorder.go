@@ -1,0 +1,151 @@
+package trace
+
+import (
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultMaxField is the size cap, in bytes, that a Recorder applies to a
+// step's Args and Result when RecorderOptions.MaxField is zero.
+const DefaultMaxField = 64 << 10
+
+// TruncationMarker ends a field that the recorder cut to its size cap.
+const TruncationMarker = "…[truncated]"
+
+// RecorderOptions configures a Recorder. The zero value is ready to use.
+type RecorderOptions struct {
+	// MaxField caps Args and Result of each recorded step, in bytes; longer
+	// values are cut at a rune boundary, end with TruncationMarker and mark the
+	// step Truncated. Zero means DefaultMaxField; negative means no cap.
+	MaxField int
+}
+
+// Recorder builds a Trace step by step. It is safe for concurrent use; the
+// zero value is not, use NewRecorder.
+type Recorder struct {
+	mu       sync.Mutex
+	tr       Trace
+	maxField int
+}
+
+// NewRecorder starts an empty trace with the given identity.
+func NewRecorder(id, sessionID, route string, opts RecorderOptions) *Recorder {
+	max := opts.MaxField
+	if max == 0 {
+		max = DefaultMaxField
+	}
+	return &Recorder{
+		tr:       Trace{ID: id, SessionID: sessionID, Route: route, Start: time.Now().UTC(), Steps: make([]*Step, 0, 16)},
+		maxField: max,
+	}
+}
+
+// ID returns the trace id.
+func (r *Recorder) ID() string { return r.tr.ID } // immutable after NewRecorder
+
+// SessionID returns the session id.
+func (r *Recorder) SessionID() string { return r.tr.SessionID }
+
+// Add appends s, sets its Index and Turn, caps its fields, and returns the index.
+// The recorder owns s afterwards: do not change it.
+func (r *Recorder) Add(s *Step) int {
+	r.capFields(s)
+	r.mu.Lock()
+	s.Index = len(r.tr.Steps)
+	s.Turn = len(r.tr.UserTurns) - 1
+	r.tr.Steps = append(r.tr.Steps, s)
+	r.mu.Unlock()
+	return s.Index
+}
+
+func (r *Recorder) capFields(s *Step) {
+	if r.maxField < 0 {
+		return
+	}
+	var cut bool
+	s.Args, cut = Truncate(s.Args, r.maxField)
+	s.Truncated = s.Truncated || cut
+	s.Result, cut = Truncate(s.Result, r.maxField)
+	s.Truncated = s.Truncated || cut
+}
+
+// UserTurn appends a user message to the trace.
+func (r *Recorder) UserTurn(text string) {
+	r.mu.Lock()
+	r.tr.UserTurns = append(r.tr.UserTurns, text)
+	r.mu.Unlock()
+}
+
+// UserTurns returns the number of user turns recorded so far.
+func (r *Recorder) UserTurns() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.tr.UserTurns)
+}
+
+// SetTools records the tools the agent was offered, replacing earlier ones
+// only when specs is not empty.
+func (r *Recorder) SetTools(specs []ToolSpec) {
+	if len(specs) == 0 {
+		return
+	}
+	r.mu.Lock()
+	r.tr.Tools = specs
+	r.mu.Unlock()
+}
+
+// SetMeta sets one metadata key on the trace.
+func (r *Recorder) SetMeta(key, value string) {
+	r.mu.Lock()
+	if r.tr.Meta == nil {
+		r.tr.Meta = make(map[string]string)
+	}
+	r.tr.Meta[key] = value
+	r.mu.Unlock()
+}
+
+// View calls fn with the trace so far while holding the recorder's lock.
+// fn must not keep t or call back into the recorder.
+func (r *Recorder) View(fn func(t *Trace)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	fn(&r.tr)
+}
+
+// Trace returns a copy of the trace so far. Steps are shared, not copied:
+// recorded steps are never changed.
+func (r *Recorder) Trace() *Trace {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := r.tr
+	t.UserTurns = append([]string(nil), r.tr.UserTurns...)
+	t.Tools = append([]ToolSpec(nil), r.tr.Tools...)
+	t.Steps = append([]*Step(nil), r.tr.Steps...)
+	if r.tr.Meta != nil {
+		t.Meta = make(map[string]string, len(r.tr.Meta))
+		for k, v := range r.tr.Meta {
+			t.Meta[k] = v
+		}
+	}
+	return &t
+}
+
+// Truncate cuts s to at most max bytes at a rune boundary, appending
+// TruncationMarker, and reports whether it cut. A max shorter than the
+// marker leaves no room for it: s is cut to max bytes without it. A
+// negative max means no cap.
+func Truncate(s string, max int) (string, bool) {
+	if max < 0 || len(s) <= max {
+		return s, false
+	}
+	marker := TruncationMarker
+	if max < len(marker) {
+		marker = ""
+	}
+	cut := max - len(marker)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + marker, true
+}

@@ -1,0 +1,183 @@
+package trace
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Kind says what a step was.
+type Kind string
+
+// Step kinds.
+const (
+	KindModel     Kind = "model"     // one model turn: the answer text and the tool calls it proposed
+	KindTool      Kind = "tool"      // one tool call: arguments in, result or error out
+	KindRetrieval Kind = "retrieval" // a retrieval: document ids and similarity scores
+	KindGate      Kind = "gate"      // a rule's decision about an earlier step
+	KindMemory    Kind = "memory"    // a memory-card event: extraction, injection, compression
+)
+
+// Trace is the record of one agent run: the user turns it served and the
+// ordered steps it took. A Trace is plain data; use a Recorder to build one
+// from several goroutines.
+type Trace struct {
+	ID        string            `json:"trace_id"`
+	SessionID string            `json:"session_id,omitempty"`
+	Route     string            `json:"route,omitempty"` // the intent or flow the run served
+	Start     time.Time         `json:"start,omitzero"`
+	UserTurns []string          `json:"user_turns,omitempty"`
+	Tools     []ToolSpec        `json:"tools,omitempty"` // the tools the agent was given: the allow-list
+	Steps     []*Step           `json:"steps"`
+	Meta      map[string]string `json:"meta,omitempty"`
+}
+
+// ToolSpec describes a tool the agent was offered.
+type ToolSpec struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"` // JSON schema of the arguments
+}
+
+// Step is one thing the agent did. Only the fields that fit its Kind are set.
+// Step is a pointer so that fields can be added without breaking callers.
+type Step struct {
+	Index int    `json:"i"`
+	Kind  Kind   `json:"kind"`
+	Name  string `json:"name,omitempty"` // tool name, model name or rule name
+	// Turn is the index into Trace.UserTurns of the last user turn before
+	// this step; -1 means before any user turn.
+	Turn   int    `json:"turn"`
+	CallID string `json:"call_id,omitempty"` // the model's id for a tool call
+	Args   string `json:"args,omitempty"`    // tool arguments as the model sent them (usually JSON)
+	Result string `json:"result,omitempty"`  // tool result, or the model's answer text
+	Error  string `json:"error,omitempty"`
+	// Calls are the tool calls a model step proposed.
+	Calls []Call `json:"calls,omitempty"`
+
+	Start     time.Time     `json:"start,omitzero"`
+	Duration  time.Duration `json:"duration_ns,omitempty"`
+	TokensIn  int           `json:"tokens_in,omitempty"`
+	TokensOut int           `json:"tokens_out,omitempty"`
+	Cost      float64       `json:"cost,omitempty"`
+
+	// Fields read by gates.
+	Intent     string    `json:"intent,omitempty"`
+	Confidence float64   `json:"confidence,omitempty"`
+	DocIDs     []string  `json:"doc_ids,omitempty"`
+	Scores     []float64 `json:"scores,omitempty"`
+	Citations  []string  `json:"citations,omitempty"`
+	Refusal    bool      `json:"refusal,omitempty"`
+
+	// Blocked is set on a tool step that was not executed because of a verdict.
+	Blocked bool `json:"blocked,omitempty"`
+	// Truncated is set when Args or Result were cut to the recorder's size cap.
+	Truncated bool `json:"truncated,omitempty"`
+
+	// Finding is set on gate steps: the decision and the step it judged.
+	Finding *Finding `json:"finding,omitempty"`
+}
+
+// Call is a tool call proposed by a model step.
+type Call struct {
+	ID   string `json:"id,omitempty"`
+	Name string `json:"name"`
+	Args string `json:"args,omitempty"`
+}
+
+// Verdict is what a rule decides about a step.
+type Verdict string
+
+// Verdicts, from the mildest to the strongest.
+const (
+	Allow   Verdict = "allow"   // go on
+	Retry   Verdict = "retry"   // let the agent try again, with the finding as feedback
+	Clarify Verdict = "clarify" // stop and ask the user a question
+	Refuse  Verdict = "refuse"  // answer with the refusal template
+	Handoff Verdict = "handoff" // stop and hand the conversation to a human
+	Block   Verdict = "block"   // do not execute the step; the agent is told why
+)
+
+// Strength orders verdicts: when several rules judge one step, the strongest wins.
+// An unknown verdict is as strong as Block.
+func (v Verdict) Strength() int {
+	switch v {
+	case Allow, "":
+		return 0
+	case Retry:
+		return 1
+	case Clarify:
+		return 2
+	case Refuse:
+		return 3
+	case Handoff:
+		return 4
+	default:
+		return 5
+	}
+}
+
+// Dimension is the health dimension a finding counts against.
+type Dimension string
+
+// The five dimensions an agent is scored on.
+const (
+	Accuracy   Dimension = "accuracy"
+	Coherence  Dimension = "coherence"
+	Memory     Dimension = "memory"
+	Stability  Dimension = "stability"
+	Efficiency Dimension = "efficiency"
+)
+
+// Severity ranks a finding.
+type Severity string
+
+// Severities.
+const (
+	Info     Severity = "info"
+	Warning  Severity = "warning"
+	Error    Severity = "error"
+	Critical Severity = "critical"
+)
+
+// Finding is a rule's judgement of one step. Rules return findings; the guard
+// records each as a gate step, and the ledger stores the violations.
+type Finding struct {
+	Rule      string    `json:"rule"`
+	Step      int       `json:"step"` // index of the judged step
+	Verdict   Verdict   `json:"verdict"`
+	Dimension Dimension `json:"dimension"`
+	Severity  Severity  `json:"severity"`
+	Message   string    `json:"message"`
+	// Question is what to ask the user when the verdict is Clarify.
+	Question string   `json:"question,omitempty"`
+	Evidence string   `json:"evidence,omitempty"` // the offending arguments or result, size-bounded
+	Tags     []string `json:"tags,omitempty"`     // root-cause tags, for lessons
+	// Shadow is set when the guard ran in detect-only mode and did not enforce the verdict.
+	Shadow bool `json:"shadow,omitempty"`
+}
+
+// Violation is a finding with the identity of the trace it happened in: the
+// unit the ledger stores.
+type Violation struct {
+	Time      time.Time `json:"time"`
+	TraceID   string    `json:"trace_id"`
+	SessionID string    `json:"session_id,omitempty"`
+	Finding
+}
+
+// Prefix returns a view of t holding only its first n steps, without copying
+// them: the "trace so far" that rules see before step n.
+func (t *Trace) Prefix(n int) *Trace {
+	v := *t
+	v.Steps = t.Steps[:n:n]
+	return &v
+}
+
+// ToolNames returns the names of t.Tools.
+func (t *Trace) ToolNames() []string {
+	names := make([]string, len(t.Tools))
+	for i, s := range t.Tools {
+		names[i] = s.Name
+	}
+	return names
+}
