@@ -1,0 +1,57 @@
+package guard
+
+import "github.com/agentguard/agentguard/trace"
+
+// Report is the offline judgement of one recorded trace.
+type Report struct {
+	TraceID string
+	// Judged counts the model and tool steps the rules looked at.
+	Judged int
+	// Findings lists every finding, in step order.
+	Findings []trace.Finding
+	// Score is 100 minus 20 per finding whose verdict is not Allow, floored
+	// at 0; Passed is Score >= 80.
+	Score  int
+	Passed bool
+}
+
+// Violations counts the findings whose verdict is not Allow.
+func (r Report) Violations() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Verdict != trace.Allow {
+			n++
+		}
+	}
+	return n
+}
+
+var defaultGuard = New(Config{})
+
+// Evaluate judges a recorded trace with the default rules; see Guard.Evaluate.
+func Evaluate(t *trace.Trace) Report { return defaultGuard.Evaluate(t) }
+
+// Evaluate runs the guard's rules over a recorded trace, offline: each model
+// and tool step is judged against the steps before it, exactly as it was
+// judged online, so a trace recorded by this guard yields the same findings
+// again. Gate steps already in the trace are context, not judged. Findings
+// are not sent to the ledger.
+func (g *Guard) Evaluate(t *trace.Trace) Report {
+	r := Report{TraceID: t.ID}
+	for i, s := range t.Steps {
+		if s.Kind != trace.KindTool && s.Kind != trace.KindModel {
+			continue
+		}
+		r.Judged++
+		prefix := t.Prefix(i)
+		for _, rule := range g.rules {
+			for _, f := range rule.Check(prefix, s) {
+				f.Step = s.Index
+				r.Findings = append(r.Findings, f)
+			}
+		}
+	}
+	r.Score = max(0, 100-20*r.Violations())
+	r.Passed = r.Score >= 80
+	return r
+}

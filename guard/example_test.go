@@ -1,0 +1,85 @@
+package guard_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
+)
+
+func ExampleGuard_Run() {
+	g := guard.New(guard.Config{})
+	model := guardtest.Script( // a scripted stand-in for any llms.Model
+		guardtest.ToolCall("query_order", `{"order_id":"A1001"}`),
+		guardtest.ToolCall("delete_order", `{"order_id":"A1001"}`), // not offered
+		guardtest.Text("Order A1001 has shipped."),
+	)
+	queryOrder := guardtest.NewTool("query_order", "Look up an order", func(context.Context, string) (string, error) {
+		return `{"status":"shipped"}`, nil
+	})
+	res, _ := g.Run(context.Background(), model, []tools.Tool{queryOrder},
+		[]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Where is my order A1001?")})
+	fmt.Println(res.Status, "-", res.Answer)
+	for _, f := range res.Findings {
+		fmt.Printf("step %d: %s %s: %s\n", f.Step, f.Rule, f.Verdict, f.Message)
+	}
+	// Output:
+	// done - Order A1001 has shipped.
+	// step 3: tool-allow-list block: tool "delete_order" is not on the allow-list
+}
+
+func ExampleGuard_WrapTool() {
+	g := guard.New(guard.Config{LoopLimit: 2})
+	tool := g.WrapTool(guardtest.NewTool("logistics", "Track a parcel", nil))
+	ctx, _ := g.StartTrace(context.Background(), "session-7", "tracking")
+	for range 2 {
+		out, err := tool.Call(ctx, `{"tracking_no":"SF123"}`)
+		fmt.Printf("%q %v\n", out, err)
+	}
+	// Output:
+	// "ok" <nil>
+	// "[agentguard] call blocked by rule loop: tool \"logistics\" called 2 times in a row with the same arguments. Do not repeat it." <nil>
+}
+
+func ExampleEvaluate() {
+	tr := &trace.Trace{
+		ID:    "t1",
+		Tools: []trace.ToolSpec{{Name: "search_kb"}},
+		Steps: []*trace.Step{
+			{Index: 0, Kind: trace.KindTool, Name: "search_kb", Args: `{"q":"refund"}`},
+			{Index: 1, Kind: trace.KindTool, Name: "send_sms", Args: `{"to":"+8613800000000"}`},
+		},
+	}
+	rep := guard.Evaluate(tr)
+	fmt.Println(rep.Score, rep.Passed)
+	for _, f := range rep.Findings {
+		fmt.Println(f.Step, f.Rule, f.Message)
+	}
+	// Output:
+	// 80 true
+	// 1 tool-allow-list tool "send_sms" is not on the allow-list
+}
+
+func ExampleRuleFunc() {
+	// A domain policy as code: never promise a refund amount.
+	noAmounts := guard.RuleFunc(func(_ *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind == trace.KindModel && strings.Contains(s.Result, "¥") {
+			return []trace.Finding{{Rule: "no-refund-amounts", Verdict: trace.Handoff, Dimension: trace.Accuracy,
+				Severity: trace.Error, Message: "the answer promises an amount"}}
+		}
+		return nil
+	})
+	g := guard.New(guard.Config{Rules: []guard.Rule{noAmounts}})
+	res, _ := g.Run(context.Background(), guardtest.Script(guardtest.Text("您将获得 ¥200 退款。")), nil,
+		[]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "我能退多少钱？")})
+	fmt.Println(res.Status)
+	fmt.Println(res.Answer)
+	// Output:
+	// handoff
+	// I am handing this conversation to a human colleague, who will continue from here.
+}

@@ -1,0 +1,166 @@
+package guard
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/agentguard/agentguard/trace"
+)
+
+// Config configures a Guard. The zero value is a working guard with the
+// default rules, no ledger and enforcement on.
+type Config struct {
+	// AllowedTools is the tool allow-list. Empty means the tools the agent
+	// was offered in the run (from llms.WithTools / WithFunctions, or Run's
+	// tools).
+	AllowedTools []string
+	// LoopLimit blocks the n-th consecutive identical tool call. Zero means
+	// 3; negative disables the rule.
+	LoopLimit int
+	// MaxSteps hands the run to a human after this many tool calls in one
+	// trace. Zero means 25; negative disables the rule.
+	MaxSteps int
+	// Rules run after the built-in rules, in order.
+	Rules []Rule
+	// Shadow turns on detect-only mode: every rule runs and every finding is
+	// recorded and sent to the ledger, marked Shadow, but no verdict is
+	// enforced.
+	Shadow bool
+	// Ledger receives every finding whose verdict is not Allow. Nil means
+	// findings stay in the trace only. A failing Ledger never stops the
+	// agent: the error is logged.
+	Ledger Sink
+	// Logger receives gate decisions and ledger errors. Nil means silent.
+	Logger *slog.Logger
+	// MaxRetries bounds how often a model step judged Retry is asked again
+	// within one call. Zero means 1; negative means never.
+	MaxRetries int
+	// RefusalTemplate is the answer given when a verdict is Refuse or a
+	// blocked model answer has to be replaced. Empty means DefaultRefusal.
+	RefusalTemplate string
+	// HandoffMessage is the answer given on a Handoff verdict. Empty means
+	// DefaultHandoff.
+	HandoffMessage string
+	// RequireApproval names tools whose calls pause Run until a human
+	// approves them (see Result.Pending and Guard.Resume).
+	RequireApproval []string
+	// Pricing turns token counts into cost. Zero means cost is not recorded.
+	Pricing Pricing
+	// MaxField caps recorded arguments and results, in bytes (see
+	// trace.RecorderOptions). Zero means trace.DefaultMaxField.
+	MaxField int
+}
+
+// Pricing is the price of a model's tokens, in any currency unit per million tokens.
+type Pricing struct {
+	InputPerMillion, OutputPerMillion float64
+}
+
+// Default answers.
+const (
+	DefaultRefusal = "I could not find a reliable answer to this, so I will not guess. Let me transfer you to a colleague who can help."
+	DefaultHandoff = "I am handing this conversation to a human colleague, who will continue from here."
+)
+
+// Sink receives violations. The ledger package's *Ledger implements it.
+type Sink interface {
+	Append(ctx context.Context, v trace.Violation) (uint64, error)
+}
+
+// SinkFunc adapts a function to the Sink interface.
+type SinkFunc func(ctx context.Context, v trace.Violation) (uint64, error)
+
+// Append calls f.
+func (f SinkFunc) Append(ctx context.Context, v trace.Violation) (uint64, error) { return f(ctx, v) }
+
+// Guard holds the rules and the ledger that every wrapped model, wrapped tool
+// and Run of it shares. It is safe for concurrent use by many sessions.
+type Guard struct {
+	cfg      Config
+	rules    []Rule
+	specs    sync.Map // tool name -> json.RawMessage, from wrapped tools
+	fallback *trace.Recorder
+	now      func() time.Time
+}
+
+// New returns a Guard configured by cfg.
+func New(cfg Config) *Guard {
+	g := &Guard{cfg: cfg, now: time.Now}
+	if g.cfg.LoopLimit == 0 {
+		g.cfg.LoopLimit = 3
+	}
+	if g.cfg.MaxSteps == 0 {
+		g.cfg.MaxSteps = 25
+	}
+	if g.cfg.MaxRetries == 0 {
+		g.cfg.MaxRetries = 1
+	}
+	if g.cfg.RefusalTemplate == "" {
+		g.cfg.RefusalTemplate = DefaultRefusal
+	}
+	if g.cfg.HandoffMessage == "" {
+		g.cfg.HandoffMessage = DefaultHandoff
+	}
+	g.rules = append(g.rules,
+		AllowList(cfg.AllowedTools...),
+		validArguments{specs: g.toolSchema},
+		LoopLimit(g.cfg.LoopLimit),
+		MaxSteps(g.cfg.MaxSteps),
+	)
+	g.rules = append(g.rules, cfg.Rules...)
+	g.fallback = g.newRecorder("", "")
+	return g
+}
+
+// Rules returns the rules the guard runs, built-in ones first.
+func (g *Guard) Rules() []Rule { return append([]Rule(nil), g.rules...) }
+
+func (g *Guard) toolSchema(name string) json.RawMessage {
+	if v, ok := g.specs.Load(name); ok {
+		return v.(json.RawMessage)
+	}
+	return nil
+}
+
+func (g *Guard) newRecorder(sessionID, route string) *trace.Recorder {
+	return trace.NewRecorder(rand.Text(), sessionID, route, trace.RecorderOptions{MaxField: g.cfg.MaxField})
+}
+
+type recorderKey struct{}
+
+// StartTrace begins a new trace for one run of a session and returns a
+// context carrying it: wrapped models and tools called with that context
+// record into it. Start one per user request (or per conversation).
+func (g *Guard) StartTrace(ctx context.Context, sessionID, route string) (context.Context, *trace.Recorder) {
+	rec := g.newRecorder(sessionID, route)
+	return WithRecorder(ctx, rec), rec
+}
+
+// WithRecorder returns a context whose wrapped calls record into rec.
+func WithRecorder(ctx context.Context, rec *trace.Recorder) context.Context {
+	return context.WithValue(ctx, recorderKey{}, rec)
+}
+
+// RecorderFrom returns the recorder carried by ctx, or nil.
+func RecorderFrom(ctx context.Context) *trace.Recorder {
+	rec, _ := ctx.Value(recorderKey{}).(*trace.Recorder)
+	return rec
+}
+
+// recorder returns the context's recorder, or the guard's own trace, which
+// collects calls made without StartTrace.
+func (g *Guard) recorder(ctx context.Context) *trace.Recorder {
+	if rec := RecorderFrom(ctx); rec != nil {
+		return rec
+	}
+	return g.fallback
+}
+
+// DefaultTrace returns what was recorded by calls whose context carried no
+// trace. Long-running services should use StartTrace instead: the default
+// trace grows for the guard's lifetime.
+func (g *Guard) DefaultTrace() *trace.Trace { return g.fallback.Trace() }

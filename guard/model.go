@@ -1,0 +1,267 @@
+package guard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// WrapModel returns an llms.Model that runs m under the guard: every call is
+// recorded as a model step in the context's trace (see StartTrace), the
+// answer is judged by the rules, and a terminal verdict replaces the answer:
+// Refuse and Block with the refusal template, Clarify with the question,
+// Handoff with the handoff message, dropping the proposed tool calls so that
+// agents.Executor finishes cleanly. A Retry verdict asks m once more with the
+// finding as feedback. Tool calls to tools that were not offered are
+// recorded and judged here, since no wrapped tool will see them.
+//
+// The returned model is safe for concurrent use if m is.
+func (g *Guard) WrapModel(m llms.Model) llms.Model {
+	return &guardedModel{g: g, m: m}
+}
+
+type guardedModel struct {
+	g *Guard
+	m llms.Model
+}
+
+func (w *guardedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	rec := w.g.recorder(ctx)
+	turn, err := w.g.generate(ctx, rec, w.m, messages, options)
+	if err != nil {
+		return nil, err
+	}
+	if terminal(turn.verdict) || turn.verdict == trace.Block {
+		return textResponse(w.g.answer(turn.finding)), nil
+	}
+	choice := turn.resp.Choices[0]
+	if offered := offeredTools(options); len(offered) > 0 {
+		for _, tc := range choice.ToolCalls {
+			if tc.FunctionCall != nil && !slices.Contains(offered, tc.FunctionCall.Name) {
+				w.g.callTool(ctx, rec, nil, trace.Call{ID: tc.ID, Name: tc.FunctionCall.Name, Args: tc.FunctionCall.Arguments}, "")
+			}
+		}
+	}
+	return turn.resp, nil
+}
+
+func (w *guardedModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, w, prompt, options...)
+}
+
+// SupportsReasoning reports whether the wrapped model does.
+func (w *guardedModel) SupportsReasoning() bool {
+	r, ok := w.m.(llms.ReasoningModel)
+	return ok && r.SupportsReasoning()
+}
+
+// modelTurn is the outcome of one guarded model call.
+type modelTurn struct {
+	resp     *llms.ContentResponse
+	verdict  trace.Verdict
+	finding  trace.Finding
+	findings []trace.Finding
+}
+
+// generate calls m, records the turn and judges it, asking again on Retry.
+func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model, messages []llms.MessageContent, options []llms.CallOption) (modelTurn, error) {
+	g.recordUserTurns(rec, messages)
+	rec.SetTools(toolSpecs(options))
+	var all []trace.Finding
+	for retries := 0; ; retries++ {
+		s := &trace.Step{Kind: trace.KindModel, Start: g.now()}
+		resp, err := safeGenerate(ctx, m, messages, options)
+		s.Duration = g.now().Sub(s.Start)
+		if err == nil && (resp == nil || len(resp.Choices) == 0) {
+			err = &Error{Op: "model", Err: ErrNoChoices}
+		}
+		if err != nil {
+			s.Error = err.Error()
+			g.commit(ctx, rec, s, nil)
+			return modelTurn{findings: all}, err
+		}
+		choice := resp.Choices[0]
+		s.Result = choice.Content
+		for _, tc := range choice.ToolCalls {
+			if tc.FunctionCall != nil {
+				s.Calls = append(s.Calls, trace.Call{ID: tc.ID, Name: tc.FunctionCall.Name, Args: tc.FunctionCall.Arguments})
+			}
+		}
+		if fc := choice.FuncCall; fc != nil && len(choice.ToolCalls) == 0 {
+			s.Calls = append(s.Calls, trace.Call{Name: fc.Name, Args: fc.Arguments})
+		}
+		g.usage(s, choice, messages)
+		findings, v := g.judge(rec, s)
+		g.commit(ctx, rec, s, findings)
+		all = append(all, findings...)
+		if v == trace.Retry && retries < g.cfg.MaxRetries {
+			f := strongest(findings, v)
+			messages = append(slices.Clip(messages), llms.TextParts(llms.ChatMessageTypeHuman,
+				fmt.Sprintf("[agentguard] Your last answer was not accepted: %s. Answer again.", f.Message)))
+			continue
+		}
+		if v == trace.Retry { // out of retries: the answer cannot be trusted
+			v = trace.Refuse
+		}
+		turn := modelTurn{resp: resp, verdict: v, findings: all}
+		if v != trace.Allow {
+			turn.finding = strongest(findings, v)
+			if turn.finding.Rule == "" {
+				turn.finding = strongest(findings, trace.Retry)
+				turn.finding.Verdict = v
+			}
+		}
+		return turn, nil
+	}
+}
+
+// recordUserTurns appends the human messages the recorder has not seen yet.
+func (g *Guard) recordUserTurns(rec *trace.Recorder, messages []llms.MessageContent) {
+	seen := rec.UserTurns()
+	n := 0
+	for _, m := range messages {
+		if m.Role != llms.ChatMessageTypeHuman || isGuardFeedback(m) {
+			continue
+		}
+		if n >= seen {
+			rec.UserTurn(messageText(m))
+		}
+		n++
+	}
+}
+
+func isGuardFeedback(m llms.MessageContent) bool {
+	if len(m.Parts) != 1 {
+		return false
+	}
+	t, ok := m.Parts[0].(llms.TextContent)
+	return ok && len(t.Text) > 13 && t.Text[:13] == "[agentguard] "
+}
+
+func messageText(m llms.MessageContent) string {
+	var text string
+	for _, p := range m.Parts {
+		if t, ok := p.(llms.TextContent); ok {
+			text += t.Text
+		}
+	}
+	return text
+}
+
+// usage fills token counts and cost, from the provider's usage report when
+// there is one and from an estimate otherwise.
+func (g *Guard) usage(s *trace.Step, choice *llms.ContentChoice, messages []llms.MessageContent) {
+	in, out, ok := Usage(choice.GenerationInfo)
+	if !ok {
+		for _, m := range messages {
+			for _, p := range m.Parts {
+				switch p := p.(type) {
+				case llms.TextContent:
+					in += trace.EstimateTokens(p.Text)
+				case llms.ToolCallResponse:
+					in += trace.EstimateTokens(p.Content)
+				case llms.ToolCall:
+					if p.FunctionCall != nil {
+						in += trace.EstimateTokens(p.FunctionCall.Arguments)
+					}
+				}
+			}
+		}
+		out = trace.EstimateTokens(choice.Content)
+		for _, c := range s.Calls {
+			out += trace.EstimateTokens(c.Name) + trace.EstimateTokens(c.Args)
+		}
+	}
+	s.TokensIn, s.TokensOut = in, out
+	p := g.cfg.Pricing
+	s.Cost = (float64(in)*p.InputPerMillion + float64(out)*p.OutputPerMillion) / 1e6
+}
+
+// Usage reads token counts from a choice's GenerationInfo, whichever
+// provider wrote it: PromptTokens/CompletionTokens (OpenAI, Ollama, Google)
+// or InputTokens/OutputTokens (Anthropic). ok is false when neither is there.
+func Usage(info map[string]any) (in, out int, ok bool) {
+	for _, keys := range [][2]string{{"PromptTokens", "CompletionTokens"}, {"InputTokens", "OutputTokens"}, {"prompt_tokens", "completion_tokens"}, {"input_tokens", "output_tokens"}} {
+		i, iok := asInt(info[keys[0]])
+		o, ook := asInt(info[keys[1]])
+		if iok || ook {
+			return i, o, true
+		}
+	}
+	return 0, 0, false
+}
+
+func asInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int32:
+		return int(n), true
+	case int64:
+		return int(n), true
+	case float64:
+		return int(n), true
+	case json.Number:
+		i, err := n.Int64()
+		return int(i), err == nil
+	}
+	return 0, false
+}
+
+func safeGenerate(ctx context.Context, m llms.Model, messages []llms.MessageContent, options []llms.CallOption) (resp *llms.ContentResponse, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Op: "model", Err: fmt.Errorf("%w: %v", ErrModelPanic, r)}
+		}
+	}()
+	resp, err = m.GenerateContent(ctx, messages, options...)
+	if err != nil {
+		err = &Error{Op: "model", Err: err}
+	}
+	return resp, err
+}
+
+// toolSpecs returns the tools and functions offered by a call's options.
+func toolSpecs(options []llms.CallOption) []trace.ToolSpec {
+	var o llms.CallOptions
+	for _, opt := range options {
+		opt(&o)
+	}
+	var specs []trace.ToolSpec
+	add := func(f *llms.FunctionDefinition) {
+		if f == nil {
+			return
+		}
+		spec := trace.ToolSpec{Name: f.Name, Description: f.Description}
+		if f.Parameters != nil {
+			if raw, err := json.Marshal(f.Parameters); err == nil {
+				spec.Parameters = raw
+			}
+		}
+		specs = append(specs, spec)
+	}
+	for _, t := range o.Tools {
+		add(t.Function)
+	}
+	for i := range o.Functions {
+		add(&o.Functions[i])
+	}
+	return specs
+}
+
+func offeredTools(options []llms.CallOption) []string {
+	specs := toolSpecs(options)
+	names := make([]string, len(specs))
+	for i, s := range specs {
+		names[i] = s.Name
+	}
+	return names
+}
+
+func textResponse(text string) *llms.ContentResponse {
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text, StopReason: "guard"}}}
+}

@@ -1,0 +1,178 @@
+package guard
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+
+	"github.com/agentguard/agentguard/trace"
+)
+
+// Rule judges one proposed step against the trace so far. It is a pure
+// function: the same trace and step always give the same findings, so a rule
+// runs online (in the wrappers and Run, before the step takes effect) and
+// offline (Evaluate, over a recorded trace) alike.
+//
+// Online, a tool step is judged before the tool runs (Result is empty) and a
+// model step after the model answered (Result holds the answer text, Calls
+// the proposed tool calls). t holds every step recorded before s, gate steps
+// included. Check returns nil when it has nothing to say; it must not modify
+// t or s, and must be safe for concurrent use.
+type Rule interface {
+	Check(t *trace.Trace, s *trace.Step) []trace.Finding
+}
+
+// RuleFunc adapts a function to the Rule interface.
+type RuleFunc func(t *trace.Trace, s *trace.Step) []trace.Finding
+
+// Check calls f.
+func (f RuleFunc) Check(t *trace.Trace, s *trace.Step) []trace.Finding { return f(t, s) }
+
+// Names of the built-in rules, as they appear in findings and in the ledger.
+const (
+	RuleAllowList  = "tool-allow-list"
+	RuleLoop       = "loop"
+	RuleMaxSteps   = "max-steps"
+	RuleArguments  = "tool-arguments"
+	RuleToolError  = "tool-error"
+	RuleIterations = "max-iterations"
+)
+
+// AllowList blocks tool calls to tools not named in allowed. With no names,
+// the allow-list is the tools the agent was offered (Trace.Tools); when that
+// is empty too, the rule stays silent.
+func AllowList(allowed ...string) Rule {
+	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindTool {
+			return nil
+		}
+		if len(allowed) > 0 {
+			if slices.Contains(allowed, s.Name) {
+				return nil
+			}
+		} else {
+			if len(t.Tools) == 0 || slices.ContainsFunc(t.Tools, func(ts trace.ToolSpec) bool { return ts.Name == s.Name }) {
+				return nil
+			}
+		}
+		return []trace.Finding{{
+			Rule: RuleAllowList, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.Error,
+			Message:  fmt.Sprintf("tool %q is not on the allow-list", s.Name),
+			Evidence: s.Name, Tags: []string{"unknown-tool"},
+		}}
+	})
+}
+
+// LoopLimit blocks the n-th consecutive call of the same tool with the same
+// arguments (arguments compared as JSON, so spacing and key order do not
+// matter). Other tools' calls in between break the run; gate steps do not.
+// n below 2 disables the rule.
+func LoopLimit(n int) Rule {
+	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindTool || n < 2 {
+			return nil
+		}
+		same := 1
+		for i := len(t.Steps) - 1; i >= 0 && same < n; i-- {
+			p := t.Steps[i]
+			if p.Kind != trace.KindTool {
+				continue
+			}
+			if p.Name != s.Name || !sameArgs(p.Args, s.Args) {
+				break
+			}
+			same++
+		}
+		if same < n {
+			return nil
+		}
+		return []trace.Finding{{
+			Rule: RuleLoop, Step: s.Index, Verdict: trace.Block, Dimension: trace.Efficiency, Severity: trace.Warning,
+			Message:  fmt.Sprintf("tool %q called %d times in a row with the same arguments", s.Name, same),
+			Evidence: s.Args, Tags: []string{"loop"},
+		}}
+	})
+}
+
+// MaxSteps hands the run to a human when the agent proposes more than n tool
+// calls in one trace. n below 1 disables the rule.
+func MaxSteps(n int) Rule {
+	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindTool || n < 1 {
+			return nil
+		}
+		calls := 1
+		for _, p := range t.Steps {
+			if p.Kind == trace.KindTool {
+				calls++
+			}
+		}
+		if calls <= n {
+			return nil
+		}
+		return []trace.Finding{{
+			Rule: RuleMaxSteps, Step: s.Index, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.Error,
+			Message: fmt.Sprintf("tool call %d exceeds the limit of %d per run", calls, n),
+			Tags:    []string{"step-budget"},
+		}}
+	})
+}
+
+// ValidArguments checks a tool call's arguments against the tool's JSON
+// schema: the arguments must be a JSON object, carry every required
+// property, and match the declared types and enums (see Validate for the
+// subset of JSON Schema understood). The schema is looked up in specs, then
+// in Trace.Tools; a tool with no known schema is not checked. The verdict is
+// Retry: the agent is told what to fix.
+func ValidArguments(specs ...trace.ToolSpec) Rule {
+	return validArguments{specs: func(name string) json.RawMessage { return findSpec(specs, name) }}
+}
+
+type validArguments struct {
+	specs func(name string) json.RawMessage
+}
+
+func (r validArguments) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
+	if s.Kind != trace.KindTool {
+		return nil
+	}
+	schema := r.specs(s.Name)
+	if schema == nil {
+		schema = findSpec(t.Tools, s.Name)
+	}
+	if schema == nil {
+		return nil
+	}
+	if err := ValidateArguments(schema, s.Args); err != nil {
+		return []trace.Finding{{
+			Rule: RuleArguments, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Error,
+			Message:  fmt.Sprintf("arguments of %q: %v", s.Name, err),
+			Evidence: s.Args, Tags: []string{"bad-arguments"},
+		}}
+	}
+	return nil
+}
+
+func findSpec(specs []trace.ToolSpec, name string) json.RawMessage {
+	for i := range specs {
+		if specs[i].Name == name && len(specs[i].Parameters) > 0 {
+			return specs[i].Parameters
+		}
+	}
+	return nil
+}
+
+// sameArgs compares two argument strings, as JSON when both parse.
+func sameArgs(a, b string) bool {
+	if a == b {
+		return true
+	}
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return bytes.Equal(bytes.TrimSpace([]byte(a)), bytes.TrimSpace([]byte(b)))
+	}
+	ja, _ := json.Marshal(x) // maps marshal with sorted keys
+	jb, _ := json.Marshal(y)
+	return bytes.Equal(ja, jb)
+}

@@ -1,0 +1,317 @@
+package guard
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
+)
+
+// Status says how a Run ended.
+type Status string
+
+// Run statuses.
+const (
+	StatusDone    Status = "done"    // the model gave its final answer
+	StatusClarify Status = "clarify" // the user is asked a question (Result.Answer)
+	StatusRefused Status = "refused" // the answer is the refusal template
+	StatusHandoff Status = "handoff" // a human takes over
+	StatusPaused  Status = "paused"  // tool calls wait for approval: see Guard.Resume
+)
+
+// Result is the outcome of Run or Resume.
+type Result struct {
+	Status Status
+	// Answer is what to show the user: the model's final text, the
+	// clarifying question, the refusal template or the handoff message.
+	Answer string
+	// Messages is the whole conversation, the caller's messages first. Every
+	// tool call in it has exactly one tool result, except, while Paused, the
+	// Pending ones. To continue after the user replies, append the reply and
+	// call Run again.
+	Messages []llms.MessageContent
+	// Pending holds the tool calls that wait for a human's approval.
+	Pending []llms.ToolCall
+	// Findings are every rule finding of this run, enforced or shadow.
+	Findings []trace.Finding
+	// Trace is the run's trace so far.
+	Trace *trace.Trace
+
+	rec     *trace.Recorder
+	options []llms.CallOption
+}
+
+// Run drives the tool-calling loop itself: it calls model with the tools
+// offered through llms.WithTools, executes the calls it makes under the
+// guard, feeds the results back, and stops at the final answer or when a
+// verdict ends the run. Every tool call the model makes gets exactly one
+// tool-result message — the tool's output, or an observation saying why it
+// did not run — so the conversation stays valid for any provider.
+//
+// Run records into the context's trace, or starts one (see StartTrace).
+// messages are not modified. A model error ends the run with that error and
+// the Result so far; a tool error is shown to the model as the tool's result.
+//
+// Calls to tools named in Config.RequireApproval pause the run (StatusPaused);
+// Resume continues it once a human has decided.
+func (g *Guard) Run(ctx context.Context, model llms.Model, tls []tools.Tool, messages []llms.MessageContent, options ...llms.CallOption) (*Result, error) {
+	rec := RecorderFrom(ctx)
+	if rec == nil {
+		ctx, rec = g.StartTrace(ctx, "", "")
+	}
+	res := &Result{Messages: slices.Clone(messages), rec: rec, options: options}
+	return g.loop(ctx, unwrapModel(model), toolIndex(tls), res)
+}
+
+// Decision is a human's answer about one pending tool call.
+type Decision struct {
+	Approve bool
+	// Reason is shown to the model when the call is declined.
+	Reason string
+}
+
+// Resume continues a paused run. decisions maps a pending call's ID to the
+// human's decision; a pending call without a decision is declined. model
+// and tls are the same as the ones given to Run.
+func (g *Guard) Resume(ctx context.Context, model llms.Model, tls []tools.Tool, paused *Result, decisions map[string]Decision) (*Result, error) {
+	if paused == nil || paused.Status != StatusPaused || paused.rec == nil {
+		return nil, &Error{Op: "resume", Err: errors.New("result is not a paused run")}
+	}
+	res := &Result{Messages: slices.Clone(paused.Messages), Findings: slices.Clone(paused.Findings), rec: paused.rec, options: paused.options}
+	ctx = WithRecorder(ctx, res.rec)
+	index := toolIndex(tls)
+	for i, call := range paused.Pending {
+		d := decisions[call.ID]
+		if !d.Approve {
+			reason := d.Reason
+			if reason == "" {
+				reason = "no reason given"
+			}
+			obs := fmt.Sprintf("[agentguard] call not executed: a human reviewer declined it (%s).", reason)
+			res.rec.Add(&trace.Step{Kind: trace.KindTool, Name: call.FunctionCall.Name, CallID: call.ID, Args: call.FunctionCall.Arguments, Blocked: true, Result: obs, Start: g.now()})
+			res.Messages = append(res.Messages, toolMessage(call, obs))
+			continue
+		}
+		if done := g.execute(ctx, index, call, res); done {
+			// A verdict ended the run: the remaining pending calls get results too.
+			for _, rest := range paused.Pending[i+1:] {
+				res.Messages = append(res.Messages, toolMessage(rest, g.observation(trace.Finding{Verdict: terminalVerdict(res.Status)})))
+			}
+			return g.finish(res), nil
+		}
+	}
+	return g.loop(ctx, unwrapModel(model), index, res)
+}
+
+func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]tools.Tool, res *Result) (*Result, error) {
+	opts := append([]llms.CallOption{llms.WithTools(llmsTools(index))}, res.options...)
+	limit := 2 * g.cfg.MaxSteps
+	if limit <= 0 {
+		limit = 100
+	}
+	for range limit {
+		if err := ctx.Err(); err != nil {
+			return g.finish(res), &Error{Op: "run", Err: err}
+		}
+		turn, err := g.generate(ctx, res.rec, model, res.Messages, opts)
+		res.Findings = append(res.Findings, turn.findings...)
+		if err != nil {
+			return g.finish(res), err
+		}
+		if turn.verdict != trace.Allow {
+			res.Status, res.Answer = statusOf(turn.verdict), g.answer(turn.finding)
+			res.Messages = append(res.Messages, llms.TextParts(llms.ChatMessageTypeAI, res.Answer))
+			return g.finish(res), nil
+		}
+		choice := turn.resp.Choices[0]
+		res.Messages = append(res.Messages, aiMessage(choice))
+		calls := toolCalls(choice)
+		if len(calls) == 0 {
+			res.Status, res.Answer = StatusDone, choice.Content
+			return g.finish(res), nil
+		}
+		for i, call := range calls {
+			if slices.Contains(g.cfg.RequireApproval, call.FunctionCall.Name) {
+				res.Pending = append(res.Pending, call)
+				continue
+			}
+			if done := g.execute(ctx, index, call, res); done {
+				for _, rest := range calls[i+1:] {
+					res.Messages = append(res.Messages, toolMessage(rest, g.observation(trace.Finding{Verdict: terminalVerdict(res.Status)})))
+				}
+				res.Pending = nil
+				return g.finish(res), nil
+			}
+		}
+		if len(res.Pending) > 0 {
+			res.Status = StatusPaused
+			return g.finish(res), nil
+		}
+	}
+	f := trace.Finding{
+		Rule: RuleIterations, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.Error,
+		Message: fmt.Sprintf("no final answer after %d model turns", limit), Tags: []string{"step-budget"},
+	}
+	if g.cfg.Shadow {
+		f.Shadow = true
+	}
+	g.commit(ctx, res.rec, &trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: g.now(), Finding: &f}, nil)
+	g.report(ctx, res.rec, f)
+	res.Findings = append(res.Findings, f)
+	res.Status, res.Answer = StatusHandoff, g.cfg.HandoffMessage
+	res.Messages = append(res.Messages, llms.TextParts(llms.ChatMessageTypeAI, res.Answer))
+	return g.finish(res), nil
+}
+
+// execute runs one tool call and appends its result message. It reports
+// whether a verdict ended the run, in which case res carries the status,
+// the answer, and the closing AI message comes after the results.
+func (g *Guard) execute(ctx context.Context, index map[string]tools.Tool, call llms.ToolCall, res *Result) bool {
+	name, args := call.FunctionCall.Name, call.FunctionCall.Arguments
+	t := index[name]
+	out := g.callTool(ctx, res.rec, t, trace.Call{ID: call.ID, Name: name, Args: args}, toolInput(t, args))
+	res.Findings = append(res.Findings, out.findings...)
+	obs := out.observation
+	if out.verdict == trace.Allow && out.err != nil {
+		obs = "error: " + out.err.Error()
+	}
+	res.Messages = append(res.Messages, toolMessage(call, obs))
+	if !terminal(out.verdict) {
+		return false
+	}
+	res.Status, res.Answer = statusOf(out.verdict), g.answer(out.finding)
+	return true
+}
+
+// finish closes a run: the closing AI message for a terminal verdict that
+// came from a tool call, and the trace snapshot.
+func (g *Guard) finish(res *Result) *Result {
+	if (res.Status == StatusClarify || res.Status == StatusRefused || res.Status == StatusHandoff) &&
+		(len(res.Messages) == 0 || res.Messages[len(res.Messages)-1].Role != llms.ChatMessageTypeAI) {
+		res.Messages = append(res.Messages, llms.TextParts(llms.ChatMessageTypeAI, res.Answer))
+	}
+	res.Trace = res.rec.Trace()
+	return res
+}
+
+func statusOf(v trace.Verdict) Status {
+	switch v {
+	case trace.Clarify:
+		return StatusClarify
+	case trace.Handoff:
+		return StatusHandoff
+	default:
+		return StatusRefused
+	}
+}
+
+func terminalVerdict(s Status) trace.Verdict {
+	switch s {
+	case StatusClarify:
+		return trace.Clarify
+	case StatusHandoff:
+		return trace.Handoff
+	default:
+		return trace.Refuse
+	}
+}
+
+func aiMessage(choice *llms.ContentChoice) llms.MessageContent {
+	m := llms.MessageContent{Role: llms.ChatMessageTypeAI}
+	if choice.Content != "" {
+		m.Parts = append(m.Parts, llms.TextContent{Text: choice.Content})
+	}
+	for _, tc := range toolCalls(choice) {
+		m.Parts = append(m.Parts, tc)
+	}
+	return m
+}
+
+// toolCalls returns the choice's tool calls, the legacy function call
+// included, skipping malformed entries.
+func toolCalls(choice *llms.ContentChoice) []llms.ToolCall {
+	calls := make([]llms.ToolCall, 0, len(choice.ToolCalls))
+	for i, tc := range choice.ToolCalls {
+		if tc.FunctionCall == nil {
+			continue
+		}
+		if tc.ID == "" {
+			tc.ID = fmt.Sprintf("call_%d", i)
+		}
+		calls = append(calls, tc)
+	}
+	if fc := choice.FuncCall; fc != nil && len(calls) == 0 {
+		calls = append(calls, llms.ToolCall{ID: "call_0", Type: "function", FunctionCall: fc})
+	}
+	return calls
+}
+
+func toolMessage(call llms.ToolCall, content string) llms.MessageContent {
+	return llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
+		llms.ToolCallResponse{ToolCallID: call.ID, Name: call.FunctionCall.Name, Content: content},
+	}}
+}
+
+// catchAllSchema is what langchaingo's agents offer for a tool without a
+// schema: one string argument, passed to the tool as its whole input.
+var catchAllSchema = map[string]any{
+	"type":       "object",
+	"properties": map[string]any{"__arg1": map[string]any{"type": "string"}},
+	"required":   []string{"__arg1"},
+}
+
+func llmsTools(index map[string]tools.Tool) []llms.Tool {
+	names := make([]string, 0, len(index))
+	for n := range index {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	out := make([]llms.Tool, 0, len(index))
+	for _, n := range names {
+		t := index[n]
+		var params any = catchAllSchema
+		if st, ok := t.(SchemaTool); ok && st.Parameters() != nil {
+			params = st.Parameters()
+		}
+		out = append(out, llms.Tool{Type: "function", Function: &llms.FunctionDefinition{Name: n, Description: t.Description(), Parameters: params}})
+	}
+	return out
+}
+
+// toolInput is the input string for t: the arguments JSON, or the bare
+// "__arg1" value for a tool without a schema.
+func toolInput(t tools.Tool, args string) string {
+	if st, ok := t.(SchemaTool); ok && st.Parameters() != nil {
+		return args
+	}
+	var wrapped struct {
+		Arg *string `json:"__arg1"`
+	}
+	if json.Unmarshal([]byte(args), &wrapped) == nil && wrapped.Arg != nil {
+		return *wrapped.Arg
+	}
+	return args
+}
+
+func toolIndex(tls []tools.Tool) map[string]tools.Tool {
+	index := make(map[string]tools.Tool, len(tls))
+	for _, t := range tls {
+		if w, ok := t.(*guardedTool); ok {
+			t = w.t // Run records tool calls itself
+		}
+		index[t.Name()] = t
+	}
+	return index
+}
+
+func unwrapModel(m llms.Model) llms.Model {
+	if w, ok := m.(*guardedModel); ok {
+		return w.m // Run records model turns itself
+	}
+	return m
+}

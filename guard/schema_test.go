@@ -1,0 +1,80 @@
+package guard_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/agentguard/agentguard/guard"
+)
+
+const returnSchema = `{
+  "type": "object",
+  "properties": {
+    "order_id": {"type": "string"},
+    "reason":   {"type": "string", "enum": ["damaged", "wrong_item", "no_longer_needed"]},
+    "quantity": {"type": "integer", "minimum": 1},
+    "items":    {"type": "array", "items": {"type": "string"}},
+    "address":  {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"], "additionalProperties": false},
+    "note":     {"type": ["string", "null"]}
+  },
+  "required": ["order_id", "reason"]
+}`
+
+func TestValidateArguments(t *testing.T) {
+	tests := []struct {
+		name, args, wantErr string
+	}{
+		{"minimal", `{"order_id":"A1","reason":"damaged"}`, ""},
+		{"all fields", `{"order_id":"A1","reason":"wrong_item","quantity":2,"items":["x"],"address":{"city":"上海"},"note":null}`, ""},
+		{"unknown top-level property is fine", `{"order_id":"A1","reason":"damaged","extra":1}`, ""},
+		{"missing required", `{"order_id":"A1"}`, `missing required "reason"`},
+		{"enum", `{"order_id":"A1","reason":"bored"}`, "reason: bored is not one of"},
+		{"integer", `{"order_id":"A1","reason":"damaged","quantity":1.5}`, "quantity: want integer, got number"},
+		{"minimum", `{"order_id":"A1","reason":"damaged","quantity":0}`, "quantity: 0 is below the minimum 1"},
+		{"array items", `{"order_id":"A1","reason":"damaged","items":[1]}`, "items[0]: want string"},
+		{"nested required", `{"order_id":"A1","reason":"damaged","address":{}}`, `address: missing required "city"`},
+		{"additionalProperties false", `{"order_id":"A1","reason":"damaged","address":{"city":"x","zip":"1"}}`, `address: unknown property "zip"`},
+		{"type list", `{"order_id":"A1","reason":"damaged","note":3}`, "note: want string or null, got number"},
+		{"not JSON", `{"order_id":`, "not valid JSON"},
+		{"trailing data", `{"order_id":"A1","reason":"damaged"} {}`, "trailing data"},
+		{"not an object", `["A1"]`, "want a JSON object, got array"},
+		{"empty means no arguments", ``, `missing required "order_id"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := guard.ValidateArguments(json.RawMessage(returnSchema), tt.args)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Errorf("unexpected error %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Errorf("error = %v, want it to contain %q", err, tt.wantErr)
+			}
+		})
+	}
+}
+
+func TestValidateArgumentsCatchAllAndBadSchema(t *testing.T) {
+	catchAll := `{"type":"object","properties":{"__arg1":{"type":"string"}},"required":["__arg1"]}`
+	if err := guard.ValidateArguments(json.RawMessage(catchAll), "Oslo"); err != nil {
+		t.Errorf("catch-all schema rejected a bare input: %v", err)
+	}
+	if err := guard.ValidateArguments(json.RawMessage(`{"type":`), `{}`); err == nil || !strings.Contains(err.Error(), "tool schema is not valid JSON") {
+		t.Errorf("bad schema: %v", err)
+	}
+}
+
+func FuzzValidateArguments(f *testing.F) {
+	for _, s := range []string{`{"order_id":"A1","reason":"damaged"}`, `{"items":[1,2,{"a":null}]}`, `[]`, `null`, `{"a":1e400}`, "{\"order_id\":\"\xff\"}", strings.Repeat("[", 5000)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, args string) {
+		err := guard.ValidateArguments(json.RawMessage(returnSchema), args)
+		if err == nil {
+			var m map[string]any
+			if json.Unmarshal([]byte(args), &m) != nil && strings.TrimSpace(args) != "" {
+				t.Errorf("accepted arguments that are not a JSON object: %q", args)
+			}
+		}
+	})
+}

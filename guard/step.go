@@ -1,0 +1,175 @@
+package guard
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"slices"
+
+	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/tools"
+)
+
+// judge runs every rule on the proposed step s against rec's trace so far
+// and returns the findings and the verdict to enforce (Allow in shadow mode).
+func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trace.Verdict) {
+	var out []trace.Finding
+	rec.View(func(t *trace.Trace) {
+		s.Index = len(t.Steps) // provisional; commit sets the final index
+		for _, r := range g.rules {
+			out = append(out, r.Check(t, s)...)
+		}
+	})
+	return out, g.enforced(out)
+}
+
+// enforced returns the strongest verdict among findings, or Allow in shadow mode.
+func (g *Guard) enforced(findings []trace.Finding) trace.Verdict {
+	v := trace.Allow
+	for i := range findings {
+		if g.cfg.Shadow {
+			findings[i].Shadow = true
+			continue
+		}
+		if findings[i].Verdict.Strength() > v.Strength() {
+			v = findings[i].Verdict
+		}
+	}
+	return v
+}
+
+// strongest returns the first finding with verdict v.
+func strongest(findings []trace.Finding, v trace.Verdict) trace.Finding {
+	for _, f := range findings {
+		if f.Verdict == v {
+			return f
+		}
+	}
+	return trace.Finding{Verdict: v}
+}
+
+// commit records s, then a gate step for each finding, and sends each
+// finding to the ledger.
+func (g *Guard) commit(ctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding) {
+	idx := rec.Add(s)
+	for i := range findings {
+		f := &findings[i]
+		f.Step = idx
+		fc := *f
+		rec.Add(&trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: s.Start, Finding: &fc})
+		g.report(ctx, rec, fc)
+	}
+}
+
+func (g *Guard) report(ctx context.Context, rec *trace.Recorder, f trace.Finding) {
+	if log := g.cfg.Logger; log != nil {
+		log.LogAttrs(ctx, levelOf(f), "agentguard finding",
+			attrRule(f.Rule), attrVerdict(f.Verdict), attrTrace(rec.ID()), attrStep(f.Step), attrMessage(f.Message))
+	}
+	if g.cfg.Ledger == nil {
+		return
+	}
+	v := trace.Violation{Time: g.now().UTC(), TraceID: rec.ID(), SessionID: rec.SessionID(), Finding: f}
+	if _, err := g.cfg.Ledger.Append(context.WithoutCancel(ctx), v); err != nil && g.cfg.Logger != nil {
+		g.cfg.Logger.LogAttrs(ctx, errorLevel, "agentguard ledger append failed", attrRule(f.Rule), attrError(err))
+	}
+}
+
+// toolOutcome is what happened to one proposed tool call.
+type toolOutcome struct {
+	verdict     trace.Verdict
+	finding     trace.Finding // the finding behind a verdict other than Allow
+	findings    []trace.Finding
+	observation string // what the agent is told: the tool's result or why it did not run
+	err         error  // the tool's own error (or a recovered panic) when it ran
+}
+
+// callTool judges one tool call, runs it when allowed, and records it.
+// t is nil for a tool the agent was not given.
+func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool, call trace.Call, input string) toolOutcome {
+	s := &trace.Step{Kind: trace.KindTool, Name: call.Name, CallID: call.ID, Args: call.Args, Start: g.now()}
+	findings, v := g.judge(rec, s)
+	if t == nil && !slices.ContainsFunc(findings, func(f trace.Finding) bool { return f.Rule == RuleAllowList }) {
+		findings = append(findings, trace.Finding{
+			Rule: RuleAllowList, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.Error,
+			Message: fmt.Sprintf("tool %q does not exist", call.Name), Evidence: call.Name, Tags: []string{"unknown-tool"},
+		})
+		v = g.enforced(findings)
+	}
+	out := toolOutcome{verdict: v, findings: findings}
+	if v == trace.Allow && t == nil {
+		// Shadow mode cannot run a tool that does not exist.
+		out.verdict, out.observation = trace.Block, fmt.Sprintf("%q is not a valid tool", call.Name)
+		s.Blocked, s.Result = true, out.observation
+	} else if v == trace.Allow {
+		result, stack, err := safeToolCall(ctx, t, input)
+		s.Duration = g.now().Sub(s.Start)
+		s.Result, out.observation, out.err = result, result, err
+		if err != nil {
+			s.Error = err.Error()
+			if stack != nil {
+				s.Error += "\n" + string(stack)
+				out.findings = append(out.findings, trace.Finding{
+					Rule: RuleToolError, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.Critical,
+					Message: err.Error(), Tags: []string{"panic"},
+				})
+			}
+		}
+	} else {
+		out.finding = strongest(findings, v)
+		out.observation = g.observation(out.finding)
+		s.Blocked, s.Result = true, out.observation
+	}
+	g.commit(ctx, rec, s, out.findings)
+	return out
+}
+
+// observation is the tool result the agent sees for a call that did not run.
+func (g *Guard) observation(f trace.Finding) string {
+	switch f.Verdict {
+	case trace.Retry:
+		return fmt.Sprintf("[agentguard] call not executed: %s. Correct the call and try again.", f.Message)
+	case trace.Clarify:
+		return "[agentguard] call not executed: the user was asked to clarify first."
+	case trace.Refuse:
+		return "[agentguard] call not executed: the request was refused."
+	case trace.Handoff:
+		return "[agentguard] call not executed: the conversation was handed to a human."
+	default:
+		return fmt.Sprintf("[agentguard] call blocked by rule %s: %s. Do not repeat it.", f.Rule, f.Message)
+	}
+}
+
+// answer is what the user is told when verdict v ends a run.
+func (g *Guard) answer(f trace.Finding) string {
+	switch f.Verdict {
+	case trace.Clarify:
+		if f.Question != "" {
+			return f.Question
+		}
+		return "Could you tell me a little more about what you need?"
+	case trace.Handoff:
+		return g.cfg.HandoffMessage
+	default:
+		return g.cfg.RefusalTemplate
+	}
+}
+
+// safeToolCall calls t, turning a panic into an error matching ErrToolPanic;
+// the panic's stack is returned apart, for the trace only: the agent sees
+// the error, not the stack.
+func safeToolCall(ctx context.Context, t tools.Tool, input string) (out string, stack []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Op: "tool", Name: t.Name(), Err: fmt.Errorf("%w: %v", ErrToolPanic, r)}
+			stack = debug.Stack()
+		}
+	}()
+	out, err = t.Call(ctx, input)
+	return out, nil, err
+}
+
+// terminal reports whether v ends the run for now.
+func terminal(v trace.Verdict) bool {
+	return v == trace.Clarify || v == trace.Refuse || v == trace.Handoff
+}
