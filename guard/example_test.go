@@ -61,8 +61,9 @@ func ExampleEvaluate() {
 		fmt.Println(f.Step, f.Rule, f.Message)
 	}
 	// Output:
-	// 80 true
+	// 60 false
 	// 1 tool-allow-list tool "send_sms" is not on the allow-list
+	// 1 argument-provenance to="+8613800000000" comes from no user turn, memory or earlier tool result
 }
 
 func ExampleRuleFunc() {

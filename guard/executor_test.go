@@ -116,7 +116,13 @@ func TestWrapModelReplacesTerminalAnswers(t *testing.T) {
 	if _, ok := m.(llms.ReasoningModel); !ok {
 		t.Error("wrapped model hides llms.ReasoningModel")
 	}
-	if n := len(g.DefaultTrace().Steps); n != 2 {
-		t.Errorf("default trace has %d steps, want model + gate", n)
+	// The model step, then one gate step each for the built-in grounding
+	// gate (no retrieval stands behind "clause 9.9") and the custom rule.
+	var got []string
+	for _, s := range g.DefaultTrace().Steps {
+		got = append(got, string(s.Kind)+":"+s.Name)
+	}
+	if want := []string{"model:", "gate:grounding", "gate:fabrication"}; !slices.Equal(got, want) {
+		t.Errorf("default trace = %v, want %v", got, want)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -24,8 +25,42 @@ type Config struct {
 	// MaxSteps hands the run to a human after this many tool calls in one
 	// trace. Zero means 25; negative disables the rule.
 	MaxSteps int
+	// Tools annotates tools by name: effect, trust, confirmation, retrieval,
+	// emptiness, timeout, retries and schema. Unlisted tools get the zero
+	// ToolPolicy.
+	Tools ToolPolicies
+	// Classifier, when set, classifies each new user turn before the model
+	// is called; the result is recorded as a step and judged by the intent
+	// gate.
+	Classifier Classifier
+	// Intents is the set of intents the agent serves. Empty means any.
+	Intents []string
+	// MinIntentConfidence is the intent gate's threshold. Zero means 0.6.
+	MinIntentConfidence float64
+	// EmptyResult is the verdict when an answer goes on after an empty tool
+	// result: Clarify (ask the user to confirm the key), Retry or Handoff.
+	// Empty means Clarify.
+	EmptyResult trace.Verdict
+	// MinSimilarity is the best retrieval score below which the answer is
+	// the refusal template; RouteSimilarity overrides it per route. Zero
+	// refuses only when a retrieval returned no document.
+	MinSimilarity   float64
+	RouteSimilarity map[string]float64
+	// JSONRoutes lists routes whose answers must parse as JSON.
+	JSONRoutes []string
+	// Invariants check tool arguments and JSON answers. Nil means
+	// NonNegativeAmounts and ValidDates.
+	Invariants []Invariant
+	// ConfirmWrites requires user confirmation before every state-changing
+	// call, not only those whose ToolPolicy sets Confirm.
+	ConfirmWrites bool
+	// Disable names built-in rules to leave out (e.g. RuleProvenance).
+	Disable []string
 	// Rules run after the built-in rules, in order.
 	Rules []Rule
+	// Resilience sets timeouts, retries, circuit breakers and a fallback
+	// model for every tool and model call.
+	Resilience Resilience
 	// Shadow turns on detect-only mode: every rule runs and every finding is
 	// recorded and sent to the ledger, marked Shadow, but no verdict is
 	// enforced.
@@ -84,6 +119,7 @@ type Guard struct {
 	rules    []Rule
 	specs    sync.Map // tool name -> json.RawMessage, from wrapped tools
 	fallback *trace.Recorder
+	breakers *breakers
 	now      func() time.Time
 }
 
@@ -99,19 +135,41 @@ func New(cfg Config) *Guard {
 	if g.cfg.MaxRetries == 0 {
 		g.cfg.MaxRetries = 1
 	}
+	g.cfg.Resilience = g.cfg.Resilience.withDefaults()
 	if g.cfg.RefusalTemplate == "" {
 		g.cfg.RefusalTemplate = DefaultRefusal
 	}
 	if g.cfg.HandoffMessage == "" {
 		g.cfg.HandoffMessage = DefaultHandoff
 	}
-	g.rules = append(g.rules,
-		AllowList(cfg.AllowedTools...),
-		validArguments{specs: g.toolSchema},
-		LoopLimit(g.cfg.LoopLimit),
-		MaxSteps(g.cfg.MaxSteps),
-	)
+	for name, p := range cfg.Tools {
+		if len(p.Schema) > 0 {
+			g.specs.Store(name, p.Schema)
+		}
+	}
+	builtin := []struct {
+		name string
+		rule Rule
+	}{
+		{RuleAllowList, AllowList(cfg.AllowedTools...)},
+		{RuleArguments, validArguments{specs: g.toolSchema}},
+		{RuleLoop, LoopLimit(g.cfg.LoopLimit)},
+		{RuleMaxSteps, MaxSteps(g.cfg.MaxSteps)},
+		{RuleIntent, IntentGate(cfg.Intents, cfg.MinIntentConfidence)},
+		{RuleEmptyResult, EmptyResultGate(cfg.Tools, cfg.EmptyResult)},
+		{RuleSimilarity, SimilarityGate(cfg.Tools, cfg.MinSimilarity, cfg.RouteSimilarity)},
+		{RuleGrounding, Grounding(cfg.Tools)},
+		{RuleInvariant, Invariants(cfg.JSONRoutes, cfg.Invariants...)},
+		{RuleProvenance, Provenance(cfg.Tools)},
+		{RuleConfirmation, Confirmation(cfg.Tools, cfg.ConfirmWrites)},
+	}
+	for _, b := range builtin {
+		if !slices.Contains(cfg.Disable, b.name) {
+			g.rules = append(g.rules, b.rule)
+		}
+	}
 	g.rules = append(g.rules, cfg.Rules...)
+	g.breakers = newBreakers(g.cfg)
 	g.fallback = g.newRecorder("", "")
 	return g
 }

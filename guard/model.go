@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -35,13 +36,13 @@ func (w *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 	if err != nil {
 		return nil, err
 	}
-	if terminal(turn.verdict) || turn.verdict == trace.Block {
-		return textResponse(w.g.answer(turn.finding)), nil
+	if turn.verdict != trace.Allow {
+		return turn.resp, nil
 	}
 	choice := turn.resp.Choices[0]
-	if offered := offeredTools(options); len(offered) > 0 {
+	if len(turn.offered) > 0 {
 		for _, tc := range choice.ToolCalls {
-			if tc.FunctionCall != nil && !slices.Contains(offered, tc.FunctionCall.Name) {
+			if tc.FunctionCall != nil && !slices.ContainsFunc(turn.offered, func(s trace.ToolSpec) bool { return s.Name == tc.FunctionCall.Name }) {
 				w.g.callTool(ctx, rec, nil, trace.Call{ID: tc.ID, Name: tc.FunctionCall.Name, Args: tc.FunctionCall.Arguments}, "")
 			}
 		}
@@ -65,24 +66,50 @@ type modelTurn struct {
 	verdict  trace.Verdict
 	finding  trace.Finding
 	findings []trace.Finding
+	offered  []trace.ToolSpec
 }
 
-// generate calls m, records the turn and judges it, asking again on Retry.
+// generate runs one guarded model turn: it records new user turns,
+// classifies the latest one when a Classifier is set, judges the turn before
+// the model is called (a gate such as the similarity gate can answer without
+// it), calls the model under its breaker, timeout and retries, records and
+// judges the answer, and asks again on Retry.
 func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model, messages []llms.MessageContent, options []llms.CallOption) (modelTurn, error) {
-	g.recordUserTurns(rec, messages)
-	rec.SetTools(toolSpecs(options))
-	var all []trace.Finding
-	for retries := 0; ; retries++ {
-		s := &trace.Step{Kind: trace.KindModel, Start: g.now()}
-		resp, err := safeGenerate(ctx, m, messages, options)
-		s.Duration = g.now().Sub(s.Start)
-		if err == nil && (resp == nil || len(resp.Choices) == 0) {
-			err = &Error{Op: "model", Err: ErrNoChoices}
+	latest := g.recordUserTurns(rec, messages)
+	opts := callOptions(options)
+	turn := modelTurn{offered: toolSpecs(opts)}
+	rec.SetTools(turn.offered)
+	stop := func(v trace.Verdict, f trace.Finding) (modelTurn, error) {
+		turn.verdict, turn.finding, turn.resp = v, f, textResponse(g.answer(f))
+		return turn, nil
+	}
+	if latest != "" && g.cfg.Classifier != nil {
+		v, f, findings := g.classify(ctx, rec, latest)
+		turn.findings = append(turn.findings, findings...)
+		if v != trace.Allow {
+			return stop(v, f)
 		}
+	}
+	for retries := 0; ; retries++ {
+		pre := &trace.Step{Kind: trace.KindModel, Name: opts.Model, Start: g.now()}
+		if findings, v := g.judge(rec, pre); terminal(v) || v == trace.Block {
+			f := strongest(findings, v)
+			pre.Blocked, pre.Refusal, pre.Result = true, v == trace.Refuse || v == trace.Block, g.answer(f)
+			g.commit(ctx, rec, pre, findings)
+			turn.findings = append(turn.findings, findings...)
+			return stop(v, f)
+		}
+		s := &trace.Step{Kind: trace.KindModel, Name: opts.Model, Start: g.now()}
+		resp, err := g.callModel(ctx, m, messages, options, func(role string, err error, took time.Duration) {
+			name := opts.Model
+			if role != "primary" {
+				name = role
+			}
+			g.commit(ctx, rec, &trace.Step{Kind: trace.KindModel, Name: name, Start: g.now().Add(-took), Duration: took, Error: err.Error()}, nil)
+		})
+		s.Duration = g.now().Sub(s.Start)
 		if err != nil {
-			s.Error = err.Error()
-			g.commit(ctx, rec, s, nil)
-			return modelTurn{findings: all}, err
+			return turn, err
 		}
 		choice := resp.Choices[0]
 		s.Result = choice.Content
@@ -97,7 +124,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		g.usage(s, choice, messages)
 		findings, v := g.judge(rec, s)
 		g.commit(ctx, rec, s, findings)
-		all = append(all, findings...)
+		turn.findings = append(turn.findings, findings...)
 		if v == trace.Retry && retries < g.cfg.MaxRetries {
 			f := strongest(findings, v)
 			messages = append(slices.Clip(messages), llms.TextParts(llms.ChatMessageTypeHuman,
@@ -105,33 +132,35 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			continue
 		}
 		if v == trace.Retry { // out of retries: the answer cannot be trusted
-			v = trace.Refuse
+			f := strongest(findings, v)
+			f.Verdict = trace.Refuse
+			return stop(trace.Refuse, f)
 		}
-		turn := modelTurn{resp: resp, verdict: v, findings: all}
 		if v != trace.Allow {
-			turn.finding = strongest(findings, v)
-			if turn.finding.Rule == "" {
-				turn.finding = strongest(findings, trace.Retry)
-				turn.finding.Verdict = v
-			}
+			return stop(v, strongest(findings, v))
 		}
+		turn.resp, turn.verdict = resp, trace.Allow
 		return turn, nil
 	}
 }
 
-// recordUserTurns appends the human messages the recorder has not seen yet.
-func (g *Guard) recordUserTurns(rec *trace.Recorder, messages []llms.MessageContent) {
+// recordUserTurns appends the human messages the recorder has not seen yet
+// and returns the text of the latest one, or "" when there was none.
+func (g *Guard) recordUserTurns(rec *trace.Recorder, messages []llms.MessageContent) string {
 	seen := rec.UserTurns()
 	n := 0
+	latest := ""
 	for _, m := range messages {
 		if m.Role != llms.ChatMessageTypeHuman || isGuardFeedback(m) {
 			continue
 		}
 		if n >= seen {
-			rec.UserTurn(messageText(m))
+			latest = messageText(m)
+			rec.UserTurn(latest)
 		}
 		n++
 	}
+	return latest
 }
 
 func isGuardFeedback(m llms.MessageContent) bool {
@@ -225,12 +254,16 @@ func safeGenerate(ctx context.Context, m llms.Model, messages []llms.MessageCont
 	return resp, err
 }
 
-// toolSpecs returns the tools and functions offered by a call's options.
-func toolSpecs(options []llms.CallOption) []trace.ToolSpec {
+func callOptions(options []llms.CallOption) llms.CallOptions {
 	var o llms.CallOptions
 	for _, opt := range options {
 		opt(&o)
 	}
+	return o
+}
+
+// toolSpecs returns the tools and functions offered by a call's options.
+func toolSpecs(o llms.CallOptions) []trace.ToolSpec {
 	var specs []trace.ToolSpec
 	add := func(f *llms.FunctionDefinition) {
 		if f == nil {
@@ -251,15 +284,6 @@ func toolSpecs(options []llms.CallOption) []trace.ToolSpec {
 		add(&o.Functions[i])
 	}
 	return specs
-}
-
-func offeredTools(options []llms.CallOption) []string {
-	specs := toolSpecs(options)
-	names := make([]string, len(specs))
-	for i, s := range specs {
-		names[i] = s.Name
-	}
-	return names
 }
 
 func textResponse(text string) *llms.ContentResponse {

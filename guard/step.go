@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"slices"
@@ -16,6 +17,7 @@ func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trac
 	var out []trace.Finding
 	rec.View(func(t *trace.Trace) {
 		s.Index = len(t.Steps) // provisional; commit sets the final index
+		s.Turn = len(t.UserTurns) - 1
 		for _, r := range g.rules {
 			out = append(out, r.Check(t, s)...)
 		}
@@ -102,10 +104,23 @@ func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool,
 		out.verdict, out.observation = trace.Block, fmt.Sprintf("%q is not a valid tool", call.Name)
 		s.Blocked, s.Result = true, out.observation
 	} else if v == trace.Allow {
-		result, stack, err := safeToolCall(ctx, t, input)
+		policy := g.cfg.Tools[call.Name]
+		result, stack, err := g.runTool(ctx, t, input, policy)
 		s.Duration = g.now().Sub(s.Start)
 		s.Result, out.observation, out.err = result, result, err
-		if err != nil {
+		if policy.Retrieval && err == nil {
+			s.DocIDs, s.Scores = Documents(result)
+		}
+		if errors.Is(err, ErrBreakerOpen) {
+			f := trace.Finding{
+				Rule: RuleBreaker, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.Error,
+				Message: fmt.Sprintf("tool %q is failing and its circuit breaker is open", call.Name), Tags: []string{"breaker-open"},
+			}
+			out.findings = append(out.findings, f)
+			out.verdict, out.finding, out.err = trace.Block, f, nil
+			out.observation = g.observation(f)
+			s.Blocked, s.Result, s.Error = true, out.observation, err.Error()
+		} else if err != nil {
 			s.Error = err.Error()
 			if stack != nil {
 				s.Error += "\n" + string(stack)

@@ -75,6 +75,7 @@ kind are set, and all but "i", "kind" and "turn" are omitted when empty:
 	cost          number     Step.Cost: what the step cost, in the caller's currency unit
 	intent        string     Step.Intent: the intent the step was judged to serve; read by gates
 	confidence    number     Step.Confidence: the confidence in that intent or answer; read by gates
+	alternatives  [string]   Step.Alternatives: the next most likely intents, best first; read by gates
 	doc_ids       [string]   Step.DocIDs: the ids of the documents a retrieval returned
 	scores        [number]   Step.Scores: their similarity scores, in the same order
 	citations     [string]   Step.Citations: the sources an answer cites; read by gates

@@ -61,12 +61,15 @@ type Step struct {
 	Cost      float64       `json:"cost,omitempty"`
 
 	// Fields read by gates.
-	Intent     string    `json:"intent,omitempty"`
-	Confidence float64   `json:"confidence,omitempty"`
-	DocIDs     []string  `json:"doc_ids,omitempty"`
-	Scores     []float64 `json:"scores,omitempty"`
-	Citations  []string  `json:"citations,omitempty"`
-	Refusal    bool      `json:"refusal,omitempty"`
+	Intent     string  `json:"intent,omitempty"`
+	Confidence float64 `json:"confidence,omitempty"`
+	// Alternatives are the next most likely intents, best first: what a
+	// clarifying question offers the user.
+	Alternatives []string  `json:"alternatives,omitempty"`
+	DocIDs       []string  `json:"doc_ids,omitempty"`
+	Scores       []float64 `json:"scores,omitempty"`
+	Citations    []string  `json:"citations,omitempty"`
+	Refusal      bool      `json:"refusal,omitempty"`
 
 	// Blocked is set on a tool step that was not executed because of a verdict.
 	Blocked bool `json:"blocked,omitempty"`

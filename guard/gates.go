@@ -1,0 +1,349 @@
+package guard
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/agentguard/agentguard/trace"
+)
+
+// Names of the gates, as they appear in findings and in the ledger.
+const (
+	RuleIntent      = "intent-confidence"
+	RuleEmptyResult = "empty-result"
+	RuleSimilarity  = "retrieval-similarity"
+	RuleGrounding   = "grounding"
+)
+
+// ToolPolicies maps tool names to their policies. A missing tool has the
+// zero ToolPolicy.
+type ToolPolicies map[string]ToolPolicy
+
+// isRetrieval reports whether step p returned documents.
+func (tp ToolPolicies) isRetrieval(p *trace.Step) bool {
+	return p.Kind == trace.KindRetrieval || (p.Kind == trace.KindTool && !p.Blocked && p.Error == "" && tp[p.Name].Retrieval)
+}
+
+// docs returns a retrieval step's document ids and scores, read from the
+// step's fields or, for recorded traces without them, from its result.
+func (tp ToolPolicies) docs(p *trace.Step) ([]string, []float64) {
+	if len(p.DocIDs) > 0 || len(p.Scores) > 0 {
+		return p.DocIDs, p.Scores
+	}
+	return Documents(p.Result)
+}
+
+// sameTurn returns the steps of t recorded since the user's turn.
+func sameTurn(t *trace.Trace, turn int) []*trace.Step {
+	i := len(t.Steps)
+	for i > 0 && t.Steps[i-1].Turn >= turn {
+		i--
+	}
+	return t.Steps[i:]
+}
+
+// IntentGate stops a flow whose intent was misread. A step that reports an
+// intent (Step.Intent, set by Config.Classifier) outside labels (when labels
+// is not empty) or with a confidence below min is judged Clarify, with a
+// question offering the top candidate intents; so is any tool call proposed
+// after such a step in the same turn. min <= 0 means 0.6.
+func IntentGate(labels []string, min float64) Rule {
+	if min <= 0 {
+		min = 0.6
+	}
+	bad := func(s *trace.Step) string {
+		switch {
+		case s.Intent == "":
+			return ""
+		case len(labels) > 0 && !slices.Contains(labels, s.Intent):
+			return fmt.Sprintf("intent %q is not one this agent serves", s.Intent)
+		case s.Confidence < min:
+			return fmt.Sprintf("intent %q has confidence %.2f, below %.2f", s.Intent, s.Confidence, min)
+		}
+		return ""
+	}
+	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		src := s
+		if s.Intent == "" {
+			if s.Kind != trace.KindTool {
+				return nil
+			}
+			src = nil
+			for _, p := range slices.Backward(sameTurn(t, s.Turn)) {
+				if p.Intent != "" {
+					src = p
+					break
+				}
+			}
+			if src == nil {
+				return nil
+			}
+		}
+		why := bad(src)
+		if why == "" {
+			return nil
+		}
+		user := ""
+		if s.Turn >= 0 && s.Turn < len(t.UserTurns) {
+			user = t.UserTurns[s.Turn]
+		}
+		candidates := append([]string{src.Intent}, src.Alternatives...)
+		if len(labels) > 0 {
+			candidates = slices.DeleteFunc(candidates, func(c string) bool { return !slices.Contains(labels, c) })
+		}
+		return []trace.Finding{{
+			Rule: RuleIntent, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Coherence, Severity: trace.Warning,
+			Message: why, Question: clarifyingQuestion(candidates, user), Evidence: src.Intent, Tags: []string{"low-confidence-intent"},
+		}}
+	})
+}
+
+// clarifyingQuestion offers up to three candidate intents, in the user's language.
+func clarifyingQuestion(candidates []string, user string) string {
+	seen := map[string]bool{}
+	var opts []string
+	for _, c := range candidates {
+		c = strings.ReplaceAll(strings.ReplaceAll(c, "_", " "), "-", " ")
+		if c != "" && !seen[c] && len(opts) < 3 {
+			seen[c] = true
+			opts = append(opts, c)
+		}
+	}
+	chinese := strings.IndexFunc(user, func(r rune) bool { return unicode.Is(unicode.Han, r) }) >= 0
+	switch {
+	case len(opts) == 0 && chinese:
+		return "抱歉，我没有完全理解您的需求，能再具体说明一下吗？"
+	case len(opts) == 0:
+		return "Sorry, I am not sure what you need. Could you tell me a little more?"
+	case chinese:
+		return "请问您是想" + strings.Join(opts, "，还是") + "？"
+	case len(opts) == 1:
+		return "Do you want to " + opts[0] + "?"
+	}
+	return "Do you want to " + strings.Join(opts[:len(opts)-1], ", ") + " or " + opts[len(opts)-1] + "?"
+}
+
+// absence matches answers that assert there is nothing.
+var absence = regexp.MustCompile(`(?i)\b(no|not any|none|zero)\s+(records?|results?|orders?|matches|entries|data|information|reservations?|transactions?)\b|\bcould(n't| not) find any\b|\bdoes(n't| not) exist\b|\bthere (is|are) no\b|没有(找到|符合|相关|任何|记录|结果|订单)|不存在|查无|无记录|未找到`)
+
+// EmptyResultGate keeps an empty tool result from becoming an answer. When a
+// tool in this turn returned an empty result (ToolPolicy.IsEmpty, default
+// IsEmptyResult) and no later call of that tool returned something, a final
+// answer that is not a question to the user is judged verdict (Clarify when
+// empty: ask the user to confirm the key; Retry: make the agent look again;
+// Handoff: pass to a human). An answer that asserts absence ("no records",
+// "没有符合条件的记录") is always flagged; so is any other answer, since it
+// can only rest on data the agent did not get.
+func EmptyResultGate(tools ToolPolicies, verdict trace.Verdict) Rule {
+	if verdict == "" {
+		verdict = trace.Clarify
+	}
+	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindModel || len(s.Calls) > 0 || strings.TrimSpace(s.Result) == "" || s.Blocked || s.Intent != "" {
+			return nil
+		}
+		var empty *trace.Step
+		for _, p := range sameTurn(t, s.Turn) {
+			if p.Kind != trace.KindTool || p.Blocked || p.Error != "" {
+				continue
+			}
+			isEmpty := tools[p.Name].IsEmpty
+			if isEmpty == nil {
+				isEmpty = IsEmptyResult
+			}
+			switch {
+			case isEmpty(p.Result):
+				empty = p
+			case empty != nil && p.Name == empty.Name:
+				empty = nil // looked again and found something
+			}
+		}
+		if empty == nil || asksUser(s.Result) {
+			return nil
+		}
+		msg := fmt.Sprintf("tool %q returned an empty result and the answer goes on without it", empty.Name)
+		tag := "empty-result"
+		if absence.MatchString(s.Result) {
+			msg = fmt.Sprintf("tool %q returned an empty result and the answer asserts absence", empty.Name)
+			tag = "asserted-absence"
+		}
+		return []trace.Finding{{
+			Rule: RuleEmptyResult, Step: s.Index, Verdict: verdict, Dimension: trace.Coherence, Severity: trace.Error,
+			Message: msg, Question: confirmQuestion(empty, t, s.Turn), Evidence: empty.Args, Tags: []string{"cascade", tag},
+		}}
+	})
+}
+
+func asksUser(answer string) bool {
+	a := strings.TrimSpace(answer)
+	return strings.HasSuffix(a, "?") || strings.HasSuffix(a, "？")
+}
+
+func confirmQuestion(empty *trace.Step, t *trace.Trace, turn int) string {
+	args := compactArgs(empty.Args)
+	if turn >= 0 && turn < len(t.UserTurns) && strings.IndexFunc(t.UserTurns[turn], func(r rune) bool { return unicode.Is(unicode.Han, r) }) >= 0 {
+		return "我用 " + args + " 没有查到结果。请您确认一下信息是否正确？"
+	}
+	return "I could not find anything for " + args + ". Could you double-check those details for me?"
+}
+
+func compactArgs(args string) string {
+	if m, ok := argsMap(args); ok {
+		var parts []string
+		for _, k := range sortedKeys(m) {
+			parts = append(parts, fmt.Sprintf("%s %v", strings.ReplaceAll(k, "_", " "), m[k]))
+		}
+		if len(parts) > 0 {
+			return strings.Join(parts, ", ")
+		}
+	}
+	if len(args) > 80 {
+		return args[:80] + "…"
+	}
+	return args
+}
+
+// SimilarityGate refuses to generate an answer from weak evidence: when the
+// latest retrieval of this turn returned no document, or its best score is
+// below the threshold for the trace's route (byRoute, else min), the model
+// step is judged Refuse — online before the model is called, so the user
+// gets the refusal template instead of a fluent guess. min <= 0 checks only
+// for retrievals that returned nothing.
+func SimilarityGate(tools ToolPolicies, min float64, byRoute map[string]float64) Rule {
+	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindModel || s.Intent != "" {
+			return nil
+		}
+		var last *trace.Step
+		for _, p := range slices.Backward(sameTurn(t, s.Turn)) {
+			if tools.isRetrieval(p) {
+				last = p
+				break
+			}
+		}
+		if last == nil {
+			return nil
+		}
+		threshold := min
+		if r, ok := byRoute[t.Route]; ok {
+			threshold = r
+		}
+		ids, scores := tools.docs(last)
+		best := -1.0
+		for _, sc := range scores {
+			best = max(best, sc)
+		}
+		var msg string
+		switch {
+		case len(ids) == 0:
+			msg = fmt.Sprintf("retrieval %q returned no document", last.Name)
+		case threshold > 0 && best < threshold:
+			msg = fmt.Sprintf("best retrieval score %.3f is below %.3f", best, threshold)
+		default:
+			return nil
+		}
+		return []trace.Finding{{
+			Rule: RuleSimilarity, Step: s.Index, Verdict: trace.Refuse, Dimension: trace.Accuracy, Severity: trace.Warning,
+			Message: msg, Evidence: last.Args, Tags: []string{"weak-evidence"},
+		}}
+	})
+}
+
+var (
+	bracketCite = regexp.MustCompile(`\[([A-Za-z][A-Za-z0-9_.:#/-]*[0-9][A-Za-z0-9_.:#/-]*)\]`)
+	clauseRef   = regexp.MustCompile(`(?i)\b(?:clause|section|article|rule|paragraph|policy|§)\s*(?:no\.?\s*)?(\d+(?:\.\d+)*)|第\s*(\d+(?:\.\d+)*)\s*[条款章节项]`)
+)
+
+// Citations returns the sources an answer cites: Step.Citations when set,
+// otherwise the bracketed document ids in its text ("[KB-RET-02]").
+func Citations(s *trace.Step) []string {
+	if len(s.Citations) > 0 {
+		return s.Citations
+	}
+	var out []string
+	for _, m := range bracketCite.FindAllStringSubmatch(s.Result, -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// Grounding checks an answer against the documents retrieved in this trace:
+// every citation must be the id of a retrieved document, and every clause,
+// section or rule number the answer quotes ("clause 7.3", "第5条") must
+// appear in a retrieved document or in the user's own words. Either failure
+// is a suspected fabrication, judged Retry: the model is asked once more,
+// then the answer is refused.
+func Grounding(tools ToolPolicies) Rule {
+	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindModel || s.Result == "" || s.Blocked {
+			return nil
+		}
+		cites := Citations(s)
+		refs := clauseRef.FindAllStringSubmatch(s.Result, -1)
+		if len(cites) == 0 && len(refs) == 0 {
+			return nil
+		}
+		var retrieved []string
+		var evidence strings.Builder
+		for _, p := range t.Steps {
+			if tools.isRetrieval(p) {
+				ids, _ := tools.docs(p)
+				retrieved = append(retrieved, ids...)
+				evidence.WriteString(p.Result)
+				evidence.WriteByte('\n')
+			}
+		}
+		for _, u := range t.UserTurns {
+			evidence.WriteString(u)
+			evidence.WriteByte('\n')
+		}
+		var out []trace.Finding
+		for _, c := range cites {
+			if !slices.Contains(retrieved, c) {
+				out = append(out, trace.Finding{
+					Rule: RuleGrounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Critical,
+					Message:  fmt.Sprintf("cites %q, which no retrieval in this trace returned", c),
+					Evidence: c, Tags: []string{"fabrication", "bad-citation"},
+				})
+			}
+		}
+		text := evidence.String()
+		for _, m := range refs {
+			num := m[1] + m[2]
+			if !containsNumber(text, num) {
+				out = append(out, trace.Finding{
+					Rule: RuleGrounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Critical,
+					Message:  fmt.Sprintf("quotes %q, which appears in no retrieved document", strings.TrimSpace(m[0])),
+					Evidence: m[0], Tags: []string{"fabrication", "invented-clause"},
+				})
+			}
+		}
+		return out
+	})
+}
+
+// containsNumber reports whether num occurs in text as a whole number
+// (not as part of a longer number).
+func containsNumber(text, num string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], num)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(num)
+		before := start == 0 || !isNumChar(text[start-1])
+		after := end == len(text) || !isNumChar(text[end]) || (text[end] == '.' && (end+1 == len(text) || !isDigit(text[end+1])))
+		if before && after {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func isDigit(b byte) bool   { return b >= '0' && b <= '9' }
+func isNumChar(b byte) bool { return isDigit(b) || b == '.' }

@@ -1,0 +1,304 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/tools"
+)
+
+// More sentinel errors, matched with errors.Is.
+var (
+	// ErrBreakerOpen is returned when a tool's or the model's circuit
+	// breaker is open (or half-open and busy): the call was not made.
+	ErrBreakerOpen = errors.New("circuit breaker open")
+	// ErrTimeout is returned when a call ran past its timeout. A tool that
+	// ignores its context is abandoned, not waited for.
+	ErrTimeout = errors.New("call timed out")
+)
+
+// RuleBreaker names findings about calls refused by an open breaker.
+const RuleBreaker = "circuit-breaker"
+
+// Resilience configures timeouts, retries and circuit breakers. The zero
+// value means the defaults given per field.
+type Resilience struct {
+	// ToolTimeout bounds one tool call. Zero means 30s; negative, none.
+	ToolTimeout time.Duration
+	// ModelTimeout bounds one model call. Zero means 2m; negative, none.
+	ModelTimeout time.Duration
+	// ToolRetries is how often a failed read-only tool call is tried again.
+	// State-changing tools are retried only when their ToolPolicy says so.
+	// Zero means none.
+	ToolRetries int
+	// ModelRetries is how often a failed model call is tried again. Zero
+	// means 2; negative, none.
+	ModelRetries int
+	// Backoff is the wait before the first retry; it doubles each time.
+	// Zero means 200ms.
+	Backoff time.Duration
+	// BreakerFailures is how many consecutive failures open a breaker. Zero
+	// means 5.
+	BreakerFailures uint32
+	// BreakerOpenFor is how long an open breaker refuses calls before it
+	// lets one through to probe. Zero means 30s.
+	BreakerOpenFor time.Duration
+	// Fallback, when set, answers model calls that failed on the primary
+	// model after its retries, or that its open breaker refused.
+	Fallback llms.Model
+}
+
+func (r Resilience) withDefaults() Resilience {
+	if r.ToolTimeout == 0 {
+		r.ToolTimeout = 30 * time.Second
+	}
+	if r.ModelTimeout == 0 {
+		r.ModelTimeout = 2 * time.Minute
+	}
+	if r.ModelRetries == 0 {
+		r.ModelRetries = 2
+	}
+	if r.Backoff <= 0 {
+		r.Backoff = 200 * time.Millisecond
+	}
+	if r.BreakerFailures == 0 {
+		r.BreakerFailures = 5
+	}
+	if r.BreakerOpenFor <= 0 {
+		r.BreakerOpenFor = 30 * time.Second
+	}
+	return r
+}
+
+// breakers holds one gobreaker per tool and per model role, made on first use.
+type breakers struct {
+	settings Resilience
+	mu       sync.Mutex
+	tools    map[string]*gobreaker.CircuitBreaker[toolRun]
+	models   map[string]*gobreaker.CircuitBreaker[*llms.ContentResponse]
+}
+
+func newBreakers(cfg Config) *breakers {
+	return &breakers{
+		settings: cfg.Resilience,
+		tools:    map[string]*gobreaker.CircuitBreaker[toolRun]{},
+		models:   map[string]*gobreaker.CircuitBreaker[*llms.ContentResponse]{},
+	}
+}
+
+// excluded wraps errors that must not count against a breaker: the
+// caller's own cancellation and the guard's refusals.
+type excluded struct{ err error }
+
+func (e excluded) Error() string { return e.err.Error() }
+func (e excluded) Unwrap() error { return e.err }
+
+func (b *breakers) gobreakerSettings(name string) gobreaker.Settings {
+	failures := b.settings.BreakerFailures
+	return gobreaker.Settings{
+		Name:        name,
+		MaxRequests: 1,
+		Timeout:     b.settings.BreakerOpenFor,
+		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
+		IsExcluded: func(err error) bool {
+			var ex excluded
+			var in *Interrupt
+			return errors.As(err, &ex) || errors.As(err, &in)
+		},
+	}
+}
+
+func (b *breakers) tool(name string) *gobreaker.CircuitBreaker[toolRun] {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cb, ok := b.tools[name]
+	if !ok {
+		cb = gobreaker.NewCircuitBreaker[toolRun](b.gobreakerSettings("tool:" + name))
+		b.tools[name] = cb
+	}
+	return cb
+}
+
+func (b *breakers) model(name string) *gobreaker.CircuitBreaker[*llms.ContentResponse] {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	cb, ok := b.models[name]
+	if !ok {
+		cb = gobreaker.NewCircuitBreaker[*llms.ContentResponse](b.gobreakerSettings("model:" + name))
+		b.models[name] = cb
+	}
+	return cb
+}
+
+// BreakerState returns the state of the breaker of a tool ("tool:NAME") or
+// of the model ("model:primary", "model:fallback"): "closed", "half-open",
+// "open", or "" when it was never used.
+func (g *Guard) BreakerState(name string) string {
+	b := g.breakers
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if cb, ok := b.tools[trimPrefix(name, "tool:")]; ok && name != trimPrefix(name, "tool:") {
+		return cb.State().String()
+	}
+	if cb, ok := b.models[trimPrefix(name, "model:")]; ok && name != trimPrefix(name, "model:") {
+		return cb.State().String()
+	}
+	return ""
+}
+
+func trimPrefix(s, p string) string {
+	if len(s) >= len(p) && s[:len(p)] == p {
+		return s[len(p):]
+	}
+	return s
+}
+
+// translateBreaker maps gobreaker's refusals to ErrBreakerOpen and unwraps
+// the excluded marker, so no gobreaker type leaks.
+func translateBreaker(err error) error {
+	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+		return ErrBreakerOpen
+	}
+	var ex excluded
+	if errors.As(err, &ex) {
+		return ex.err
+	}
+	return err
+}
+
+type toolRun struct {
+	out   string
+	stack []byte
+}
+
+// runTool calls t under its breaker, timeout and retry policy.
+func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolPolicy) (string, []byte, error) {
+	rs := g.breakers.settings
+	timeout := p.Timeout
+	if timeout == 0 {
+		timeout = rs.ToolTimeout
+	}
+	retries := p.Retries
+	if retries == 0 && !StateChanging(t.Name(), p) {
+		retries = rs.ToolRetries
+	}
+	cb := g.breakers.tool(t.Name())
+	var run toolRun
+	var err error
+	for attempt := 0; ; attempt++ {
+		run, err = cb.Execute(func() (toolRun, error) {
+			r, err := callWithTimeout(ctx, timeout, func(ctx context.Context) (toolRun, error) {
+				out, stack, err := safeToolCall(ctx, t, input)
+				return toolRun{out, stack}, err
+			})
+			if err != nil && ctx.Err() != nil {
+				err = excluded{err}
+			}
+			return r, err
+		})
+		err = translateBreaker(err)
+		if err == nil || errors.Is(err, ErrBreakerOpen) || ctx.Err() != nil || attempt >= retries {
+			break
+		}
+		if g.sleep(ctx, rs.Backoff<<attempt) != nil {
+			break
+		}
+	}
+	if errors.Is(err, ErrBreakerOpen) || errors.Is(err, ErrTimeout) {
+		err = &Error{Op: "tool", Name: t.Name(), Err: err}
+	}
+	return run.out, run.stack, err
+}
+
+// callWithTimeout runs fn with a deadline, abandoning it if it does not
+// return in time: a hung call costs a goroutine, never the agent.
+func callWithTimeout[T any](parent context.Context, d time.Duration, fn func(context.Context) (T, error)) (T, error) {
+	if d < 0 {
+		return fn(parent)
+	}
+	ctx, cancel := context.WithTimeout(parent, d)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := fn(ctx)
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		if err := parent.Err(); err != nil {
+			return zero, err
+		}
+		return zero, fmt.Errorf("%w after %v", ErrTimeout, d)
+	}
+}
+
+// sleep waits d or until ctx is done.
+func (g *Guard) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// callModel calls m under the model breaker, timeout and retries, then the
+// fallback model if there is one. Each failed attempt is reported to
+// failed, for the trace.
+func (g *Guard) callModel(ctx context.Context, m llms.Model, messages []llms.MessageContent, options []llms.CallOption, failed func(role string, err error, took time.Duration)) (*llms.ContentResponse, error) {
+	rs := g.breakers.settings
+	try := func(role string, m llms.Model) (*llms.ContentResponse, error) {
+		cb := g.breakers.model(role)
+		var err error
+		for attempt := 0; ; attempt++ {
+			start := g.now()
+			var resp *llms.ContentResponse
+			resp, err = cb.Execute(func() (*llms.ContentResponse, error) {
+				r, err := callWithTimeout(ctx, rs.ModelTimeout, func(ctx context.Context) (*llms.ContentResponse, error) {
+					return safeGenerate(ctx, m, messages, options)
+				})
+				if err == nil && (r == nil || len(r.Choices) == 0) {
+					err = &Error{Op: "model", Err: ErrNoChoices}
+				}
+				if err != nil && ctx.Err() != nil {
+					err = excluded{err}
+				}
+				return r, err
+			})
+			err = translateBreaker(err)
+			if err == nil {
+				return resp, nil
+			}
+			var gerr *Error
+			if !errors.As(err, &gerr) {
+				err = &Error{Op: "model", Name: role, Err: err}
+			}
+			failed(role, err, g.now().Sub(start))
+			if errors.Is(err, ErrBreakerOpen) || ctx.Err() != nil || attempt >= max(rs.ModelRetries, 0) {
+				return nil, err
+			}
+			if g.sleep(ctx, rs.Backoff<<attempt) != nil {
+				return nil, err
+			}
+		}
+	}
+	resp, err := try("primary", m)
+	if err != nil && rs.Fallback != nil && ctx.Err() == nil {
+		return try("fallback", rs.Fallback)
+	}
+	return resp, err
+}
