@@ -1,0 +1,240 @@
+// Command customerservice runs the demo customer-service agent through
+// agentguard, offline: a deterministic model, six shop tools and a bilingual
+// knowledge base. It prints every step and every violation, writes the
+// traces as JSONL and the violations into a badger ledger, and prints the
+// ledger's lessons.
+//
+//	go run ./examples/customerservice [-out DIR] [-shadow] [-quiet]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/agentguard/agentguard/examples/customerservice/shop"
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/ledger"
+	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// conversation is one scripted customer session: the user's turns, in order.
+type conversation struct {
+	session, route string
+	turns          []string
+	approve        bool // approve tool calls that wait for a human
+}
+
+var conversations = []conversation{
+	{"c1-track", "order-status", []string{"Where is my order A1001?"}, true},
+	{"c2-policy", "after-sales", []string{"What is the return policy for opened electronics?"}, true},
+	{"c3-empty-retrieval", "after-sales", []string{"Is there VIP compensation when my parcel is late?"}, true},
+	{"c4-loop", "order-status", []string{"Can you track order A1004 for me?"}, true},
+	{"c5-unknown-tool", "order-change", []string{"Please cancel order A1002."}, true},
+	{"c6-return", "after-sales", []string{"I want to return order A1003, it is broken."}, true},
+	{"c7-tool-panic", "order-status", []string{"Where is order A1005?"}, true},
+	{"c8-address-zh", "order-change", []string{"你好", "订单 A1002 的收货地址改成上海市浦东新区世纪大道 100 号。", "是的"}, true},
+	{"c9-vague", "triage", []string{"I have a problem with my thing."}, true},
+	{"c10-empty-result", "order-status", []string{"Where is order A9999?"}, true},
+	{"c11-fabricated-section", "after-sales", []string{"Does the warranty cover accidental damage?"}, true},
+	{"c12-wrong-recipient", "order-status", []string{"What is the status of A1003?", "Please text me the tracking number of A1001."}, true},
+	{"c13-address-after-shipping", "order-change", []string{"Change the address of order A1001 to 8 Huaihai Rd, Shanghai."}, true},
+}
+
+// addressOnlyWhilePending is a domain policy written as code: a delivery
+// address changes only while the order is pending, as the order lookup in
+// this trace says.
+var addressOnlyWhilePending = guard.RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	if s.Kind != trace.KindTool || s.Name != "update_address" {
+		return nil
+	}
+	id := s.ArgString("order_id")
+	for _, p := range slices.Backward(t.ToolSteps("query_order")) {
+		if p.ArgString("order_id") != id {
+			continue
+		}
+		if status := p.ResultString("status"); status != "pending" {
+			return []trace.Finding{{
+				Rule: "address-only-while-pending", Verdict: trace.Handoff, Dimension: trace.Accuracy, Severity: trace.Error,
+				Message: fmt.Sprintf("order %s is %s; its address can no longer change", id, status), Tags: []string{"policy"},
+			}}
+		}
+		return nil
+	}
+	return nil
+})
+
+func main() {
+	out := flag.String("out", "", "directory for traces.jsonl and the ledger (default: a fresh temporary directory)")
+	shadow := flag.Bool("shadow", false, "detect-only mode: record violations, enforce nothing")
+	quiet := flag.Bool("quiet", false, "print only the summary")
+	flag.Parse()
+	if err := run(context.Background(), *out, *shadow, *quiet, os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "customerservice:", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context, out string, shadow, quiet bool, w io.Writer) error {
+	if out == "" {
+		dir, err := os.MkdirTemp("", "agentguard-demo-")
+		if err != nil {
+			return err
+		}
+		out = dir
+	}
+	if err := os.MkdirAll(out, 0o700); err != nil {
+		return err
+	}
+	led, err := ledger.Open(filepath.Join(out, "ledger"), ledger.Options{})
+	if err != nil {
+		return err
+	}
+	defer led.Close()
+	f, err := os.OpenFile(filepath.Join(out, "traces.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	traces := trace.NewWriter(f)
+
+	g := demoGuard(led, shadow)
+	printf := func(format string, a ...any) {
+		if !quiet {
+			fmt.Fprintf(w, format, a...)
+		}
+	}
+	var violations, steps int
+	var cost float64
+	for _, c := range conversations {
+		s := shop.New()
+		model, tls := shop.Model(), s.Tools()
+		ctx, rec := g.StartTrace(ctx, c.session, c.route)
+		printf("\n=== %s (%s)\n", c.session, c.route)
+		var msgs []llms.MessageContent
+		printed := 0
+		for _, turn := range c.turns {
+			printf("user: %s\n", turn)
+			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, turn))
+			res, err := g.Run(ctx, model, tls, msgs)
+			for res != nil && err == nil && res.Status == guard.StatusPaused {
+				printed = printSteps(printf, res.Trace, printed)
+				decisions := map[string]guard.Decision{}
+				for _, p := range res.Pending {
+					printf("  [human] %s %s: approved=%v\n", p.FunctionCall.Name, p.FunctionCall.Arguments, c.approve)
+					decisions[p.ID] = guard.Decision{Approve: c.approve, Reason: "the supervisor wants to call the customer first"}
+				}
+				res, err = g.Resume(ctx, model, tls, res, decisions)
+			}
+			if err != nil {
+				return fmt.Errorf("%s: %w", c.session, err)
+			}
+			printed = printSteps(printf, res.Trace, printed)
+			printf("agent (%s): %s\n", res.Status, res.Answer)
+			msgs = res.Messages
+		}
+		tr := rec.Trace()
+		if err := traces.Write(tr); err != nil {
+			return err
+		}
+		for _, st := range tr.Steps {
+			steps++
+			cost += st.Cost
+			if st.Kind == trace.KindGate {
+				violations++
+			}
+		}
+	}
+	lessons, err := led.Lessons(ctx, ledger.Query{})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\n%d conversations, %d steps, %d violations, cost $%.5f\n", len(conversations), steps, violations, cost)
+	fmt.Fprintln(w, "lessons (rule / root cause: count, example traces):")
+	for _, l := range lessons {
+		fmt.Fprintf(w, "  %-27s %-22s %3d  %s\n", l.Rule, l.Tag, l.Count, strings.Join(l.Examples, " "))
+	}
+	fmt.Fprintf(w, "traces: %s\nledger: %s\n", filepath.Join(out, "traces.jsonl"), filepath.Join(out, "ledger"))
+	return nil
+}
+
+// demoGuard is the guard the demo runs under: the built-in gates, a domain
+// policy, the classifier, approval for returns and tool annotations.
+func demoGuard(sink guard.Sink, shadow bool) *guard.Guard {
+	return guard.New(guard.Config{
+		Ledger:          sink,
+		Shadow:          shadow,
+		Rules:           []guard.Rule{addressOnlyWhilePending},
+		RequireApproval: []string{"submit_return"},
+		Classifier:      guard.ClassifierFunc(shop.Classify),
+		Intents:         shop.Intents,
+		Tools: guard.ToolPolicies{
+			"search_kb":      {Retrieval: true},
+			"update_address": {Confirm: true},
+		},
+		Pricing: guard.Pricing{InputPerMillion: 2.5, OutputPerMillion: 10}, // gpt-4o list prices, USD
+	})
+}
+
+// printSteps prints the trace's steps from index from on and returns the new count.
+func printSteps(printf func(string, ...any), tr *trace.Trace, from int) int {
+	for _, s := range tr.Steps[from:] {
+		switch s.Kind {
+		case trace.KindModel:
+			switch {
+			case s.Intent != "":
+				printf("  [intent] %s (confidence %.2f)\n", s.Intent, s.Confidence)
+			case s.Blocked:
+				printf("  [model] not called; answered %q\n", clip(s.Result))
+			case s.Error != "":
+				printf("  [model] failed: %s\n", firstLine(s.Error))
+			case len(s.Calls) > 0:
+				names := make([]string, len(s.Calls))
+				for i, c := range s.Calls {
+					names[i] = c.Name
+				}
+				printf("  [model] calls %s (%d→%d tokens)\n", strings.Join(names, ", "), s.TokensIn, s.TokensOut)
+			default:
+				printf("  [model] %q (%d→%d tokens)\n", clip(s.Result), s.TokensIn, s.TokensOut)
+			}
+		case trace.KindTool:
+			status := "→"
+			if s.Blocked {
+				status = "✗ not run:"
+			}
+			res := s.Result
+			if s.Error != "" {
+				res = "error: " + firstLine(s.Error)
+			}
+			printf("  [tool]  %s %s %s %s\n", s.Name, s.Args, status, clip(res))
+		case trace.KindGate:
+			f := s.Finding
+			mode := ""
+			if f.Shadow {
+				mode = " (shadow)"
+			}
+			printf("  [gate]  %s on step %d: %s%s — %s\n", f.Rule, f.Step, f.Verdict, mode, f.Message)
+		}
+	}
+	return len(tr.Steps)
+}
+
+func clip(s string) string {
+	if r := []rune(s); len(r) > 110 {
+		return string(r[:110]) + "…"
+	}
+	return s
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
