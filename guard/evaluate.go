@@ -50,6 +50,7 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 				r.Findings = append(r.Findings, f)
 			}
 		}
+		r.Findings = append(r.Findings, outcomeFindings(s)...)
 	}
 	r.Score = max(0, 100-20*r.Violations())
 	r.Passed = r.Score >= 80

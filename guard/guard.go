@@ -58,6 +58,14 @@ type Config struct {
 	Disable []string
 	// Rules run after the built-in rules, in order.
 	Rules []Rule
+	// BufferStreams makes streamed answers wait until they are judged: the
+	// caller's llms.WithStreamingFunc receives the chunks only once the
+	// answer is allowed, or the replacement answer instead. BufferRoutes
+	// does the same for some routes only. Otherwise chunks pass through as
+	// they come, and an answer stopped afterwards is followed by the
+	// replacement as a last chunk, its findings tagged "already-streamed".
+	BufferStreams bool
+	BufferRoutes  []string
 	// Resilience sets timeouts, retries, circuit breakers and a fallback
 	// model for every tool and model call.
 	Resilience Resilience

@@ -79,9 +79,11 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 	opts := callOptions(options)
 	turn := modelTurn{offered: toolSpecs(opts)}
 	rec.SetTools(turn.offered)
+	st := g.newStream(ctx, rec, opts)
+	options = st.options(options)
 	stop := func(v trace.Verdict, f trace.Finding) (modelTurn, error) {
 		turn.verdict, turn.finding, turn.resp = v, f, textResponse(g.answer(f))
-		return turn, nil
+		return turn, st.replace(turn.resp.Choices[0].Content)
 	}
 	if latest != "" && g.cfg.Classifier != nil {
 		v, f, findings := g.classify(ctx, rec, latest)
@@ -123,9 +125,15 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		}
 		g.usage(s, choice, messages)
 		findings, v := g.judge(rec, s)
+		if v != trace.Allow && st.streamed {
+			for i := range findings {
+				findings[i].Tags = append(slices.Clip(findings[i].Tags), "already-streamed")
+			}
+		}
 		g.commit(ctx, rec, s, findings)
 		turn.findings = append(turn.findings, findings...)
-		if v == trace.Retry && retries < g.cfg.MaxRetries {
+		if v == trace.Retry && retries < g.cfg.MaxRetries && !st.streamed {
+			st.reset()
 			f := strongest(findings, v)
 			messages = append(slices.Clip(messages), llms.TextParts(llms.ChatMessageTypeHuman,
 				fmt.Sprintf("[agentguard] Your last answer was not accepted: %s. Answer again.", f.Message)))
@@ -140,7 +148,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			return stop(v, strongest(findings, v))
 		}
 		turn.resp, turn.verdict = resp, trace.Allow
-		return turn, nil
+		return turn, st.release()
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime/debug"
 	"slices"
+	"strings"
 
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/tools"
@@ -111,23 +112,21 @@ func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool,
 		if policy.Retrieval && err == nil {
 			s.DocIDs, s.Scores = Documents(result)
 		}
-		if errors.Is(err, ErrBreakerOpen) {
-			f := trace.Finding{
-				Rule: RuleBreaker, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.Error,
-				Message: fmt.Sprintf("tool %q is failing and its circuit breaker is open", call.Name), Tags: []string{"breaker-open"},
-			}
-			out.findings = append(out.findings, f)
-			out.verdict, out.finding, out.err = trace.Block, f, nil
-			out.observation = g.observation(f)
-			s.Blocked, s.Result, s.Error = true, out.observation, err.Error()
-		} else if err != nil {
+		if err != nil {
 			s.Error = err.Error()
 			if stack != nil {
 				s.Error += "\n" + string(stack)
-				out.findings = append(out.findings, trace.Finding{
-					Rule: RuleToolError, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.Critical,
-					Message: err.Error(), Tags: []string{"panic"},
-				})
+			}
+		}
+		if errors.Is(err, ErrBreakerOpen) {
+			s.Blocked = true
+		}
+		if ff := outcomeFindings(s); len(ff) > 0 {
+			out.findings = append(out.findings, ff...)
+			if errors.Is(err, ErrBreakerOpen) {
+				out.verdict, out.finding, out.err = trace.Block, ff[0], nil
+				out.observation = g.observation(ff[0])
+				s.Result = out.observation
 			}
 		}
 	} else {
@@ -137,6 +136,29 @@ func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool,
 	}
 	g.commit(ctx, rec, s, out.findings)
 	return out
+}
+
+// outcomeFindings judges what a tool step's execution recorded: a panic
+// recovered from the tool, or a call its open breaker refused. It reads only
+// the step, so Evaluate finds the same in a recorded trace.
+func outcomeFindings(s *trace.Step) []trace.Finding {
+	if s.Kind != trace.KindTool || s.Error == "" {
+		return nil
+	}
+	switch {
+	case strings.Contains(s.Error, ErrToolPanic.Error()):
+		msg, _, _ := strings.Cut(s.Error, "\n")
+		return []trace.Finding{{
+			Rule: RuleToolError, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.Critical,
+			Message: msg, Tags: []string{"panic"},
+		}}
+	case strings.Contains(s.Error, ErrBreakerOpen.Error()):
+		return []trace.Finding{{
+			Rule: RuleBreaker, Step: s.Index, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.Error,
+			Message: fmt.Sprintf("tool %q is failing and its circuit breaker is open", s.Name), Tags: []string{"breaker-open"},
+		}}
+	}
+	return nil
 }
 
 // observation is the tool result the agent sees for a call that did not run.

@@ -47,6 +47,9 @@ func (r *Recorder) ID() string { return r.tr.ID } // immutable after NewRecorder
 // SessionID returns the session id.
 func (r *Recorder) SessionID() string { return r.tr.SessionID }
 
+// Route returns the route the trace serves.
+func (r *Recorder) Route() string { return r.tr.Route }
+
 // Add appends s, sets its Index and Turn, caps its fields, and returns the index.
 // The recorder owns s afterwards: do not change it.
 func (r *Recorder) Add(s *Step) int {

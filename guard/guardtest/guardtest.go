@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/tmc/langchaingo/llms"
@@ -39,7 +40,8 @@ func Text(s string) Reply { return Reply{Text: s} }
 func ToolCall(name, args string) Reply { return Reply{Calls: []Call{{Name: name, Args: args}}} }
 
 // Model is a scripted llms.Model. Each call gets the next reply of the script,
-// or, when Func is set, whatever Func answers. It records what it was sent.
+// or, when Func is set, whatever Func answers; with llms.WithStreamingFunc
+// the text is streamed word by word first. It records what it was sent.
 // It is safe for concurrent use; the zero value answers every call with
 // ErrScriptExhausted.
 type Model struct {
@@ -90,6 +92,14 @@ func (m *Model) GenerateContent(ctx context.Context, messages []llms.MessageCont
 	}
 	if r.Err != nil {
 		return nil, r.Err
+	}
+	if o.StreamingFunc != nil && r.Text != "" {
+		// Stream the text word by word, as providers do.
+		for _, chunk := range strings.SplitAfter(r.Text, " ") {
+			if err := o.StreamingFunc(ctx, []byte(chunk)); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return r.response(n), nil
 }
