@@ -1,0 +1,36 @@
+package guard_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"log/slog"
+	"testing"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/tmc/langchaingo/tools"
+)
+
+func TestGateDecisionsAreLogged(t *testing.T) {
+	var buf bytes.Buffer
+	g := guard.New(guard.Config{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	_, err := g.Run(context.Background(), guardtest.Script(guardtest.ToolCall("nope", "{}"), guardtest.Text("ok")), []tools.Tool{orderTool()}, human("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
+		t.Fatalf("want one JSON log line, got %q: %v", buf.String(), err)
+	}
+	for key, want := range map[string]any{
+		"level": "WARN", guard.LogKeyRule: guard.RuleAllowList, guard.LogKeyVerdict: "block", guard.LogKeyStep: float64(1),
+	} {
+		if rec[key] != want {
+			t.Errorf("%s = %v, want %v", key, rec[key], want)
+		}
+	}
+	if rec[guard.LogKeyTrace] == "" || rec[guard.LogKeyMessage] == "" {
+		t.Errorf("trace id or message missing: %v", rec)
+	}
+}
