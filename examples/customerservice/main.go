@@ -4,7 +4,7 @@
 // traces as JSONL and the violations into a badger ledger, and prints the
 // ledger's lessons.
 //
-//	go run ./examples/customerservice [-out DIR] [-shadow] [-quiet]
+//	go run ./examples/customerservice [-out DIR] [-shadow] [-quiet] [-model openai:NAME|ollama:NAME]
 package main
 
 import (
@@ -18,6 +18,7 @@ import (
 	"strings"
 
 	"github.com/agentguard/agentguard/examples/customerservice/shop"
+	"github.com/agentguard/agentguard/examples/internal/models"
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
@@ -74,14 +75,15 @@ func main() {
 	out := flag.String("out", "", "directory for traces.jsonl and the ledger (default: a fresh temporary directory)")
 	shadow := flag.Bool("shadow", false, "detect-only mode: record violations, enforce nothing")
 	quiet := flag.Bool("quiet", false, "print only the summary")
+	model := flag.String("model", "", models.FlagHelp)
 	flag.Parse()
-	if err := run(context.Background(), *out, *shadow, *quiet, os.Stdout); err != nil {
+	if err := run(context.Background(), *out, *shadow, *quiet, *model, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "customerservice:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, out string, shadow, quiet bool, w io.Writer) error {
+func run(ctx context.Context, out string, shadow, quiet bool, modelSpec string, w io.Writer) error {
 	if out == "" {
 		dir, err := os.MkdirTemp("", "agentguard-demo-")
 		if err != nil {
@@ -114,7 +116,11 @@ func run(ctx context.Context, out string, shadow, quiet bool, w io.Writer) error
 	var cost float64
 	for _, c := range conversations {
 		s := shop.New()
-		model, tls := shop.Model(), s.Tools()
+		model, err := models.Open(modelSpec, shop.Model())
+		if err != nil {
+			return err
+		}
+		tls := s.Tools()
 		ctx, rec := g.StartTrace(ctx, c.session, c.route)
 		printf("\n=== %s (%s)\n", c.session, c.route)
 		var msgs []llms.MessageContent

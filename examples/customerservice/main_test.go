@@ -21,7 +21,7 @@ import (
 func TestDemo(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	if err := run(context.Background(), dir, false, false, &out); err != nil {
+	if err := run(context.Background(), dir, false, false, "", &out); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(filepath.Join(dir, "traces.jsonl"))
