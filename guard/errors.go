@@ -16,8 +16,9 @@ var (
 	ErrModelPanic = errors.New("model panicked")
 	// ErrInterrupted is matched by every *Interrupt.
 	ErrInterrupted = errors.New("run interrupted for the user")
-	// ErrNoChoices is returned when a model answered with no choice at all.
-	ErrNoChoices = errors.New("model returned no choices")
+	// ErrNoChoices is returned when a model answered with nothing: no
+	// choice, or no text and no tool call. It is retried like a failure.
+	ErrNoChoices = errors.New("model returned an empty answer")
 )
 
 // Error is the error type of package guard.

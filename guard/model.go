@@ -113,6 +113,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		if err != nil {
 			return turn, err
 		}
+		resp = mergeChoices(resp)
 		choice := resp.Choices[0]
 		s.Result = choice.Content
 		for _, tc := range choice.ToolCalls {
@@ -220,16 +221,61 @@ func (g *Guard) usage(s *trace.Step, choice *llms.ContentChoice, messages []llms
 
 // Usage reads token counts from a choice's GenerationInfo, whichever
 // provider wrote it: PromptTokens/CompletionTokens (OpenAI, Ollama, Google)
-// or InputTokens/OutputTokens (Anthropic). ok is false when neither is there.
+// or InputTokens/OutputTokens (Anthropic, whose input count excludes cache
+// reads and writes: they are added back). ok is false when neither is
+// there, or when both counts are zero — what clients report when they did
+// not count — so that the caller falls back to an estimate.
 func Usage(info map[string]any) (in, out int, ok bool) {
 	for _, keys := range [][2]string{{"PromptTokens", "CompletionTokens"}, {"InputTokens", "OutputTokens"}, {"prompt_tokens", "completion_tokens"}, {"input_tokens", "output_tokens"}} {
 		i, iok := asInt(info[keys[0]])
 		o, ook := asInt(info[keys[1]])
-		if iok || ook {
-			return i, o, true
+		if !iok && !ook {
+			continue
 		}
+		if keys[0] == "InputTokens" {
+			for _, k := range []string{"CacheCreationInputTokens", "CacheReadInputTokens"} {
+				c, _ := asInt(info[k])
+				i += c
+			}
+		}
+		return i, o, i != 0 || o != 0
 	}
 	return 0, 0, false
+}
+
+// mergeChoices folds a response's choices into one. langchaingo's
+// anthropic client returns each content block of one message as its own
+// choice (text, then tool_use), so reading only the first would drop the
+// tool calls. Sampling several candidates (n > 1) is not supported under
+// the guard: candidates would be merged too.
+func mergeChoices(resp *llms.ContentResponse) *llms.ContentResponse {
+	if len(resp.Choices) < 2 {
+		return resp
+	}
+	merged := *resp.Choices[0]
+	merged.ToolCalls = slices.Clone(merged.ToolCalls)
+	for _, c := range resp.Choices[1:] {
+		if c == nil {
+			continue
+		}
+		if c.Content != "" {
+			if merged.Content != "" {
+				merged.Content += "\n"
+			}
+			merged.Content += c.Content
+		}
+		merged.ToolCalls = append(merged.ToolCalls, c.ToolCalls...)
+		if merged.FuncCall == nil {
+			merged.FuncCall = c.FuncCall
+		}
+		if c.StopReason != "" {
+			merged.StopReason = c.StopReason
+		}
+		if merged.GenerationInfo == nil {
+			merged.GenerationInfo = c.GenerationInfo
+		}
+	}
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{&merged}}
 }
 
 func asInt(v any) (int, bool) {

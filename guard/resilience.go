@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -271,7 +273,7 @@ func (g *Guard) callModel(ctx context.Context, m llms.Model, messages []llms.Mes
 				r, err := callWithTimeout(ctx, rs.ModelTimeout, func(ctx context.Context) (*llms.ContentResponse, error) {
 					return safeGenerate(ctx, m, messages, options)
 				})
-				if err == nil && (r == nil || len(r.Choices) == 0) {
+				if err == nil && emptyResponse(r) {
 					err = &Error{Op: "model", Err: ErrNoChoices}
 				}
 				if err != nil && ctx.Err() != nil {
@@ -288,7 +290,7 @@ func (g *Guard) callModel(ctx context.Context, m llms.Model, messages []llms.Mes
 				err = &Error{Op: "model", Name: role, Err: err}
 			}
 			failed(role, err, g.now().Sub(start))
-			if errors.Is(err, ErrBreakerOpen) || ctx.Err() != nil || attempt >= max(rs.ModelRetries, 0) {
+			if errors.Is(err, ErrBreakerOpen) || ctx.Err() != nil || !Retryable(err) || attempt >= max(rs.ModelRetries, 0) {
 				return nil, err
 			}
 			if g.sleep(ctx, rs.Backoff<<attempt) != nil {
@@ -301,4 +303,39 @@ func (g *Guard) callModel(ctx context.Context, m llms.Model, messages []llms.Mes
 		return try("fallback", rs.Fallback)
 	}
 	return resp, err
+}
+
+// emptyResponse reports a response with nothing in it: no choice, or no
+// text and no tool call in any. Some clients turn an error status with an
+// empty body into such a response.
+func emptyResponse(r *llms.ContentResponse) bool {
+	if r == nil {
+		return true
+	}
+	for _, c := range r.Choices {
+		if c != nil && (c.Content != "" || len(c.ToolCalls) > 0 || c.FuncCall != nil) {
+			return false
+		}
+	}
+	return true
+}
+
+var statusCode = regexp.MustCompile(`(?i)status(?: code)?\s*[:=]?\s*(\d{3})\b|\b(\d{3}) (?:bad request|unauthorized|forbidden|not found|unprocessable)`)
+
+// Retryable reports whether a failed model call is worth another try:
+// everything but a client error (HTTP 4xx other than 408, 409, 425 and 429),
+// read from the error text since provider clients return plain errors.
+func Retryable(err error) bool {
+	m := statusCode.FindStringSubmatch(err.Error())
+	if m == nil {
+		return true
+	}
+	code, _ := strconv.Atoi(m[1] + m[2])
+	switch {
+	case code < 400 || code >= 500:
+		return true
+	case code == 408, code == 409, code == 425, code == 429:
+		return true
+	}
+	return false
 }

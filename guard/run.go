@@ -160,7 +160,7 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 	if g.cfg.Shadow {
 		f.Shadow = true
 	}
-	g.commit(ctx, res.rec, &trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: g.now(), Finding: &f}, nil)
+	f.Step = res.rec.Add(&trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: g.now(), Finding: &f})
 	g.report(ctx, res.rec, f)
 	res.Findings = append(res.Findings, f)
 	res.Status, res.Answer = StatusHandoff, g.cfg.HandoffMessage
@@ -221,13 +221,16 @@ func terminalVerdict(s Status) trace.Verdict {
 	}
 }
 
+// aiMessage is the model's turn as a message for the history. Tool calls
+// come first: langchaingo's anthropic client sends only the first part of
+// an AI message, and a lost tool call would orphan its tool result.
 func aiMessage(choice *llms.ContentChoice) llms.MessageContent {
 	m := llms.MessageContent{Role: llms.ChatMessageTypeAI}
-	if choice.Content != "" {
-		m.Parts = append(m.Parts, llms.TextContent{Text: choice.Content})
-	}
 	for _, tc := range toolCalls(choice) {
 		m.Parts = append(m.Parts, tc)
+	}
+	if choice.Content != "" {
+		m.Parts = append(m.Parts, llms.TextContent{Text: choice.Content})
 	}
 	return m
 }

@@ -1,0 +1,153 @@
+/*
+Package otelexport sends recorded agent traces to OpenTelemetry, as spans
+that follow the OpenTelemetry semantic conventions for generative AI
+(gen_ai.*), so that the collector a team already runs (an OpenTelemetry
+Collector, Jaeger, Grafana Tempo, Phoenix) shows agentguard's runs and gate
+decisions next to the rest of its telemetry.
+
+# How it fits
+
+The guard records every run into a [trace.Trace] (guard.Run's
+Result.Trace, or the Recorder of guard.StartTrace); the ledger keeps the
+violations locally. This package turns a finished trace into spans on any
+[go.opentelemetry.io/otel/trace.TracerProvider]: the SDK's with an OTLP
+exporter in production, or an in-memory one in tests. It is the only
+package of the module that imports OpenTelemetry: guard, memory and trace do
+not, so an agent that does not export pays nothing for it.
+
+	exp, _ := otlptracehttp.New(ctx) // OTEL_EXPORTER_OTLP_ENDPOINT, or WithEndpoint
+	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp))
+	defer tp.Shutdown(ctx)
+	res, err := g.Run(ctx, model, tools, msgs)
+	otelexport.Export(ctx, tp, res.Trace, otelexport.Options{AgentName: "support"})
+
+Export creates and ends the spans after the fact, with the steps' recorded
+times: the provider batches and sends them like any other span. For many
+traces, or a trace file written by trace.Writer, make one [Exporter] and
+call [Exporter.Export] or [Exporter.ExportAll].
+
+# Spans
+
+One trace becomes one span tree. The conventions are of Development status
+(semantic conventions 1.39 and the retrieval attributes added after it);
+names follow them where they name a thing, and agentguard.* attributes
+carry the rest.
+
+	span                     kind      from
+	invoke_agent [AGENT]     internal  the trace; AGENT is Options.AgentName, when set
+	chat [MODEL]             client    each KindModel step; MODEL is Step.Name, or Options.Model
+	execute_tool TOOL        internal  each KindTool step; TOOL is Step.Name
+	retrieval [SOURCE]       client    each KindRetrieval step; SOURCE is Step.Name, when set
+
+Step spans are children of the invoke_agent span, in step order, which is
+itself a child of the span in the context given to Export, if any. A
+span starts at Step.Start and lasts Step.Duration; a step recorded without
+a start time starts where the step before it ended. The agent span covers
+Trace.Start and all the steps.
+
+Gate steps (KindGate, whose Finding judges the step Finding.Step) become
+gen_ai.evaluation.result events on the span of the judged step, at that
+span's end; a finding about a step without a span of its own (a memory
+step, the run as a whole) goes on the agent span. Memory steps become
+agentguard.memory events on the agent span, and steps of other kinds
+agentguard.step events. A step with Step.Error gets span status Error with
+the error's first line as description, and error.type "_OTHER". A blocked
+tool call is not an error: its span says agentguard.blocked=true and its
+evaluation event says why.
+
+# Attributes
+
+Always recorded (when the field is set):
+
+	invoke_agent span
+	  gen_ai.operation.name        "invoke_agent"
+	  gen_ai.agent.name            Options.AgentName
+	  gen_ai.conversation.id       Trace.SessionID
+	  agentguard.trace_id          Trace.ID
+	  agentguard.route             Trace.Route
+	  agentguard.tools             []string: names of Trace.Tools, the allow-list
+	  gen_ai.usage.input_tokens    int: sum of Step.TokensIn
+	  gen_ai.usage.output_tokens   int: sum of Step.TokensOut
+	  agentguard.cost              float: sum of Step.Cost
+	  agentguard.findings          int: number of gate steps (always)
+	  agentguard.verdict           the strongest enforced (not shadow) verdict, when not "allow"
+	chat span
+	  gen_ai.operation.name        "chat"
+	  gen_ai.provider.name         Options.Provider
+	  gen_ai.request.model         Step.Name, or Options.Model
+	  gen_ai.response.model        Step.Name
+	  gen_ai.usage.input_tokens    int: Step.TokensIn
+	  gen_ai.usage.output_tokens   int: Step.TokensOut
+	  agentguard.cost              float: Step.Cost
+	  agentguard.tool_calls        []string: names of the tool calls proposed (Step.Calls)
+	  agentguard.refusal           bool: Step.Refusal
+	  agentguard.citations         []string: Step.Citations
+	execute_tool span
+	  gen_ai.operation.name        "execute_tool"
+	  gen_ai.tool.name             Step.Name
+	  gen_ai.tool.call.id          Step.CallID
+	  gen_ai.tool.type             "function"
+	  gen_ai.tool.description      the tool's description in Trace.Tools
+	  agentguard.blocked           bool: Step.Blocked (always)
+	retrieval span
+	  gen_ai.operation.name        "retrieval"
+	  gen_ai.data_source.id        Step.Name
+	  gen_ai.retrieval.documents   JSON [{"id":..,"score":..}] from Step.DocIDs and Step.Scores (ids only, no text)
+	every step span
+	  agentguard.step              int: Step.Index, as Finding.Step and the ledger name it (always)
+	  agentguard.turn              int: Step.Turn (always)
+	  agentguard.intent            Step.Intent
+	  agentguard.confidence        float: Step.Confidence
+	  agentguard.alternatives      []string: Step.Alternatives, the next most likely intents
+	  agentguard.blocked           bool: Step.Blocked (on chat spans: a gate answered instead of the model)
+	  agentguard.truncated         bool: Step.Truncated
+	  error.type                   "_OTHER", when Step.Error is set
+	gen_ai.evaluation.result event
+	  gen_ai.evaluation.name       Finding.Rule
+	  gen_ai.evaluation.score.label Finding.Verdict: "allow", "retry", "clarify", "refuse", "handoff" or "block"
+	  gen_ai.evaluation.explanation Finding.Message, redacted
+	  agentguard.step              int: Finding.Step, the judged step
+	  agentguard.dimension         Finding.Dimension
+	  agentguard.severity          Finding.Severity
+	  agentguard.shadow            bool: Finding.Shadow (always)
+	  agentguard.tags              []string: Finding.Tags
+	agentguard.memory and agentguard.step events
+	  agentguard.step              int: Step.Index
+	  agentguard.step.kind         Step.Kind
+	  agentguard.step.name         Step.Name (for memory steps, the operation)
+	  agentguard.step.error        the first line of Step.Error, redacted
+
+Recorded only with Options.RecordContent, each text passed through
+Options.Redact and capped at Options.MaxContent:
+
+	invoke_agent  gen_ai.input.messages       JSON: Trace.UserTurns as user messages
+	chat          gen_ai.output.messages      JSON: the answer (Step.Result) and tool calls (Step.Calls)
+	execute_tool  gen_ai.tool.call.arguments  Step.Args
+	execute_tool  gen_ai.tool.call.result     Step.Result (for a blocked call, what the agent was told)
+	retrieval     gen_ai.retrieval.query.text Step.Args
+	evaluation    agentguard.evidence         Finding.Evidence
+	evaluation    agentguard.question         Finding.Question
+	step events   agentguard.step.args        Step.Args
+	step events   agentguard.step.result      Step.Result
+
+The JSON attributes follow the conventions' message schemas and are
+recorded as JSON strings. Trace.Meta is not exported.
+
+# Privacy
+
+Content is off by default: arguments, results and answers hold what users
+typed and what tools returned. Two texts are recorded without it because
+operators need them: finding messages and step errors (first line only,
+so no panic stack). Both, and all content when it is on, go through
+Options.Redact first, by default [Redact], which masks e-mail addresses,
+phone numbers and card-like digit runs; pass your own to mask more.
+
+# Limits
+
+The SDK caps attributes and events per span (128 each by default, see
+sdktrace.SpanLimits); a step judged by more rules than that loses the
+extra events. Spans are created after the run ends, so a run that never
+finishes is not exported: export what the recorder holds when you give up
+on it.
+*/
+package otelexport
