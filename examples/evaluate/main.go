@@ -1,0 +1,207 @@
+// Command evaluate judges recorded agent traces offline with agentguard's
+// rules and prints a trajectory score per trace, so that a set of recorded
+// runs can gate a release.
+//
+//	go run ./examples/evaluate [-format agentguard|openai] [-policy FILE] FILE...
+//
+// Each FILE holds one trace per line: agentguard's JSONL (the default; see
+// package trace) or, with -format openai, OpenAI-style chat logs
+// ({"id", "messages", "tools"}; see trace.ImportOpenAI), whose "id" is the
+// trace id and whose "tools" list is the allow-list. FILE "-" is the
+// standard input. -policy names a policy file (see guard.LoadPolicy) that
+// sets thresholds, the allow-list, which tools change state or read
+// untrusted content, confirmations and schemas; without it the guard has its
+// default rules. An allow-list in the policy replaces the traces' own.
+//
+// For each trace it prints one JSON line,
+//
+//	{"trace_id":"t1","score":80,"passed":true,"violations":[{"step":3,"rule":"argument-provenance",
+//	 "dimension":"accuracy","severity":"critical","message":"..."}]}
+//
+// with the findings whose verdict is not allow, in step order; the score is
+// 100 minus 20 per violation, floored at 0, and a trace passes at 80 (see
+// guard.Report). A last line sums up:
+//
+//	{"summary":{"traces":3,"passed":2,"failed":1,"errors":0,"violations":{"argument-provenance":1}}}
+//
+// A line that cannot be read is reported on the standard error with its
+// file and line number ("trace: runs.jsonl:7: ...") and counted in errors,
+// as is a file that cannot be opened; the rest of the input is still
+// evaluated.
+//
+// The exit status is 0 when every trace passed, 1 when a trace failed, and
+// 2 on a usage error, an unreadable policy or file, a bad line, or no trace
+// at all: input problems win over failures, so that a broken input never
+// passes a gate.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"iter"
+	"os"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/trace"
+)
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// Exit statuses.
+const (
+	exitPassed   = 0
+	exitFailed   = 1
+	exitBadInput = 2
+)
+
+// result is the line printed for one trace.
+type result struct {
+	TraceID    string      `json:"trace_id"`
+	Score      int         `json:"score"`
+	Passed     bool        `json:"passed"`
+	Violations []violation `json:"violations"`
+}
+
+type violation struct {
+	Step      int             `json:"step"`
+	Rule      string          `json:"rule"`
+	Dimension trace.Dimension `json:"dimension"`
+	Severity  trace.Severity  `json:"severity"`
+	Message   string          `json:"message"`
+}
+
+// summary is the last line.
+type summary struct {
+	Traces     int            `json:"traces"`
+	Passed     int            `json:"passed"`
+	Failed     int            `json:"failed"`
+	Errors     int            `json:"errors"`     // lines and files that could not be read
+	Violations map[string]int `json:"violations"` // by rule
+}
+
+// run is the command: it reads the files named in args (stdin for "-"),
+// writes results to stdout and problems to stderr, and returns the exit
+// status.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("evaluate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	format := fs.String("format", "agentguard", "input format: agentguard (trace JSONL) or openai (chat logs)")
+	policy := fs.String("policy", "", "policy `FILE` (JSON) configuring the guard; default: the default rules")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: evaluate [-format agentguard|openai] [-policy FILE] FILE...")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return exitBadInput // the flag package has printed the problem and the usage
+	}
+	if *format != "agentguard" && *format != "openai" {
+		fmt.Fprintf(stderr, "evaluate: unknown format %q (want agentguard or openai)\n", *format)
+		fs.Usage()
+		return exitBadInput
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintln(stderr, "evaluate: no input file")
+		fs.Usage()
+		return exitBadInput
+	}
+
+	var cfg guard.Config
+	if *policy != "" {
+		var err error
+		if cfg, err = loadPolicy(*policy); err != nil {
+			fmt.Fprintf(stderr, "evaluate: %s: %v\n", *policy, err)
+			return exitBadInput
+		}
+	}
+	g := guard.New(cfg)
+
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false)
+	sum := summary{Violations: map[string]int{}}
+	each := func(in io.Reader, name string) error {
+		for t, err := range traces(in, name, *format) {
+			if err != nil {
+				fmt.Fprintln(stderr, err) // a *trace.ParseError: "trace: FILE:LINE: ..."
+				sum.Errors++
+				continue
+			}
+			rep := g.Evaluate(t)
+			res := result{TraceID: t.ID, Score: rep.Score, Passed: rep.Passed, Violations: []violation{}}
+			for _, f := range rep.Findings {
+				if f.Verdict == trace.Allow {
+					continue
+				}
+				res.Violations = append(res.Violations, violation{Step: f.Step, Rule: f.Rule, Dimension: f.Dimension, Severity: f.Severity, Message: f.Message})
+				sum.Violations[f.Rule]++
+			}
+			if err := enc.Encode(res); err != nil {
+				return err
+			}
+			sum.Traces++
+			if rep.Passed {
+				sum.Passed++
+			} else {
+				sum.Failed++
+			}
+		}
+		return nil
+	}
+	for _, name := range fs.Args() {
+		var err error
+		if name == "-" {
+			err = each(stdin, name)
+		} else {
+			var f *os.File
+			if f, err = os.Open(name); err != nil {
+				fmt.Fprintf(stderr, "evaluate: %v\n", err)
+				sum.Errors++
+				continue
+			}
+			err = each(f, name)
+			f.Close()
+		}
+		if err != nil { // writing the results failed
+			fmt.Fprintf(stderr, "evaluate: %v\n", err)
+			return exitBadInput
+		}
+	}
+	if err := enc.Encode(struct {
+		Summary summary `json:"summary"`
+	}{sum}); err != nil {
+		fmt.Fprintf(stderr, "evaluate: %v\n", err)
+		return exitBadInput
+	}
+	switch {
+	case sum.Errors > 0:
+		return exitBadInput
+	case sum.Traces == 0:
+		fmt.Fprintln(stderr, "evaluate: no trace in the input")
+		return exitBadInput
+	case sum.Failed > 0:
+		return exitFailed
+	}
+	return exitPassed
+}
+
+func loadPolicy(name string) (guard.Config, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return guard.Config{}, err
+	}
+	defer f.Close()
+	return guard.LoadPolicy(f)
+}
+
+// traces reads the traces of one input in the given format.
+func traces(r io.Reader, name, format string) iter.Seq2[*trace.Trace, error] {
+	if format == "openai" {
+		return trace.ImportOpenAI(r, name)
+	}
+	tr := trace.NewReader(r)
+	tr.Source = name
+	return tr.All()
+}
