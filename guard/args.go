@@ -158,7 +158,10 @@ func stripFence(s string) string {
 	return strings.TrimSpace(s)
 }
 
-var affirmative = regexp.MustCompile(`(?i)^\s*(yes|yeah|yep|yup|y|ok|okay|sure|confirm(ed)?|i confirm|go ahead|please do|please proceed|proceed|do it|correct|that's right|that is right|absolutely|right)\b|^\s*(是的|是|好的|好|确认|确定|可以|对|没问题|行|同意)`)
+// affirmative matches an explicit go-ahead at the start of the turn or of
+// any sentence, line or list item in it ("…, I guess you're right. Yes,
+// please proceed"), or an imperative to proceed anywhere.
+var affirmative = regexp.MustCompile(`(?im)(^|[.!?;:。！？；：]\s*|^\s*(?:[-*•]|\d+[.)])\s*)(yes|yeah|yep|yup|ok|okay|sure|confirm(ed)?|i confirm|go ahead|please do|please proceed|proceed|do it|correct|that's right|that is right|absolutely)\b|\b(please (go ahead|proceed)|go ahead and)\b|(^|[。！？；\s])(是的|是|好的|好|确认|确定|可以|对|没问题|行|同意)`)
 
 // Confirmation requires the user's explicit go-ahead before a state-changing
 // call of a tool whose policy sets Confirm (or of every state-changing tool,

@@ -147,8 +147,8 @@ func EmptyResultGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 		}
 		var empty *trace.Step
 		for _, p := range sameTurn(t, s.Turn) {
-			if p.Kind != trace.KindTool || p.Blocked || p.Error != "" {
-				continue
+			if p.Kind != trace.KindTool || p.Blocked || p.Error != "" || StateChanging(p.Name, tools[p.Name]) {
+				continue // a write's empty reply is an acknowledgement
 			}
 			isEmpty := tools[p.Name].IsEmpty
 			if isEmpty == nil {

@@ -66,6 +66,11 @@ type Config struct {
 	// replacement as a last chunk, its findings tagged "already-streamed".
 	BufferStreams bool
 	BufferRoutes  []string
+	// PassScore is the trajectory score a trace needs to pass in Evaluate.
+	// Zero means 80.
+	PassScore int
+	// Penalty is the score lost per violation in Evaluate. Zero means 20.
+	Penalty int
 	// Resilience sets timeouts, retries, circuit breakers and a fallback
 	// model for every tool and model call.
 	Resilience Resilience
@@ -144,6 +149,12 @@ func New(cfg Config) *Guard {
 		g.cfg.MaxRetries = 1
 	}
 	g.cfg.Resilience = g.cfg.Resilience.withDefaults()
+	if g.cfg.PassScore == 0 {
+		g.cfg.PassScore = 80
+	}
+	if g.cfg.Penalty == 0 {
+		g.cfg.Penalty = 20
+	}
 	if g.cfg.RefusalTemplate == "" {
 		g.cfg.RefusalTemplate = DefaultRefusal
 	}
@@ -155,10 +166,35 @@ func New(cfg Config) *Guard {
 			g.specs.Store(name, p.Schema)
 		}
 	}
-	builtin := []struct {
-		name string
-		rule Rule
-	}{
+	for _, b := range g.builtin() {
+		if !slices.Contains(cfg.Disable, b.name) {
+			g.rules = append(g.rules, b.rule)
+		}
+	}
+	g.rules = append(g.rules, cfg.Rules...)
+	g.breakers = newBreakers(g.cfg)
+	g.fallback = g.newRecorder("", "")
+	return g
+}
+
+type namedRule struct {
+	name string
+	rule Rule
+}
+
+// BuiltinRules returns the names of the built-in rules, in the order they
+// run: the names Config.Disable understands.
+func BuiltinRules() []string {
+	var names []string
+	for _, b := range (&Guard{}).builtin() {
+		names = append(names, b.name)
+	}
+	return names
+}
+
+func (g *Guard) builtin() []namedRule {
+	cfg := g.cfg
+	return []namedRule{
 		{RuleAllowList, AllowList(cfg.AllowedTools...)},
 		{RuleArguments, validArguments{specs: g.toolSchema}},
 		{RuleLoop, LoopLimit(g.cfg.LoopLimit)},
@@ -171,15 +207,6 @@ func New(cfg Config) *Guard {
 		{RuleProvenance, Provenance(cfg.Tools)},
 		{RuleConfirmation, Confirmation(cfg.Tools, cfg.ConfirmWrites)},
 	}
-	for _, b := range builtin {
-		if !slices.Contains(cfg.Disable, b.name) {
-			g.rules = append(g.rules, b.rule)
-		}
-	}
-	g.rules = append(g.rules, cfg.Rules...)
-	g.breakers = newBreakers(g.cfg)
-	g.fallback = g.newRecorder("", "")
-	return g
 }
 
 // Rules returns the rules the guard runs, built-in ones first.

@@ -38,10 +38,10 @@ type ToolPolicy struct {
 	// IsEmpty reports whether a result counts as empty for the empty-result
 	// gate. Nil means IsEmptyResult.
 	IsEmpty func(result string) bool `json:"-"`
-	// Timeout bounds one call. Zero means Config.ToolTimeout.
+	// Timeout bounds one call. Zero means Resilience.ToolTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Retries is how often a failed call is tried again, with backoff.
-	// Zero means Config.ToolRetries; negative means never.
+	// Zero means Resilience.ToolRetries; negative means never.
 	Retries int `json:"retries,omitempty"`
 	// Schema is the JSON schema of the tool's arguments, for tools that do
 	// not publish one (see SchemaTool).

@@ -69,6 +69,8 @@ const maxPolicySize = 16 << 20
 //	confirm_writes         boolean    ConfirmWrites: every state-changing call needs the user's confirmation
 //	disable                [string]   Disable: built-in rules to leave out, by name (see below)
 //	require_approval       [string]   RequireApproval: tools whose calls pause Run for a human
+//	pass_score             integer    PassScore: the trajectory score a trace needs to pass; 0 means 80
+//	penalty                integer    Penalty: points off the score per violation; 0 means 20
 //	shadow                 boolean    Shadow: detect only, enforce nothing
 //	max_retries            integer    MaxRetries: model retries after a Retry verdict; 0 means 1, negative never
 //	refusal_template       string     RefusalTemplate; "" means DefaultRefusal
@@ -133,6 +135,8 @@ type policyFile struct {
 	RefusalTemplate     string                `json:"refusal_template"`
 	HandoffMessage      string                `json:"handoff_message"`
 	MaxField            int                   `json:"max_field"`
+	PassScore           int                   `json:"pass_score"`
+	Penalty             int                   `json:"penalty"`
 	Resilience          policyResilience      `json:"resilience"`
 	Tools               map[string]policyTool `json:"tools"`
 }
@@ -181,11 +185,6 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 // neverEmpty is the IsEmpty of tools whose empty result is their normal answer.
 func neverEmpty(string) bool { return false }
 
-// builtinRules are the names Config.Disable understands.
-var builtinRules = []string{
-	RuleAllowList, RuleArguments, RuleLoop, RuleMaxSteps, RuleIntent, RuleEmptyResult,
-	RuleSimilarity, RuleGrounding, RuleInvariant, RuleProvenance, RuleConfirmation,
-}
 
 // readPolicy decodes the file strictly, with errors that name the key.
 func readPolicy(r io.Reader) (*policyFile, error) {
@@ -451,8 +450,8 @@ func (p *policyFile) config() (Config, error) {
 		}
 	}
 	for i, name := range p.Disable {
-		if !slices.Contains(builtinRules, name) {
-			return Config{}, fmt.Errorf("disable[%d]: %q is not a built-in rule (known: %s)", i, name, strings.Join(builtinRules, ", "))
+		if !slices.Contains(BuiltinRules(), name) {
+			return Config{}, fmt.Errorf("disable[%d]: %q is not a built-in rule (known: %s)", i, name, strings.Join(BuiltinRules(), ", "))
 		}
 	}
 	if p.MaxField < 0 {
@@ -480,6 +479,8 @@ func (p *policyFile) config() (Config, error) {
 		RefusalTemplate:     p.RefusalTemplate,
 		HandoffMessage:      p.HandoffMessage,
 		MaxField:            p.MaxField,
+		PassScore:           p.PassScore,
+		Penalty:             p.Penalty,
 		Resilience: Resilience{
 			ToolTimeout:     time.Duration(p.Resilience.ToolTimeout),
 			ModelTimeout:    time.Duration(p.Resilience.ModelTimeout),

@@ -7,12 +7,14 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/agentguard/agentguard/trace"
 )
 
 var (
-	identKey   = regexp.MustCompile(`(?i)^(to|cc|bcc|recipients?|receiver|payee|beneficiary|target|destination|e_?mail|email_?address|phone|phone_?number|mobile|tel|iban|account|account_?(id|number|no)|user_?(id|name)|customer|customer_?id|contact|contact_?id|order_?id|reservation_?id|booking_?id|payment_?(method_?)?id|address|shipping_?address|delivery_?address|url|link|card|card_?number|收件人|手机号|电话|地址|账号|账户|订单号)$|_id$`)
+	identKey   = regexp.MustCompile(`(?i)^(to|cc|bcc|recipients?|receiver|payee|beneficiary|target|destination|e_?mail|email_?address|phone|phone_?number|mobile|tel|iban|account|account_?(id|number|no)|user_?(id|name)|customer|customer_?id|contact|contact_?id|order_?id|reservation_?id|booking_?id|payment_?(method_?)?id|address|shipping_?address|delivery_?address|url|link|card|card_?number|password|new_?password|passcode|pin|secret|token|api_?key|收件人|手机号|电话|地址|账号|账户|订单号|密码)$|_id$`)
 	contentKey = regexp.MustCompile(`(?i)^(content|body|message|text|subject|note|notes|description|summary|details|内容|正文|消息)$`)
 
 	emailValue = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$`)
@@ -39,14 +41,65 @@ var (
 // read.
 func CarriesInstructions(text string) bool { return instructionMarkers.MatchString(text) }
 
+// instructionCache remembers CarriesInstructions per recorded step, which
+// never changes: provenance asks about every earlier result at every write.
+// It is bounded: cleared when full.
+var instructionCache struct {
+	sync.Mutex
+	m map[*trace.Step]bool
+}
+
+func stepCarriesInstructions(p *trace.Step) bool {
+	instructionCache.Lock()
+	v, ok := instructionCache.m[p]
+	instructionCache.Unlock()
+	if ok {
+		return v
+	}
+	v = CarriesInstructions(p.Result)
+	instructionCache.Lock()
+	if instructionCache.m == nil || len(instructionCache.m) >= 4096 {
+		instructionCache.m = make(map[*trace.Step]bool)
+	}
+	instructionCache.m[p] = v
+	instructionCache.Unlock()
+	return v
+}
+
 // identifying reports whether an argument is an identifying value: its key
 // names a recipient, account, contact, phone, e-mail, IBAN, id or address, or
 // its value looks like an e-mail, IBAN, phone number or URL.
 func identifying(path string, v string) bool {
-	if identKey.MatchString(lastKey(path)) {
+	key := lastKey(path)
+	if dateKey.MatchString(key) || isDate(v) {
+		return false // dates are reformatted freely ("January 11th" → 2025-01-11)
+	}
+	if identKey.MatchString(key) {
 		return true
 	}
 	return emailValue.MatchString(v) || ibanValue.MatchString(v) || phoneValue.MatchString(v) || urlValue.MatchString(v)
+}
+
+func isDate(v string) bool {
+	if len(v) < 5 || len(v) > 25 {
+		return false
+	}
+	for _, l := range dateLayouts {
+		if _, err := time.Parse(l, v); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// canonical strips what varies in how the same value is written: a URL's
+// scheme and trailing slash.
+func canonical(v string) string {
+	if urlValue.MatchString(v) {
+		v = strings.TrimPrefix(strings.TrimPrefix(v, "https://"), "http://")
+		v = strings.TrimSuffix(v, "/")
+	}
+	return v
 }
 
 func leafString(v any) (string, bool) {
@@ -79,11 +132,31 @@ func norm(s string) string {
 // mentions reports whether text mentions value: as a whole word for short
 // values, as a normalised substring for longer ones.
 func mentions(text, value string) bool {
+	value = canonical(value)
 	if len(value) <= 4 {
-		re, err := regexp.Compile(`(^|[^\p{L}\p{N}])` + regexp.QuoteMeta(value) + `($|[^\p{L}\p{N}])`)
-		return err == nil && re.MatchString(text)
+		for i := 0; ; {
+			j := strings.Index(text[i:], value)
+			if j < 0 {
+				return false
+			}
+			start, end := i+j, i+j+len(value)
+			if !wordByte(text, start-1) && !wordByte(text, end) {
+				return true
+			}
+			i = start + 1
+		}
 	}
 	return strings.Contains(norm(text), norm(value))
+}
+
+// wordByte reports whether text[i] is part of a word (letter or digit),
+// treating any byte of a multi-byte rune as a letter.
+func wordByte(text string, i int) bool {
+	if i < 0 || i >= len(text) {
+		return false
+	}
+	c := text[i]
+	return c >= 0x80 || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
 // source is one place a value can come from.
@@ -111,9 +184,10 @@ type source struct {
 // Findings are judged Block.
 func Provenance(tools ToolPolicies) Rule {
 	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		if s.Kind != trace.KindTool || !StateChanging(s.Name, tools[s.Name]) {
+		if s.Kind != trace.KindTool {
 			return nil
 		}
+		write := StateChanging(s.Name, tools[s.Name])
 		args, ok := argsMap(s.Args)
 		if !ok {
 			return nil
@@ -126,6 +200,12 @@ func Provenance(tools ToolPolicies) Rule {
 				return
 			}
 			switch {
+			case !write:
+				// A read goes wherever it is pointed: only a URL that
+				// untrusted content supplied is suspect.
+				if urlValue.MatchString(v) {
+					idents, identPaths = append(idents, v), append(identPaths, path)
+				}
 			case contentKey.MatchString(lastKey(path)) || (len(v) >= 40 && !identifying(path, v)):
 				contents = append(contents, v)
 			case identifying(path, v):
@@ -136,6 +216,7 @@ func Provenance(tools ToolPolicies) Rule {
 			return nil
 		}
 		sources := collectSources(t, tools)
+		truncated := slices.ContainsFunc(t.Steps, func(p *trace.Step) bool { return p.Truncated })
 		var out []trace.Finding
 		for i, v := range idents {
 			trusted, untrusted := false, false
@@ -156,6 +237,9 @@ func Provenance(tools ToolPolicies) Rule {
 					Message:  fmt.Sprintf("%s=%q reaches %q only from untrusted content", identPaths[i], v, s.Name),
 					Evidence: v, Tags: []string{"injection"},
 				})
+			case !write || truncated:
+				// A read may explore; and a value may hide in the part of
+				// a result the recorder cut.
 			default:
 				out = append(out, trace.Finding{
 					Rule: RuleProvenance, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.Error,
@@ -164,7 +248,7 @@ func Provenance(tools ToolPolicies) Rule {
 				})
 			}
 		}
-		if f, ok := entityMismatch(t, s, idents, contents); ok {
+		if f, ok := entityMismatch(t, s, idents, contents); ok && write {
 			out = append(out, f)
 		}
 		return out
@@ -178,7 +262,7 @@ func (src source) has(v string) bool {
 			if found {
 				return
 			}
-			if l, ok := leafString(leaf); ok && (norm(l) == norm(v) || (len(v) > 4 && mentions(l, v))) {
+			if l, ok := leafString(leaf); ok && (norm(canonical(l)) == norm(canonical(v)) || (len(v) > 4 && mentions(l, v))) {
 				found = true
 			}
 		})
@@ -197,7 +281,7 @@ func collectSources(t *trace.Trace, tools ToolPolicies) []source {
 		case p.Kind == trace.KindMemory:
 			out = append(out, source{trusted: true, text: p.Result})
 		case (p.Kind == trace.KindTool || p.Kind == trace.KindRetrieval) && !p.Blocked && p.Result != "":
-			src := source{step: p, text: p.Result, trusted: !tools[p.Name].Untrusted && !CarriesInstructions(p.Result)}
+			src := source{step: p, text: p.Result, trusted: !tools[p.Name].Untrusted && !stepCarriesInstructions(p)}
 			var v any
 			if json.Unmarshal([]byte(p.Result), &v) == nil {
 				src.json = v

@@ -26,11 +26,11 @@ func TestRun(t *testing.T) {
 		stdin string
 		want  int
 	}{
-		{name: "agentguard", args: []string{"testdata/traces.jsonl"}, want: exitPassed},
+		{name: "agentguard", args: []string{"testdata/traces.jsonl"}, want: exitFailed}, // a critical finding fails its trace
 		{name: "openai", args: []string{"-format", "openai", "testdata/chats.jsonl"}, want: exitFailed},
 		{name: "policy", args: []string{"-policy", "testdata/policy.json", "testdata/traces.jsonl"}, want: exitFailed},
 		{name: "clean", args: []string{"testdata/clean.jsonl"}, want: exitPassed},
-		{name: "several files", args: []string{"testdata/clean.jsonl", "testdata/traces.jsonl"}, want: exitPassed},
+		{name: "several files", args: []string{"testdata/clean.jsonl", "testdata/traces.jsonl"}, want: exitFailed},
 		{name: "stdin", args: []string{"-"}, stdin: string(clean), want: exitPassed},
 		{name: "bad lines", args: []string{"testdata/bad.jsonl"}, want: exitBadInput},
 		{name: "wrong format", args: []string{"-format", "openai", "testdata/traces.jsonl"}, want: exitBadInput},
