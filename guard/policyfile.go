@@ -185,7 +185,6 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 // neverEmpty is the IsEmpty of tools whose empty result is their normal answer.
 func neverEmpty(string) bool { return false }
 
-
 // readPolicy decodes the file strictly, with errors that name the key.
 func readPolicy(r io.Reader) (*policyFile, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxPolicySize+1))
