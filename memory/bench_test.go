@@ -1,0 +1,95 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/agentguard/agentguard/trace"
+)
+
+// longConversation is n user turns, alternating Chinese and English, with a
+// tool exchange every third turn and constraints sprinkled in.
+func longConversation(n int) []exchange {
+	base := append(smsConversation(), addressConversation()...)
+	out := make([]exchange, n)
+	for i := range out {
+		e := base[i%len(base)]
+		if i%len(base) == 0 && i > 0 {
+			e.user = fmt.Sprintf("Another thing about order A%d: please don't call me.", 1000+i)
+		}
+		if i%3 == 0 && len(e.calls) == 0 {
+			e.calls = []call{{"search_kb", fmt.Sprintf(`{"query":"question %d"}`, i), bulky(fmt.Sprint("topic ", i))}}
+		}
+		for j := range e.calls {
+			if e.calls[j].name == "send_sms" || e.calls[j].name == "update_address" || e.calls[j].name == "submit_return" {
+				e.calls[j].name = "query_order" // keep the run free of findings
+			}
+		}
+		out[i] = e
+	}
+	return out
+}
+
+func BenchmarkMemory200Turns(b *testing.B) {
+	const turns, budget = 200, 4000
+	ex := longConversation(turns)
+	r := simulate(b, "bench", ex, 0)
+	ctx := context.Background()
+	msgs := r.messages
+
+	b.Run("baseline-estimate-tokens", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			n := 0
+			for _, m := range msgs {
+				n += messageTokens(m)
+			}
+			_ = n
+		}
+	})
+	b.Run("extract+compress+inject", func(b *testing.B) {
+		// The whole conversation: 200 extractions, then one compression
+		// and one injection of the 200-turn history.
+		b.ReportAllocs()
+		for b.Loop() {
+			card := &Card{}
+			for k, e := range ex {
+				card.Observe(ctx, RuleBased(), k, e.user)
+			}
+			sent, _ := Compress(msgs, budget, card)
+			_ = Inject(sent, card)
+		}
+	})
+	b.Run("per-model-call", func(b *testing.B) {
+		// What the guard adds to one model call at turn 200: extract the
+		// new turn, compress, inject.
+		card := CardFromTrace(r.rec.Trace(), turns-2)
+		last := ex[turns-1].user
+		b.ReportAllocs()
+		for b.Loop() {
+			card.Observe(ctx, RuleBased(), turns-1, last)
+			sent, _ := Compress(msgs, budget, card)
+			_ = Inject(sent, card)
+		}
+	})
+	tr := r.rec.Trace()
+	send := &trace.Step{Index: len(tr.Steps), Kind: trace.KindTool, Name: "send_sms", Args: `{"phone":"1","text":"hi"}`, Turn: turns - 1}
+	b.Run("enforce-with-card-steps", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if len((Enforcer{}).Check(tr, send)) == 0 {
+				b.Fatal("no finding")
+			}
+		}
+	})
+	imported := withoutMemorySteps(tr)
+	b.Run("enforce-imported-log", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if len((Enforcer{}).Check(imported, send)) == 0 {
+				b.Fatal("no finding")
+			}
+		}
+	})
+}

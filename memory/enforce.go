@@ -1,0 +1,447 @@
+package memory
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/agentguard/agentguard/trace"
+)
+
+// Names of the enforcer's rules, as they appear in findings and in the ledger.
+const (
+	RuleProhibition  = "memory-prohibition"
+	RuleStaleAddress = "memory-stale-address"
+	RuleTimeRange    = "memory-time-range"
+)
+
+// Enforcer is a guard rule that stops tool calls contradicting the memory
+// card. Its Check method has the signature of guard.Rule, so an Enforcer
+// goes into guard.Config.Rules as it is; package memory does not import
+// guard.
+//
+// For a proposed tool step it finds, each with verdict Block, dimension
+// trace.Memory and severity Error:
+//
+//   - RuleProhibition: the tool contacts the user through a prohibited
+//     channel ("sms", "call", "email"; "contact" covers all three), judged
+//     from its name (send_sms, call_customer, send_email ...), from a
+//     channel argument ({"channel":"sms"}), or from Channels; or the
+//     prohibition's key names the tool (a "delivery" prohibition and
+//     schedule_delivery). A prohibition with a window ("before 09:00",
+//     "06-01..06-05") is broken only by a date or time argument inside it.
+//   - RuleStaleAddress: an address argument (address, shipping_address,
+//     delivery_address, 地址 ...) that is not the card's current address of
+//     that kind; the message says when it was replaced, if it was.
+//   - RuleTimeRange: a date or time argument (date, delivery_date, time,
+//     scheduled_at ...) outside a time window the user gave.
+//
+// The card is CardFromTrace of the trace so far, up to the step's turn, so
+// the same trace gives the same findings online and in offline evaluation.
+// Check judges only tool steps; for others it returns nil without
+// allocating.
+//
+// The zero value is ready to use. An Enforcer is safe for concurrent use as
+// long as Channels is not modified.
+type Enforcer struct {
+	// Channels maps tool names to the channel through which they contact
+	// the user ("sms", "call" or "email"), for tools whose names do not
+	// tell. Nil means guessing from names and arguments only.
+	Channels map[string]string
+}
+
+// Check judges the proposed step s against the card of t, the trace so far.
+func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
+	if s.Kind != trace.KindTool {
+		return nil
+	}
+	// Online the proposed step's Turn may not be set yet; the last step
+	// recorded tells the turn then.
+	upTo := s.Turn
+	if n := len(t.Steps); n > 0 && t.Steps[n-1] != nil {
+		upTo = max(upTo, t.Steps[n-1].Turn)
+	}
+	card := CardFromTrace(t, upTo) // a new card: no need to lock it
+	if len(card.all) == 0 {
+		return nil
+	}
+	args := parseArgs(s.Args)
+	call := toolCall{name: s.Name, tokens: tokens(s.Name), args: args}
+	call.channel = e.channel(call)
+	var out []trace.Finding
+	for _, c := range card.all {
+		if c.Status != Active {
+			continue
+		}
+		var f *trace.Finding
+		switch c.Kind {
+		case KindProhibition:
+			f = call.prohibited(c)
+		case KindTimeRange:
+			f = call.outside(c)
+		}
+		if f != nil {
+			out = append(out, *f)
+		}
+	}
+	out = append(out, call.staleAddresses(card.all)...)
+	for i := range out {
+		out[i].Step = s.Index
+		out[i].Verdict, out[i].Dimension, out[i].Severity = trace.Block, trace.Memory, trace.Error
+		out[i].Evidence, _ = trace.Truncate(s.Args, 256)
+	}
+	return out
+}
+
+// toolCall is a proposed tool call, taken apart.
+type toolCall struct {
+	name    string
+	tokens  []string // words of the name, lower case
+	args    []arg
+	channel string // the contact channel it uses, or ""
+}
+
+// arg is one leaf of the arguments: its key, lower case, and its value.
+type arg struct {
+	key, value string
+}
+
+// parseArgs flattens JSON arguments into their string and number leaves,
+// keyed by the innermost object key. Arguments that are not a JSON object
+// yield one arg with an empty key.
+func parseArgs(s string) []arg {
+	var v any
+	if json.Unmarshal([]byte(s), &v) != nil {
+		if strings.TrimSpace(s) == "" {
+			return nil
+		}
+		return []arg{{value: s}}
+	}
+	var out []arg
+	var walk func(key string, v any, depth int)
+	walk = func(key string, v any, depth int) {
+		if depth > 8 || len(out) > 256 {
+			return
+		}
+		switch v := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(v))
+			for k := range v {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys) // deterministic findings
+			for _, k := range keys {
+				walk(strings.ToLower(k), v[k], depth+1)
+			}
+		case []any:
+			for _, x := range v {
+				walk(key, x, depth+1)
+			}
+		case string:
+			out = append(out, arg{key, v})
+		case float64:
+			out = append(out, arg{key, strconv.FormatFloat(v, 'f', -1, 64)})
+		}
+	}
+	walk("", v, 0)
+	return out
+}
+
+// tokens splits a name into lower-case words at non-letters and at
+// lower-to-upper case changes: "sendSMS_now" -> send, sms, now.
+func tokens(name string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	var prev rune
+	for _, r := range name {
+		switch {
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
+			flush()
+		case unicode.IsUpper(r) && unicode.IsLower(prev):
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+		prev = r
+	}
+	flush()
+	return out
+}
+
+func hasToken(ts []string, words ...string) bool {
+	for _, w := range words {
+		if slices.Contains(ts, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// channel guesses the contact channel of a tool call.
+func (e Enforcer) channel(c toolCall) string {
+	if ch, ok := e.Channels[c.name]; ok {
+		return ch
+	}
+	ts := c.tokens
+	switch {
+	case hasToken(ts, "sms", "txt", "短信") || hasToken(ts, "text") && hasToken(ts, "send", "message", "notify", "notification"):
+		return "sms"
+	case hasToken(ts, "email", "mail", "邮件"):
+		return "email"
+	case hasToken(ts, "call", "dial", "callback", "ring", "电话") || hasToken(ts, "phone") && hasToken(ts, "make", "place", "start"):
+		return "call"
+	}
+	for _, a := range c.args {
+		switch a.key {
+		case "channel", "method", "via", "medium", "notify_by", "notification_channel", "contact_method", "渠道":
+			if ch := channelOf(a.value); ch != "" && ch != "contact" {
+				return ch
+			}
+			switch strings.ToLower(strings.TrimSpace(a.value)) {
+			case "text", "message", "短信":
+				return "sms"
+			case "phone", "voice", "电话":
+				return "call"
+			case "mail", "邮件":
+				return "email"
+			}
+		}
+	}
+	return ""
+}
+
+// prohibited judges the call against one active prohibition.
+func (c toolCall) prohibited(p Constraint) *trace.Finding {
+	how := ""
+	switch {
+	case c.channel != "" && (p.Key == c.channel || p.Key == "contact"):
+		how = fmt.Sprintf("%s would contact the user by %s", c.name, c.channel)
+	case keyNamesTool(p.Key, c.tokens):
+		how = fmt.Sprintf("%s is a %s", c.name, p.Key)
+	default:
+		return nil
+	}
+	if w, ok := parseWindow(p.Value); ok {
+		at, inside := c.pointIn(w, nil)
+		if !inside {
+			return nil
+		}
+		return &trace.Finding{
+			Rule:    RuleProhibition,
+			Message: fmt.Sprintf("%s at %s, and the user prohibited %s %s in turn %d", how, at, p.Key, w, p.Turn),
+			Tags:    []string{"memory", "prohibition", p.Key},
+		}
+	}
+	return &trace.Finding{
+		Rule:    RuleProhibition,
+		Message: fmt.Sprintf("%s, which the user prohibited in turn %d: %q", how, p.Turn, p.Value),
+		Tags:    []string{"memory", "prohibition", p.Key},
+	}
+}
+
+// keyNamesTool reports whether every word of a prohibition's key is a word
+// of the tool's name, as "delivery" in schedule_delivery.
+func keyNamesTool(key string, ts []string) bool {
+	ks := tokens(key)
+	if len(ks) == 0 {
+		return false
+	}
+	for _, k := range ks {
+		if !slices.Contains(ts, k) {
+			return false
+		}
+	}
+	return true
+}
+
+// pointIn returns the first date or time argument that falls inside w,
+// when applies is nil, or else the first one that w applies to and that
+// falls outside it.
+func (c toolCall) pointIn(w window, applies func(argKey string) bool) (string, bool) {
+	for _, a := range c.args {
+		if !timeArg(a.key) || (applies != nil && !applies(a.key)) {
+			continue
+		}
+		for _, p := range argPoints(a.value) {
+			if p.clock != w.clock() {
+				continue
+			}
+			if w.contains(p) == (applies == nil) {
+				return strings.TrimSpace(a.value), true
+			}
+		}
+	}
+	return "", false
+}
+
+// timeArg reports whether an argument key names a date or time.
+func timeArg(key string) bool {
+	for _, w := range tokens(key) {
+		switch w {
+		case "date", "day", "time", "when", "at", "datetime", "schedule", "scheduled", "slot", "deadline", "start", "end", "日期", "时间":
+			return true
+		}
+	}
+	return strings.Contains(key, "日期") || strings.Contains(key, "时间")
+}
+
+// timestamps are the layouts of machine-written date-times in arguments.
+var timestamps = []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02 15:04"}
+
+// argPoints reads the dates and times of day in an argument value: its
+// date and time when it is a timestamp, as written (not converted to UTC),
+// else what dates and clocks find.
+func argPoints(v string) []point {
+	v = strings.TrimSpace(v)
+	for _, layout := range timestamps {
+		if ts, err := time.Parse(layout, v); err == nil {
+			d, _ := datePoint(ts.Year(), int(ts.Month()), ts.Day())
+			c, _ := clockPoint(ts.Hour(), ts.Minute())
+			return []point{d, c}
+		}
+	}
+	var out []point
+	for _, m := range dates(v) {
+		out = append(out, m.p)
+	}
+	for _, m := range clocks(v) {
+		out = append(out, m.p)
+	}
+	return out
+}
+
+// scopes are the words that tie a time window's key to a tool or argument.
+var scopes = map[string][]string{
+	"delivery": {"delivery", "deliver", "ship", "shipping", "shipment", "dispatch"},
+	"pickup":   {"pickup", "pick", "collect", "collection", "return"},
+	"visit":    {"visit", "install", "installation", "appointment", "repair"},
+	"call":     {"call", "phone", "callback", "dial"},
+	"sms":      {"sms", "text"},
+	"email":    {"email", "mail"},
+}
+
+// outside judges the call against one active time range.
+func (c toolCall) outside(r Constraint) *trace.Finding {
+	w, ok := parseWindow(r.Value)
+	if !ok {
+		return nil
+	}
+	base := strings.TrimSuffix(r.Key, " hours")
+	applies := func(argKey string) bool {
+		if channelName(base) {
+			return c.channel != "" && (c.channel == base || base == "contact")
+		}
+		words := append(tokens(argKey), c.tokens...)
+		if hasToken(words, scopes[base]...) || hasToken(words, base) {
+			return true
+		}
+		if c.channel != "" {
+			return false
+		}
+		for k, ws := range scopes { // a call scoped to something else
+			if k != base && hasToken(words, ws...) {
+				return false
+			}
+		}
+		return true // a generic date argument
+	}
+	at, found := c.pointIn(w, applies)
+	if !found {
+		return nil
+	}
+	return &trace.Finding{
+		Rule:    RuleTimeRange,
+		Message: fmt.Sprintf("%s for %s is outside the %s window %s the user gave in turn %d", c.name, at, r.Key, w, r.Turn),
+		Tags:    []string{"memory", "time-range"},
+	}
+}
+
+func channelName(s string) bool { return s == "sms" || s == "call" || s == "email" || s == "contact" }
+
+// staleAddresses judges the call's address arguments against the card's
+// current addresses; all holds the card's history.
+func (c toolCall) staleAddresses(all []Constraint) []trace.Finding {
+	var out []trace.Finding
+	for _, a := range c.args {
+		key, ok := addressArg(a.key)
+		if !ok || strings.TrimSpace(a.value) == "" {
+			continue
+		}
+		cur := -1
+		for i, e := range all {
+			if e.Kind == KindAddress && e.Key == key && e.Status == Active {
+				cur = i
+			}
+		}
+		if cur < 0 || sameAddress(a.value, all[cur].Value) {
+			continue
+		}
+		now := all[cur]
+		msg := fmt.Sprintf("%s uses address %q, which is not the user's current %s address %q (stated in turn %d)", c.name, a.value, key, now.Value, now.Turn)
+		tag := "unknown-address"
+		for _, e := range all {
+			if e.Kind == KindAddress && e.Key == key && e.Status == Superseded && sameAddress(a.value, e.Value) {
+				msg = fmt.Sprintf("%s uses address %q, which the user replaced in turn %d by %q", c.name, a.value, e.Ended, now.Value)
+				tag = "stale-address"
+			}
+		}
+		out = append(out, trace.Finding{Rule: RuleStaleAddress, Message: msg, Tags: []string{"memory", tag}})
+	}
+	return out
+}
+
+// addressArg reports whether an argument key holds a postal address, and
+// which kind of address on the card it is compared with.
+func addressArg(key string) (string, bool) {
+	if !strings.Contains(key, "address") && !strings.Contains(key, "addr") && !strings.Contains(key, "地址") {
+		return "", false
+	}
+	ts := tokens(key)
+	if hasToken(ts, "email", "ip", "mac", "wallet", "web", "url") || strings.Contains(key, "email") || strings.Contains(key, "邮箱") {
+		return "", false
+	}
+	if hasToken(ts, "billing", "invoice") || strings.Contains(key, "账单") {
+		return "billing", true
+	}
+	return "delivery", true
+}
+
+// streetWords folds the usual English abbreviations, so that "12 Oak Road"
+// and "12 Oak Rd." are the same place.
+var streetWords = map[string]string{
+	"street": "st", "road": "rd", "avenue": "ave", "lane": "ln", "drive": "dr", "boulevard": "blvd",
+	"apartment": "apt", "suite": "ste", "court": "ct", "place": "pl", "square": "sq", "highway": "hwy",
+	"north": "n", "south": "s", "east": "e", "west": "w", "floor": "fl", "building": "bldg",
+}
+
+func foldAddress(s string) string {
+	ws := strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	for i, w := range ws {
+		if a, ok := streetWords[w]; ok {
+			ws[i] = a
+		}
+	}
+	return fold(strings.Join(ws, ""))
+}
+
+// sameAddress reports whether a and b name the same place: equal once
+// folded, or one holding the other (a street without its city).
+func sameAddress(a, b string) bool {
+	fa, fb := foldAddress(a), foldAddress(b)
+	if fa == fb {
+		return true
+	}
+	const minLen = 6
+	return len(fa) >= minLen && len(fb) >= minLen && (strings.Contains(fa, fb) || strings.Contains(fb, fa))
+}

@@ -1,0 +1,103 @@
+package memory
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// The lines that fence the card's block in a system message.
+const (
+	CardBegin = "[agentguard memory card]"
+	CardEnd   = "[end of memory card]"
+)
+
+// Inject returns messages with the card's text in the first system
+// message: appended to its last text part after a blank line (Anthropic
+// joins system messages without a separator), or, when there is no system
+// message, in a new one put first. The block is fenced by CardBegin and
+// CardEnd, and a block already there is replaced, so injecting again — the
+// same card or a newer one — never duplicates it; an empty or nil card
+// removes it.
+//
+// messages is never modified: not the slice, nor its backing array, nor
+// any message's Parts. The result shares the unchanged messages with it.
+// When there is nothing to do, Inject returns messages itself, clipped to
+// its length so that appending to the result copies.
+func Inject(messages []llms.MessageContent, c *Card) []llms.MessageContent {
+	var text string
+	if c != nil {
+		text = c.Text()
+	}
+	si := slices.IndexFunc(messages, func(m llms.MessageContent) bool { return m.Role == llms.ChatMessageTypeSystem })
+	if text == "" && (si < 0 || !hasBlock(messages[si])) {
+		return slices.Clip(messages)
+	}
+	block := CardBegin + "\n" + text + "\n" + CardEnd
+	if si < 0 {
+		out := make([]llms.MessageContent, 0, len(messages)+1)
+		out = append(out, llms.TextParts(llms.ChatMessageTypeSystem, block))
+		return append(out, messages...)
+	}
+	// Rebuild the system message's parts without old blocks, then add the
+	// new block to its last text part.
+	parts := make([]llms.ContentPart, 0, len(messages[si].Parts)+1)
+	for _, p := range messages[si].Parts {
+		if t, ok := p.(llms.TextContent); ok && strings.Contains(t.Text, CardBegin) {
+			t.Text = stripBlocks(t.Text)
+			if t.Text == "" {
+				continue
+			}
+			p = t
+		}
+		parts = append(parts, p)
+	}
+	if text != "" {
+		last := len(parts) - 1
+		if t, ok := lastText(parts); ok && t.Text != "" {
+			parts[last] = llms.TextContent{Text: t.Text + "\n\n" + block}
+		} else {
+			parts = append(parts, llms.TextContent{Text: block})
+		}
+	}
+	if len(parts) == 0 { // the message held only a card: drop it
+		return slices.Delete(slices.Clone(messages), si, si+1)
+	}
+	out := slices.Clone(messages)
+	out[si].Parts = parts
+	return out
+}
+
+func lastText(parts []llms.ContentPart) (llms.TextContent, bool) {
+	if len(parts) == 0 {
+		return llms.TextContent{}, false
+	}
+	t, ok := parts[len(parts)-1].(llms.TextContent)
+	return t, ok
+}
+
+func hasBlock(m llms.MessageContent) bool {
+	for _, p := range m.Parts {
+		if t, ok := p.(llms.TextContent); ok && strings.Contains(t.Text, CardBegin) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripBlocks removes every card block from s, with the blank line before
+// it. A block without its end line runs to the end of s.
+func stripBlocks(s string) string {
+	for {
+		i := strings.Index(s, CardBegin)
+		if i < 0 {
+			return s
+		}
+		end := len(s)
+		if j := strings.Index(s[i:], CardEnd); j >= 0 {
+			end = i + j + len(CardEnd)
+		}
+		s = strings.TrimRight(s[:i], "\n") + s[end:]
+	}
+}

@@ -1,0 +1,116 @@
+package memory
+
+import (
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tmc/langchaingo/llms"
+)
+
+// deepCopy copies messages down to their parts, to compare against later.
+func deepCopy(messages []llms.MessageContent) []llms.MessageContent {
+	if messages == nil {
+		return nil
+	}
+	out := make([]llms.MessageContent, len(messages))
+	for i, m := range messages {
+		out[i] = llms.MessageContent{Role: m.Role, Parts: slices.Clone(m.Parts)}
+	}
+	return out
+}
+
+func TestInject(t *testing.T) {
+	card := observeAll(t, "不要自动给我发短信通知", "My address is now 48 Pine Avenue, Shelbyville.")
+	block := CardBegin + "\n" + card.Text() + "\n" + CardEnd
+	human := llms.TextParts(llms.ChatMessageTypeHuman, "hi")
+	sys := func(parts ...string) llms.MessageContent { return llms.TextParts(llms.ChatMessageTypeSystem, parts...) }
+	tests := []struct {
+		name string
+		in   []llms.MessageContent
+		card *Card
+		want []llms.MessageContent
+	}{
+		{"prepends a system message", []llms.MessageContent{human}, card,
+			[]llms.MessageContent{sys(block), human}},
+		{"appends to the system message", []llms.MessageContent{sys("Be brief."), human}, card,
+			[]llms.MessageContent{sys("Be brief.\n\n" + block), human}},
+		{"appends to the last text part", []llms.MessageContent{sys("Be brief.", "Be kind."), human}, card,
+			[]llms.MessageContent{sys("Be brief.", "Be kind.\n\n"+block), human}},
+		{"uses the first system message", []llms.MessageContent{human, sys("A"), sys("B")}, card,
+			[]llms.MessageContent{human, sys("A\n\n" + block), sys("B")}},
+		{"adds a part after an image", []llms.MessageContent{{Role: llms.ChatMessageTypeSystem, Parts: []llms.ContentPart{llms.TextContent{Text: "A"}, llms.ImageURLContent{URL: "u"}}}, human}, card,
+			[]llms.MessageContent{{Role: llms.ChatMessageTypeSystem, Parts: []llms.ContentPart{llms.TextContent{Text: "A"}, llms.ImageURLContent{URL: "u"}, llms.TextContent{Text: block}}}, human}},
+		{"replaces an old card", []llms.MessageContent{sys("Be brief.\n\n" + CardBegin + "\nold card\n" + CardEnd + "\nTrailing rule."), human}, card,
+			[]llms.MessageContent{sys("Be brief.\nTrailing rule.\n\n" + block), human}},
+		{"an empty card removes the old one", []llms.MessageContent{sys("Be brief.\n\n" + CardBegin + "\nold\n" + CardEnd), human}, &Card{},
+			[]llms.MessageContent{sys("Be brief."), human}},
+		{"an empty card removes a system message that held only the card", []llms.MessageContent{sys(CardBegin + "\nold\n" + CardEnd), human}, nil,
+			[]llms.MessageContent{human}},
+		{"an empty card and no old one change nothing", []llms.MessageContent{sys("Be brief."), human}, &Card{},
+			[]llms.MessageContent{sys("Be brief."), human}},
+		{"no messages", nil, card, []llms.MessageContent{sys(block)}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := deepCopy(tt.in)
+			got := Inject(tt.in, tt.card)
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("Inject =\n%#v\nwant\n%#v", got, tt.want)
+			}
+			if !reflect.DeepEqual(tt.in, before) {
+				t.Errorf("Inject changed its input:\n%#v\nwas\n%#v", tt.in, before)
+			}
+			if again := Inject(got, tt.card); !reflect.DeepEqual(again, got) {
+				t.Errorf("Inject is not idempotent:\n%#v\nthen\n%#v", got, again)
+			}
+		})
+	}
+}
+
+func TestInjectLeavesCallerUntouched(t *testing.T) {
+	card := observeAll(t, "Don't text me.")
+	backing := make([]llms.MessageContent, 2, 8) // spare capacity: appending must not write here
+	backing[0] = llms.TextParts(llms.ChatMessageTypeSystem, "Be brief.", "Answer in English.")
+	backing[1] = llms.TextParts(llms.ChatMessageTypeHuman, "hi")
+	sysParts := backing[0].Parts
+	before := deepCopy(backing[:cap(backing)])
+
+	got := Inject(backing, card)
+	got = append(got, llms.TextParts(llms.ChatMessageTypeAI, "hello"))
+	got[1].Parts = append(got[1].Parts, llms.TextContent{Text: "appended"})
+	got[0].Parts[0] = llms.TextContent{Text: "overwritten"}
+
+	if !reflect.DeepEqual(backing[:cap(backing)], before) {
+		t.Errorf("the caller's backing array changed:\n%#v", backing[:cap(backing)])
+	}
+	if sysParts[0].(llms.TextContent).Text != "Be brief." || sysParts[1].(llms.TextContent).Text != "Answer in English." {
+		t.Errorf("the caller's Parts changed: %#v", sysParts)
+	}
+
+	// Nothing to inject: the same messages, clipped.
+	empty := Inject(backing, nil)
+	if &empty[0] != &backing[0] || cap(empty) != len(backing) {
+		t.Errorf("Inject with no card copied or did not clip")
+	}
+	if n := testing.AllocsPerRun(100, func() { Inject(backing, nil) }); n != 0 {
+		t.Errorf("Inject with no card allocates %v times", n)
+	}
+}
+
+func TestStripBlocks(t *testing.T) {
+	for in, want := range map[string]string{
+		"A\n\n" + CardBegin + "\nx\n" + CardEnd:                                          "A",
+		"A\n\n" + CardBegin + "\nx\n" + CardEnd + "\n\n" + CardBegin + "\ny\n" + CardEnd: "A",
+		"A\n\n" + CardBegin + "\nno end":                                                 "A",
+		"no card":                                                                        "no card",
+	} {
+		if got := stripBlocks(in); got != want {
+			t.Errorf("stripBlocks(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if strings.Contains(Inject([]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "A")}, &Card{})[0].Parts[0].(llms.TextContent).Text, CardBegin) {
+		t.Error("an empty card was injected")
+	}
+}
