@@ -464,7 +464,7 @@ func TestCriticalFindingFailsTrace(t *testing.T) {
 	if rep.Score != 100 || !rep.Passed {
 		t.Errorf("with provenance disabled: score %d passed %v", rep.Score, rep.Passed)
 	}
-	if got := guard.BuiltinRules(); len(got) != 11 || got[0] != guard.RuleAllowList {
+	if got := guard.BuiltinRules(); len(got) != 12 || got[0] != guard.RuleAllowList {
 		t.Errorf("BuiltinRules = %v", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -54,6 +55,10 @@ type Config struct {
 	// ConfirmWrites requires user confirmation before every state-changing
 	// call, not only those whose ToolPolicy sets Confirm.
 	ConfirmWrites bool
+	// Memory turns on the pinned memory card: constraints extracted from
+	// every user turn, injected into every model call, kept through
+	// compression and enforced before tool calls. Nil means off.
+	Memory *MemoryOptions
 	// Disable names built-in rules to leave out (e.g. RuleProvenance).
 	Disable []string
 	// Rules run after the built-in rules, in order.
@@ -171,6 +176,9 @@ func New(cfg Config) *Guard {
 			g.rules = append(g.rules, b.rule)
 		}
 	}
+	if cfg.Memory != nil && !slices.Contains(cfg.Disable, RuleMemory) {
+		g.rules = append(g.rules, memory.Enforcer{})
+	}
 	g.rules = append(g.rules, cfg.Rules...)
 	g.breakers = newBreakers(g.cfg)
 	g.fallback = g.newRecorder("", "")
@@ -183,13 +191,14 @@ type namedRule struct {
 }
 
 // BuiltinRules returns the names of the built-in rules, in the order they
-// run: the names Config.Disable understands.
+// run: the names Config.Disable understands. The last, RuleMemory, runs
+// only when Config.Memory is set.
 func BuiltinRules() []string {
 	var names []string
 	for _, b := range (&Guard{}).builtin() {
 		names = append(names, b.name)
 	}
-	return names
+	return append(names, RuleMemory) // runs when Config.Memory is set
 }
 
 func (g *Guard) builtin() []namedRule {

@@ -75,7 +75,7 @@ type modelTurn struct {
 // it), calls the model under its breaker, timeout and retries, records and
 // judges the answer, and asks again on Retry.
 func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model, messages []llms.MessageContent, options []llms.CallOption) (modelTurn, error) {
-	latest := g.recordUserTurns(rec, messages)
+	card, latest := g.observeTurns(ctx, rec, messages)
 	opts := callOptions(options)
 	turn := modelTurn{offered: toolSpecs(opts)}
 	rec.SetTools(turn.offered)
@@ -101,8 +101,9 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			turn.findings = append(turn.findings, findings...)
 			return stop(v, f)
 		}
+		sent := g.withCard(rec, card, messages)
 		s := &trace.Step{Kind: trace.KindModel, Name: opts.Model, Start: g.now()}
-		resp, err := g.callModel(ctx, m, messages, options, func(role string, err error, took time.Duration) {
+		resp, err := g.callModel(ctx, m, sent, options, func(role string, err error, took time.Duration) {
 			name := opts.Model
 			if role != "primary" {
 				name = role
@@ -124,7 +125,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		if fc := choice.FuncCall; fc != nil && len(choice.ToolCalls) == 0 {
 			s.Calls = append(s.Calls, trace.Call{Name: fc.Name, Args: fc.Arguments})
 		}
-		g.usage(s, choice, messages)
+		g.usage(s, choice, sent)
 		findings, v := g.judge(rec, s)
 		if v != trace.Allow && st.streamed {
 			for i := range findings {
@@ -151,25 +152,6 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		turn.resp, turn.verdict = resp, trace.Allow
 		return turn, st.release()
 	}
-}
-
-// recordUserTurns appends the human messages the recorder has not seen yet
-// and returns the text of the latest one, or "" when there was none.
-func (g *Guard) recordUserTurns(rec *trace.Recorder, messages []llms.MessageContent) string {
-	seen := rec.UserTurns()
-	n := 0
-	latest := ""
-	for _, m := range messages {
-		if m.Role != llms.ChatMessageTypeHuman || isGuardFeedback(m) {
-			continue
-		}
-		if n >= seen {
-			latest = messageText(m)
-			rec.UserTurn(latest)
-		}
-		n++
-	}
-	return latest
 }
 
 func isGuardFeedback(m llms.MessageContent) bool {

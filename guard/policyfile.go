@@ -70,6 +70,7 @@ const maxPolicySize = 16 << 20
 //	disable                [string]   Disable: built-in rules to leave out, by name (see below)
 //	require_approval       [string]   RequireApproval: tools whose calls pause Run for a human
 //	pass_score             integer    PassScore: the trajectory score a trace needs to pass; 0 means 80
+//	memory                 object     Memory: present turns the memory card on; {"budget": N} sets the token budget
 //	penalty                integer    Penalty: points off the score per violation; 0 means 20
 //	shadow                 boolean    Shadow: detect only, enforce nothing
 //	max_retries            integer    MaxRetries: model retries after a Retry verdict; 0 means 1, negative never
@@ -136,9 +137,14 @@ type policyFile struct {
 	HandoffMessage      string                `json:"handoff_message"`
 	MaxField            int                   `json:"max_field"`
 	PassScore           int                   `json:"pass_score"`
+	Memory              *policyMemory         `json:"memory"`
 	Penalty             int                   `json:"penalty"`
 	Resilience          policyResilience      `json:"resilience"`
 	Tools               map[string]policyTool `json:"tools"`
+}
+
+type policyMemory struct {
+	Budget int `json:"budget"`
 }
 
 type policyTool struct {
@@ -180,6 +186,13 @@ func (d *duration) UnmarshalJSON(b []byte) error {
 	}
 	*d = duration(v)
 	return nil
+}
+
+func (m *policyMemory) options() *MemoryOptions {
+	if m == nil {
+		return nil
+	}
+	return &MemoryOptions{Budget: m.Budget}
 }
 
 // neverEmpty is the IsEmpty of tools whose empty result is their normal answer.
@@ -479,6 +492,7 @@ func (p *policyFile) config() (Config, error) {
 		HandoffMessage:      p.HandoffMessage,
 		MaxField:            p.MaxField,
 		PassScore:           p.PassScore,
+		Memory:              p.Memory.options(),
 		Penalty:             p.Penalty,
 		Resilience: Resilience{
 			ToolTimeout:     time.Duration(p.Resilience.ToolTimeout),

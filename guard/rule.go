@@ -37,6 +37,10 @@ const (
 	RuleArguments  = "tool-arguments"
 	RuleToolError  = "tool-error"
 	RuleIterations = "max-iterations"
+	// RuleMemory names the memory card's enforcement in Config.Disable; its
+	// findings are memory.RuleProhibition, memory.RuleStaleAddress and
+	// memory.RuleTimeRange.
+	RuleMemory = "memory"
 )
 
 // AllowList blocks tool calls to tools not named in allowed. With no names,
