@@ -35,8 +35,40 @@
 // aborts on tool errors. In shadow mode (Config.Shadow) every rule runs and
 // every finding is recorded, but nothing is enforced.
 //
-// Built-in rules: AllowList, LoopLimit, MaxSteps and ValidArguments, tuned
-// by Config; Config.Rules adds your own.
+// # Built-in rules and gates
+//
+// All are on by default and tuned by Config; Config.Disable leaves one out
+// by name (BuiltinRules), Config.Rules adds your own:
+//
+//   - AllowList, ValidArguments (JSON schema), LoopLimit, MaxSteps;
+//   - IntentGate: a misread or unsure intent (Config.Classifier) → Clarify
+//     with a question offering the top candidates;
+//   - EmptyResultGate: an empty tool result may not become "there are no
+//     records" or invented data → Clarify (confirm the key), Retry or Handoff;
+//   - SimilarityGate: no or weak retrieval evidence → the refusal template,
+//     before the model is called;
+//   - Grounding: citations and quoted clause numbers must come from
+//     documents retrieved in this trace;
+//   - Invariants: amounts ≥ 0, valid dates, JSON answers on JSON routes;
+//   - Provenance: identifying values passed to state-changing tools must
+//     come from the user, the memory card or an earlier result about the
+//     same entity, never only from untrusted or instruction-carrying content;
+//   - Confirmation: writes that need it wait for the user's explicit yes;
+//   - with Config.Memory, memory.Enforcer: tool calls may not break the
+//     constraints on the pinned memory card ("don't text me").
+//
+// Tools are annotated by Config.Tools (ToolPolicy: effect, trust,
+// confirmation, retrieval, schema, timeout). Every tool and the model run
+// under a circuit breaker, a timeout and bounded retries (Config.Resilience),
+// with an optional fallback model. Streamed answers are judged too
+// (Config.BufferStreams).
+//
+// # Offline
+//
+// Evaluate scores a recorded trace (100 minus Config.Penalty per violation;
+// a critical violation fails it), TrajectoryMatch compares its tool calls
+// with an expected trajectory, and LoadPolicy reads a Config from a JSON
+// policy file, as examples/evaluate does.
 //
 // # Traces and the ledger
 //
