@@ -72,9 +72,10 @@ func IntentGate(labels []string, min float64) Rule {
 				return nil
 			}
 			src = nil
-			for _, p := range slices.Backward(sameTurn(t, s.Turn)) {
-				if p.Intent != "" {
-					src = p
+			steps := sameTurn(t, s.Turn)
+			for i := len(steps) - 1; i >= 0; i-- {
+				if steps[i].Intent != "" {
+					src = steps[i]
 					break
 				}
 			}
@@ -218,9 +219,10 @@ func SimilarityGate(tools ToolPolicies, min float64, byRoute map[string]float64)
 			return nil
 		}
 		var last *trace.Step
-		for _, p := range slices.Backward(sameTurn(t, s.Turn)) {
-			if tools.isRetrieval(p) {
-				last = p
+		steps := sameTurn(t, s.Turn)
+		for i := len(steps) - 1; i >= 0; i-- {
+			if tools.isRetrieval(steps[i]) {
+				last = steps[i]
 				break
 			}
 		}

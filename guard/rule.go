@@ -1,7 +1,6 @@
 package guard
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -69,8 +68,7 @@ func AllowList(allowed ...string) Rule {
 }
 
 // LoopLimit blocks the n-th consecutive call of the same tool with the same
-// arguments (arguments compared as JSON, so spacing and key order do not
-// matter). Other tools' calls in between break the run; gate steps do not.
+// arguments (compared ignoring white space outside strings). Other tools' calls in between break the run; gate steps do not.
 // n below 2 disables the rule.
 func LoopLimit(n int) Rule {
 	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
@@ -167,16 +165,47 @@ func findSpec(specs []trace.ToolSpec, name string) json.RawMessage {
 	return nil
 }
 
-// sameArgs compares two argument strings, as JSON when both parse.
+// sameArgs compares two argument strings, ignoring white space outside
+// JSON strings, without allocating: `{"a": 1}` and `{"a":1}` are the same
+// call; key order counts.
 func sameArgs(a, b string) bool {
 	if a == b {
 		return true
 	}
-	var x, y any
-	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
-		return bytes.Equal(bytes.TrimSpace([]byte(a)), bytes.TrimSpace([]byte(b)))
+	i, j := 0, 0
+	inA, inB := false, false // inside a JSON string
+	escA, escB := false, false
+	for {
+		for i < len(a) && !inA && isSpace(a[i]) {
+			i++
+		}
+		for j < len(b) && !inB && isSpace(b[j]) {
+			j++
+		}
+		if i == len(a) || j == len(b) {
+			return i == len(a) && j == len(b)
+		}
+		if a[i] != b[j] {
+			return false
+		}
+		inA, escA = stringState(a[i], inA, escA)
+		inB, escB = stringState(b[j], inB, escB)
+		i++
+		j++
 	}
-	ja, _ := json.Marshal(x) // maps marshal with sorted keys
-	jb, _ := json.Marshal(y)
-	return bytes.Equal(ja, jb)
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+// stringState tracks whether a scan is inside a JSON string after byte c.
+func stringState(c byte, in, esc bool) (bool, bool) {
+	switch {
+	case esc:
+		return in, false
+	case in && c == '\\':
+		return in, true
+	case c == '"':
+		return !in, false
+	}
+	return in, false
 }
