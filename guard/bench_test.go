@@ -1,0 +1,75 @@
+package guard_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/trace"
+	"go.opentelemetry.io/otel/attribute"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+)
+
+// benchStep runs one tool call through a wrapped tool per iteration, in a
+// fresh trace every 16 calls so the trace stays small.
+func benchStep(b *testing.B, g *guard.Guard, args func(i int) string) {
+	tool := g.WrapTool(guardtest.NewTool("query_order", "", func(context.Context, string) (string, error) {
+		return `{"status":"shipped"}`, nil
+	}).WithParameters(orderSchema))
+	ctx, _ := g.StartTrace(context.Background(), "s", "r")
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if i%16 == 0 {
+			b.StopTimer()
+			ctx, _ = g.StartTrace(context.Background(), "s", "r")
+			b.StartTimer()
+		}
+		if _, err := tool.Call(ctx, args(i)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+var orderArgs = []string{`{"order_id":"A1001"}`, `{"order_id":"A1002"}`}
+
+// BenchmarkGuardedStep is one tool call through the wrapper with every
+// default rule on and in-memory recording, no violation.
+func BenchmarkGuardedStep(b *testing.B) {
+	benchStep(b, guard.New(guard.Config{}), func(i int) string { return orderArgs[i%2] })
+}
+
+// BenchmarkGuardedStepViolation is the same with a violation (a loop) on
+// every other call, written to a sink.
+func BenchmarkGuardedStepViolation(b *testing.B) {
+	sink := guard.SinkFunc(func(context.Context, trace.Violation) (uint64, error) { return 1, nil })
+	benchStep(b, guard.New(guard.Config{LoopLimit: 2, Ledger: sink}), func(int) string { return orderArgs[0] })
+}
+
+// BenchmarkOTelSpanBaseline is the yardstick: one OpenTelemetry SDK span
+// with a simple processor, an exporter that drops everything and five
+// attributes.
+func BenchmarkOTelSpanBaseline(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sdktrace.NewSimpleSpanProcessor(discardExporter{})))
+	defer tp.Shutdown(context.Background())
+	tracer := tp.Tracer("bench")
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		_, span := tracer.Start(ctx, "execute_tool query_order")
+		span.SetAttributes(
+			attribute.String("gen_ai.operation.name", "execute_tool"),
+			attribute.String("gen_ai.tool.name", "query_order"),
+			attribute.String("gen_ai.tool.call.id", "call_1"),
+			attribute.Int("agentguard.step", 3),
+			attribute.Bool("agentguard.blocked", false),
+		)
+		span.End()
+	}
+}
+
+type discardExporter struct{}
+
+func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
+func (discardExporter) Shutdown(context.Context) error                             { return nil }
