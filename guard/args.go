@@ -117,7 +117,7 @@ func Invariants(jsonRoutes []string, invariants ...Invariant) Rule {
 		switch {
 		case s.Kind == trace.KindTool:
 			raw, tool = s.Args, s.Name
-		case s.Kind == trace.KindModel && s.Result != "" && len(s.Calls) == 0 && slices.Contains(jsonRoutes, t.Route):
+		case s.Kind == trace.KindModel && s.Result != "" && len(s.Calls) == 0 && s.Intent == "" && !s.Blocked && slices.Contains(jsonRoutes, t.Route):
 			raw = stripFence(s.Result)
 			var v any
 			if err := json.Unmarshal([]byte(raw), &v); err != nil {

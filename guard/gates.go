@@ -22,9 +22,10 @@ const (
 // zero ToolPolicy.
 type ToolPolicies map[string]ToolPolicy
 
-// isRetrieval reports whether step p returned documents.
+// isRetrieval reports whether step p returned documents: a retrieval step,
+// or a tool step of a retrieval tool or that recorded document ids.
 func (tp ToolPolicies) isRetrieval(p *trace.Step) bool {
-	return p.Kind == trace.KindRetrieval || (p.Kind == trace.KindTool && !p.Blocked && p.Error == "" && tp[p.Name].Retrieval)
+	return p.Kind == trace.KindRetrieval || (p.Kind == trace.KindTool && !p.Blocked && p.Error == "" && (tp[p.Name].Retrieval || len(p.DocIDs) > 0))
 }
 
 // docs returns a retrieval step's document ids and scores, read from the
