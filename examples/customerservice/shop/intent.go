@@ -11,10 +11,10 @@ import (
 var Intents = []string{"check_order_status", "change_the_address", "return_an_item", "ask_about_policy", "cancel_an_order", "say_hello", "confirm_a_request"}
 
 var intentWords = map[string][]string{
-	"check_order_status": {"where", "track", "status", "shipped", "到哪", "物流", "text me"},
+	"check_order_status": {"where", "track", "status", "shipped", "到哪", "物流", "text me", "issue", "有问题"},
 	"change_the_address": {"address", "地址", "deliver to"},
-	"return_an_item":     {"return", "broken", "refund", "退货", "退"},
-	"ask_about_policy":   {"policy", "return policy", "warranty", "compensation", "政策", "保修", "赔偿"},
+	"return_an_item":     {"return", "broken", "refund", "退货", "退", "issue", "有问题"},
+	"ask_about_policy":   {"policy", "return policy", "warranty", "compensation", "政策", "保修", "赔偿", "price protection", "price-match", "guarantee", "价保", "发票", "invoice"},
 	"cancel_an_order":    {"cancel", "取消"},
 	"say_hello":          {"hello", "hi ", "你好", "thanks", "谢谢"},
 }

@@ -24,6 +24,8 @@ var KnowledgeBase = []Doc{
 	{ID: "KB-SHP-02", Title: "修改收货地址", Text: "订单发货前可以修改收货地址；发货后需联系物流公司改派。"},
 	{ID: "KB-WAR-01", Title: "Warranty", Text: "Electronics carry a 12 month warranty covering manufacturing defects, not accidental damage."},
 	{ID: "KB-REF-01", Title: "Refund timing", Text: "Refunds are issued to the original payment method within 5 business days after the return is received."},
+	{ID: "KB-WAR-02", Title: "保修政策", Text: "电子产品自签收起享受12个月保修，仅覆盖制造缺陷，不包括跌落、进水等意外损坏。"},
+	{ID: "KB-REF-02", Title: "退款时效", Text: "退货商品签收后5个工作日内，退款原路返回。"},
 }
 
 // Search ranks the knowledge base against query with BM25 (k1 = 1.2,

@@ -39,6 +39,8 @@ func New() *Shop {
 		{ID: "A1003", Customer: "Zhang Wei", Item: "USB-C charger", Status: "delivered", TrackingNo: "SF1003", Address: "9 Nanjing Rd, Shanghai", Phone: "+86 137 0000 1003"},
 		{ID: "A1004", Customer: "Wang Fang", Item: "Smart watch", Status: "shipped", TrackingNo: "SF404", Address: "3 Tianfu Sq, Chengdu", Phone: "+86 136 0000 1004"},
 		{ID: "A1005", Customer: "Chen Jie", Item: "Bluetooth speaker", Status: "shipped", TrackingNo: "SF0000", Address: "5 Xihu Rd, Hangzhou", Phone: "+86 135 0000 1005"},
+		{ID: "A1006", Customer: "Olivia Chen", Item: "Desk lamp", Status: "pending", Address: "12 Oak Street, Springfield", Phone: "+1 555 010 1006"},
+		{ID: "A1007", Customer: "赵磊", Item: "蓝牙耳机", Status: "delivered", TrackingNo: "SF1007", Address: "广州市天河区体育西路 1 号", Phone: "+86 133 0000 1007"},
 	} {
 		s.orders[o.ID] = &o
 	}
