@@ -1,0 +1,212 @@
+// Command healthcheck is the offline health check of the demo
+// customer-service agent: it replays the 30-case golden set through the
+// guard twice — once in shadow mode ("unguarded": every rule detects, none
+// enforces) and once enforcing ("guarded") — scores both on five
+// dimensions, compares them, and writes the reports. It needs no network
+// and no API key.
+//
+//	go run ./examples/healthcheck [-out DIR] [-repeats N] [-floor F] [-cases FILE] [-parallel N]
+//
+// DIR receives unguarded/ and guarded/, each with execution_trace.jsonl
+// and report.{json,md,html}, the shared ledger/, and the comparison as
+// report.{json,md,html}. The command prints the five-dimension table
+// before and after and the path of report.html, and exits with status 1
+// when the guarded total falls below the floor (on the 100-point scale),
+// so that the same command can gate a release; status 2 means it could not
+// run, or was interrupted (Ctrl-C keeps and scores the runs that finished).
+//
+// The default floor, 50, sits between the demo's two totals: the guarded
+// agent clears it, the same agent with its guard rails only watching does
+// not, so a change that disables a guard rail fails the check.
+//
+// The demo's golden set is testdata/golden.jsonl (see package trace/replay
+// for the format); the agent is examples/customerservice/shop, with its
+// guard configuration (see demoConfig).
+package main
+
+import (
+	"bytes"
+	"context"
+	_ "embed"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+
+	"github.com/agentguard/agentguard/examples/customerservice/shop"
+	"github.com/agentguard/agentguard/ledger"
+	"github.com/agentguard/agentguard/ledger/health"
+	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/replay"
+)
+
+//go:embed testdata/golden.jsonl
+var goldenSet []byte
+
+// errBelowFloor is returned when the guarded total is below the floor.
+var errBelowFloor = errors.New("guarded total below the floor")
+
+type options struct {
+	out      string
+	repeats  int
+	parallel int
+	floor    float64
+	cases    string // golden set file; "" means the embedded one
+	progress io.Writer
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.out, "out", "", "output directory (default: a fresh temporary directory)")
+	flag.IntVar(&o.repeats, "repeats", 3, "runs per case")
+	flag.IntVar(&o.parallel, "parallel", 0, "runs at once (default: the number of CPUs)")
+	flag.Float64Var(&o.floor, "floor", 50, "lowest acceptable guarded total, on the 100-point scale")
+	flag.StringVar(&o.cases, "cases", "", "golden set, JSONL (default: the demo's 30 cases)")
+	flag.Parse()
+	if fi, err := os.Stdout.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+		o.progress = os.Stdout
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	err := run(ctx, o, os.Stdout)
+	switch {
+	case errors.Is(err, errBelowFloor):
+		fmt.Fprintln(os.Stderr, "healthcheck:", err)
+		os.Exit(1)
+	case err != nil:
+		fmt.Fprintln(os.Stderr, "healthcheck:", err)
+		os.Exit(2)
+	}
+}
+
+func run(ctx context.Context, o options, w io.Writer) error {
+	if o.repeats < 1 {
+		return fmt.Errorf("-repeats %d: want 1 or more", o.repeats)
+	}
+	cases, err := loadCases(o.cases)
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		if o.out, err = os.MkdirTemp("", "agentguard-health-"); err != nil {
+			return err
+		}
+	}
+	led, err := ledger.Open(filepath.Join(o.out, "ledger"), ledger.Options{})
+	if err != nil {
+		return err
+	}
+	defer led.Close()
+
+	var reports []*health.Report
+	var interrupted error
+	for _, mode := range []struct {
+		label  string
+		shadow bool
+	}{{"unguarded", true}, {"guarded", false}} {
+		rep, err := replayAndScore(ctx, cases, led, o, mode.label, mode.shadow)
+		if rep == nil {
+			return err
+		}
+		reports = append(reports, rep)
+		if err != nil { // interrupted: keep what finished, stop here
+			interrupted = err
+			break
+		}
+	}
+	if len(reports) < 2 {
+		fmt.Fprintf(w, "interrupted: partial %s report in %s\n", reports[0].Label, filepath.Join(o.out, reports[0].Label, health.FileHTML))
+		return interrupted
+	}
+	cmp := health.Compare(reports[0], reports[1], trace.Accuracy, trace.Coherence, trace.Memory)
+	if err := cmp.WriteFiles(o.out); err != nil {
+		return err
+	}
+	printTable(w, cmp)
+	fmt.Fprintf(w, "report: %s\n", filepath.Join(o.out, health.FileHTML))
+	if interrupted != nil {
+		return interrupted
+	}
+	if g := reports[1].Points; g < o.floor {
+		return fmt.Errorf("%w: %.1f < %.1f", errBelowFloor, g, o.floor)
+	}
+	return nil
+}
+
+func loadCases(name string) ([]replay.Case, error) {
+	if name == "" {
+		return replay.LoadCases(bytes.NewReader(goldenSet), "testdata/golden.jsonl")
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return replay.LoadCases(f, name)
+}
+
+// replayAndScore replays the cases in one mode, writes the traces and the
+// report into out/label, and returns the report. When ctx ends the replay
+// early, it scores what finished and returns the report with ctx's error.
+func replayAndScore(ctx context.Context, cases []replay.Case, led *ledger.Ledger, o options, label string, shadow bool) (*health.Report, error) {
+	dir := filepath.Join(o.out, label)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, "execution_trace.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	runs, replayErr := replay.Replay(ctx, cases, newDemoAgent, replay.Config{
+		Guard:    demoConfig(led, shadow),
+		Label:    label,
+		Repeats:  o.repeats,
+		Parallel: o.parallel,
+		Traces:   f,
+		Progress: o.progress,
+	})
+	if replayErr != nil && ctx.Err() == nil {
+		return nil, replayErr // the traces could not be written
+	}
+	rep, err := health.Score(context.WithoutCancel(ctx), cases, runs, led, health.Options{Label: label, Knowledge: knowledge()})
+	if err != nil {
+		return nil, err
+	}
+	if err := rep.WriteFiles(dir); err != nil {
+		return nil, err
+	}
+	return rep, replayErr
+}
+
+// knowledge is the demo's knowledge base, for the fabrication screen.
+func knowledge() []health.Document {
+	var ds []health.Document
+	for _, d := range shop.KnowledgeBase {
+		ds = append(ds, health.Document{ID: d.ID, Text: d.Title + "\n" + d.Text})
+	}
+	return ds
+}
+
+func printTable(w io.Writer, c *health.Comparison) {
+	b, a := c.Before, c.After
+	fmt.Fprintf(w, "%-12s %10s %10s %8s\n", "dimension", b.Label, a.Label, "change")
+	for _, d := range c.Deltas {
+		fmt.Fprintf(w, "%-12s %10.1f %10.1f %+8.1f\n", d.Dimension, d.Before, d.After, d.Change)
+	}
+	fmt.Fprintf(w, "%-12s %10s %10s %+8.1f\n", "total", fmt.Sprintf("%.2f/%.0f", b.Total, b.Points), fmt.Sprintf("%.2f/%.0f", a.Total, a.Points), c.PointsDelta)
+	fmt.Fprintf(w, "%-12s %10s %10s\n", "band", b.Band, a.Band)
+	rate := func(name string, x, y float64) {
+		fmt.Fprintf(w, "%-12s %9.1f%% %9.1f%% %+7.1f\n", name, 100*x, 100*y, 100*(y-x))
+	}
+	rate("fabrication", b.Rates.Fabrication, a.Rates.Fabrication)
+	rate("cascade", b.Rates.Cascade, a.Rates.Cascade)
+	rate("amnesia", b.Rates.Amnesia, a.Rates.Amnesia)
+	rate("drift", b.Metrics.DriftRate, a.Metrics.DriftRate)
+	if c.Flagged {
+		fmt.Fprintf(w, "side effect flagged: %v fell by %.0f or more\n", c.SideEffects, health.SideEffectDrop)
+	}
+}
