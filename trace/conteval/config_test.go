@@ -1,0 +1,149 @@
+package conteval
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+const fullConfig = `{
+  "version": "2025-06-01",
+  "sampling": {"seed": 7, "hash_consistent": true, "head_rate": 0.02, "tail_per_route": 5,
+               "min_confidence": 0.5, "cost_percentile": 0.95, "cost_multiplier": 3,
+               "route_cost": {"order-status": 0.004}},
+  "gate": {"floor": 0.9, "max_width": 0.1, "level": 0.9, "resamples": 5000, "seed": 3},
+  "judge": {"head_share": 0.25, "max_calls": 20, "input_per_million": 0.15, "output_per_million": 0.6},
+  "assertions": {"allowed_tools": ["query_order"], "json_routes": ["order-api"], "retrieval_tools": ["search_kb"],
+                 "min_similarity": 0.2, "route_similarity": {"after-sales": 0.3},
+                 "refusal_texts": ["Sorry."], "disable": ["allow-list"]},
+  "cost_per_sample": 0.0001,
+  "history_rounds": 5
+}`
+
+func TestParseConfig(t *testing.T) {
+	got, err := ParseConfig([]byte(fullConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		Version: "2025-06-01",
+		Sampling: Sampling{Seed: 7, HashConsistent: true, HeadRate: 0.02, TailPerRoute: 5, MinConfidence: 0.5,
+			CostPercentile: 0.95, CostMultiplier: 3, RouteCost: map[string]float64{"order-status": 0.004}},
+		Gate:  Gate{Floor: 0.9, MaxWidth: 0.1, Level: 0.9, Resamples: 5000, Seed: 3},
+		Judge: JudgeConfig{HeadShare: 0.25, MaxCalls: 20, InputPerMillion: 0.15, OutputPerMillion: 0.6},
+		Assertions: AssertionConfig{AllowedTools: []string{"query_order"}, JSONRoutes: []string{"order-api"},
+			RetrievalTools: []string{"search_kb"}, MinSimilarity: 0.2, RouteSimilarity: map[string]float64{"after-sales": 0.3},
+			RefusalTexts: []string{"Sorry."}, Disable: []string{"allow-list"}},
+		CostPerSample: 0.0001,
+		HistoryRounds: 5,
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ParseConfig =\n%+v\nwant\n%+v", got, want)
+	}
+	minimal, err := ParseConfig([]byte(`{"version":"v1"}`))
+	if err != nil || !reflect.DeepEqual(minimal, Config{Version: "v1"}) {
+		t.Errorf("minimal config: %+v, %v", minimal, err)
+	}
+}
+
+func TestParseConfigErrors(t *testing.T) {
+	tests := []struct {
+		name, text, want string
+	}{
+		{"no version", `{"sampling":{"head_rate":0.1}}`, `no "version"`},
+		{"empty version", `{"version":""}`, `no "version"`},
+		{"unknown key", `{"version":"v","sampling":{"head_rat":0.1}}`, `unknown field "head_rat"`},
+		{"not JSON", `version: 1`, "invalid character"},
+		{"two objects", `{"version":"v"} {}`, "text after"},
+		{"head rate", `{"version":"v","sampling":{"head_rate":1.5}}`, "sampling.head_rate is 1.5"},
+		{"negative head rate", `{"version":"v","sampling":{"head_rate":-0.1}}`, "sampling.head_rate"},
+		{"floor", `{"version":"v","gate":{"floor":95}}`, "gate.floor is 95"},
+		{"level", `{"version":"v","gate":{"level":1}}`, "gate.level is 1"},
+		{"resamples", `{"version":"v","gate":{"resamples":-1}}`, "gate.resamples"},
+		{"price", `{"version":"v","judge":{"input_per_million":-1}}`, "judge prices"},
+		{"route cost", `{"version":"v","sampling":{"route_cost":{"a":-1}}}`, `route_cost["a"]`},
+		{"disable", `{"version":"v","assertions":{"disable":["nope"]}}`, `names "nope"`},
+		{"type", `{"version":"v","sampling":{"seed":"1"}}`, "cannot unmarshal"},
+		{"guard rule", `{"version":"v","assertions":{"guard_rules":["tool-allow-list"]}}`, `guard_rules names "tool-allow-list"`},
+		{"guard rule twice", `{"version":"v","assertions":{"guard_rules":["loop","loop"]}}`, `guard_rules names "loop"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tt.text))
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("err = %v, want ErrConfig", err)
+			}
+			var e *Error
+			if !errors.As(err, &e) || !strings.HasPrefix(err.Error(), "conteval: config: invalid config") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %q, want it to mention %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadConfig(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.json")
+	if err := os.WriteFile(path, []byte(`{"version":"v9","sampling":{"head_rate":0.5}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := LoadConfig(path)
+	if err != nil || c.Version != "v9" || c.Sampling.HeadRate != 0.5 {
+		t.Errorf("LoadConfig = %+v, %v", c, err)
+	}
+	_, err = LoadConfig(filepath.Join(dir, "missing.json"))
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "missing.json") {
+		t.Errorf("missing file: %v", err)
+	}
+	os.WriteFile(path, []byte(`{"version":"v9","gate":{"floor":2}}`), 0o600)
+	if _, err := LoadConfig(path); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `"`+path+`"`) {
+		t.Errorf("bad file: %v", err)
+	}
+}
+
+func TestFingerprint(t *testing.T) {
+	base := Config{Version: "a"}
+	tests := []struct {
+		name string
+		c    Config
+		same bool
+	}{
+		{"other version", Config{Version: "b"}, true},
+		{"explicit defaults", Config{Version: "a", Sampling: Sampling{HeadRate: 0.05, TailPerRoute: 3}, Gate: Gate{Floor: 0.95}}, true},
+		{"head rate", Config{Version: "a", Sampling: Sampling{HeadRate: 0.1}}, false},
+		{"floor", Config{Version: "a", Gate: Gate{Floor: 0.9}}, false},
+		{"allow-list", Config{Version: "a", Assertions: AssertionConfig{AllowedTools: []string{"x"}}}, false},
+	}
+	for _, tt := range tests {
+		if got := tt.c.Fingerprint() == base.Fingerprint(); got != tt.same {
+			t.Errorf("%s: same fingerprint = %v, want %v", tt.name, got, tt.same)
+		}
+	}
+	if len(base.Fingerprint()) != 12 {
+		t.Errorf("fingerprint %q, want 12 hex digits", base.Fingerprint())
+	}
+}
+
+func FuzzParseConfig(f *testing.F) {
+	f.Add([]byte(fullConfig))
+	f.Add([]byte(`{"version":"v"}`))
+	f.Add([]byte(`{"version":"v","sampling":{"head_rate":1e400}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := ParseConfig(data)
+		if err != nil {
+			if !errors.Is(err, ErrConfig) {
+				t.Fatalf("error %v does not wrap ErrConfig", err)
+			}
+			return
+		}
+		if c.Version == "" || c.Validate() != nil {
+			t.Fatalf("accepted %+v", c)
+		}
+		// An accepted config runs.
+		_ = Select(nil, c.Sampling)
+		_ = c.Gate.Judge(1, 2)
+	})
+}
