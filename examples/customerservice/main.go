@@ -14,7 +14,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/agentguard/agentguard/examples/customerservice/shop"
@@ -48,29 +47,6 @@ var conversations = []conversation{
 	{"c13-address-after-shipping", "order-change", []string{"Change the address of order A1001 to 8 Huaihai Rd, Shanghai."}, true},
 	{"c14-no-sms-zh", "order-change", []string{"你好，请不要给我发短信通知。", "订单 A1002 的收货地址改成杭州市西湖区文三路 90 号。", "是的"}, true},
 }
-
-// addressOnlyWhilePending is a domain policy written as code: a delivery
-// address changes only while the order is pending, as the order lookup in
-// this trace says.
-var addressOnlyWhilePending = guard.RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
-	if s.Kind != trace.KindTool || s.Name != "update_address" {
-		return nil
-	}
-	id := s.ArgString("order_id")
-	for _, p := range slices.Backward(t.ToolSteps("query_order")) {
-		if p.ArgString("order_id") != id {
-			continue
-		}
-		if status := p.ResultString("status"); status != "pending" {
-			return []trace.Finding{{
-				Rule: "address-only-while-pending", Verdict: trace.Handoff, Dimension: trace.Accuracy, Severity: trace.Error,
-				Message: fmt.Sprintf("order %s is %s; its address can no longer change", id, status), Tags: []string{"policy"},
-			}}
-		}
-		return nil
-	}
-	return nil
-})
 
 func main() {
 	out := flag.String("out", "", "directory for traces.jsonl and the ledger (default: a fresh temporary directory)")
@@ -171,24 +147,9 @@ func run(ctx context.Context, out string, shadow, quiet bool, modelSpec string, 
 	return nil
 }
 
-// demoGuard is the guard the demo runs under: the built-in gates, a domain
-// policy, the classifier, the memory card, approval for returns and tool
-// annotations.
+// demoGuard is the guard the demo runs under (see shop.GuardConfig).
 func demoGuard(sink guard.Sink, shadow bool) *guard.Guard {
-	return guard.New(guard.Config{
-		Ledger:          sink,
-		Shadow:          shadow,
-		Rules:           []guard.Rule{addressOnlyWhilePending},
-		RequireApproval: []string{"submit_return"},
-		Classifier:      guard.ClassifierFunc(shop.Classify),
-		Intents:         shop.Intents,
-		Tools: guard.ToolPolicies{
-			"search_kb":      {Retrieval: true},
-			"update_address": {Confirm: true},
-		},
-		Memory:  &guard.MemoryOptions{Budget: 2000},
-		Pricing: guard.Pricing{InputPerMillion: 2.5, OutputPerMillion: 10}, // gpt-4o list prices, USD
-	})
+	return guard.New(shop.GuardConfig(sink, shadow))
 }
 
 // printSteps prints the trace's steps from index from on and returns the new count.

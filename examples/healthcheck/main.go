@@ -162,7 +162,7 @@ func replayAndScore(ctx context.Context, cases []replay.Case, led *ledger.Ledger
 	}
 	defer f.Close()
 	runs, replayErr := replay.Replay(ctx, cases, newDemoAgent, replay.Config{
-		Guard:    demoConfig(led, shadow),
+		Guard:    shop.GuardConfig(led, shadow),
 		Label:    label,
 		Repeats:  o.repeats,
 		Parallel: o.parallel,

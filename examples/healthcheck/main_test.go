@@ -11,6 +11,7 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/agentguard/agentguard/examples/customerservice/shop"
 	"github.com/agentguard/agentguard/ledger/health"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/replay"
@@ -176,7 +177,7 @@ func BenchmarkReplayDemo(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				runs, err := replay.Replay(context.Background(), cases, newDemoAgent, replay.Config{Guard: demoConfig(nil, mode.shadow), Label: mode.name})
+				runs, err := replay.Replay(context.Background(), cases, newDemoAgent, replay.Config{Guard: shop.GuardConfig(nil, mode.shadow), Label: mode.name})
 				if err != nil || len(runs) != 90 {
 					b.Fatalf("%d runs, %v", len(runs), err)
 				}
