@@ -51,7 +51,7 @@ func ExampleEvaluate() {
 		ID:    "t1",
 		Tools: []trace.ToolSpec{{Name: "search_kb"}},
 		Steps: []*trace.Step{
-			{Index: 0, Kind: trace.KindTool, Name: "search_kb", Args: `{"q":"refund"}`},
+			{Index: 0, Kind: trace.KindTool, Name: "search_kb", Args: `{"q":"refund"}`, Result: `[{"id":"KB-REF-01","score":0.8}]`},
 			{Index: 1, Kind: trace.KindTool, Name: "send_sms", Args: `{"to":"+8613800000000"}`},
 		},
 	}

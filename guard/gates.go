@@ -131,10 +131,11 @@ func clarifyingQuestion(candidates []string, user string) string {
 // absence matches answers that assert there is nothing.
 var absence = regexp.MustCompile(`(?i)\b(no|not any|none|zero)\s+(records?|results?|orders?|matches|entries|data|information|reservations?|transactions?)\b|\bcould(n't| not) find any\b|\bdoes(n't| not) exist\b|\bthere (is|are) no\b|没有(找到|符合|相关|任何|记录|结果|订单)|不存在|查无|无记录|未找到`)
 
-// EmptyResultGate keeps an empty tool result from becoming an answer. When a
-// tool in this turn returned an empty result (ToolPolicy.IsEmpty, default
-// IsEmptyResult) and no later call of that tool returned something, a final
-// answer that is not a question to the user is judged verdict (Clarify when
+// EmptyResultGate keeps an empty tool result from becoming an answer or an
+// action. When a read tool in this turn returned an empty result
+// (ToolPolicy.IsEmpty, default IsEmptyResult) and no later call of that tool
+// returned something, a state-changing call, or a final answer that is not a
+// question to the user, is judged verdict (Clarify when
 // empty: ask the user to confirm the key; Retry: make the agent look again;
 // Handoff: pass to a human). An answer that asserts absence ("no records",
 // "没有符合条件的记录") is always flagged; so is any other answer, since it
@@ -144,7 +145,9 @@ func EmptyResultGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 		verdict = trace.Clarify
 	}
 	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		if s.Kind != trace.KindModel || len(s.Calls) > 0 || strings.TrimSpace(s.Result) == "" || s.Blocked || s.Intent != "" {
+		write := s.Kind == trace.KindTool && StateChanging(s.Name, tools[s.Name])
+		answer := s.Kind == trace.KindModel && len(s.Calls) == 0 && strings.TrimSpace(s.Result) != "" && !s.Blocked && s.Intent == ""
+		if !write && !answer {
 			return nil
 		}
 		var empty *trace.Step
@@ -163,12 +166,16 @@ func EmptyResultGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 				empty = nil // looked again and found something
 			}
 		}
-		if empty == nil || asksUser(s.Result) {
+		if empty == nil || (answer && asksUser(s.Result)) {
 			return nil
 		}
 		msg := fmt.Sprintf("tool %q returned an empty result and the answer goes on without it", empty.Name)
 		tag := "empty-result"
-		if absence.MatchString(s.Result) {
+		switch {
+		case write:
+			msg = fmt.Sprintf("tool %q returned an empty result and the agent goes on to %q", empty.Name, s.Name)
+			tag = "write-after-empty"
+		case absence.MatchString(s.Result):
 			msg = fmt.Sprintf("tool %q returned an empty result and the answer asserts absence", empty.Name)
 			tag = "asserted-absence"
 		}
@@ -275,10 +282,16 @@ func Citations(s *trace.Step) []string {
 	return out
 }
 
+// denial matches answers that say a thing is not there: the only way an
+// answer may repeat a clause number that only the user mentioned.
+var denial = regexp.MustCompile(`(?i)\b(no such|not|cannot|can't|couldn't|could not|unable|doesn't|does not|isn't|is no)\b|没有|不存在|找不到|无法|并无`)
+
 // Grounding checks an answer against the documents retrieved in this trace:
 // every citation must be the id of a retrieved document, and every clause,
 // section or rule number the answer quotes ("clause 7.3", "第5条") must
-// appear in a retrieved document or in the user's own words. Either failure
+// appear in a retrieved document. A number the user brought up may be
+// repeated only to deny it ("I cannot find clause 12"): agreeing with a
+// leading question about a clause that does not exist is fabrication too. Either failure
 // is a suspected fabrication, judged Retry: the model is asked once more,
 // then the answer is refused.
 func Grounding(tools ToolPolicies) Rule {
@@ -301,9 +314,10 @@ func Grounding(tools ToolPolicies) Rule {
 				evidence.WriteByte('\n')
 			}
 		}
+		var said strings.Builder // what the user said: evidence only for a denial
 		for _, u := range t.UserTurns {
-			evidence.WriteString(u)
-			evidence.WriteByte('\n')
+			said.WriteString(u)
+			said.WriteByte('\n')
 		}
 		var out []trace.Finding
 		for _, c := range cites {
@@ -315,10 +329,11 @@ func Grounding(tools ToolPolicies) Rule {
 				})
 			}
 		}
-		text := evidence.String()
+		known := clauseNumbers(evidence.String())
+		denies := denial.MatchString(s.Result)
 		for _, m := range refs {
 			num := m[1] + m[2]
-			if !containsNumber(text, num) {
+			if !known[num] && !(denies && clauseNumbers(said.String())[num]) {
 				out = append(out, trace.Finding{
 					Rule: RuleGrounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Critical,
 					Message:  fmt.Sprintf("quotes %q, which appears in no retrieved document", strings.TrimSpace(m[0])),
@@ -330,23 +345,21 @@ func Grounding(tools ToolPolicies) Rule {
 	})
 }
 
-// containsNumber reports whether num occurs in text as a whole number
-// (not as part of a longer number).
-func containsNumber(text, num string) bool {
-	for i := 0; ; {
-		j := strings.Index(text[i:], num)
-		if j < 0 {
-			return false
-		}
-		start, end := i+j, i+j+len(num)
-		before := start == 0 || !isNumChar(text[start-1])
-		after := end == len(text) || !isNumChar(text[end]) || (text[end] == '.' && (end+1 == len(text) || !isDigit(text[end+1])))
-		if before && after {
-			return true
-		}
-		i = start + 1
-	}
-}
+// numberedItem matches the numbers of numbered paragraphs and list items
+// ("3.1 Returns …", "5) …", "5、…") at the start of a line.
+var numberedItem = regexp.MustCompile(`(?m)^\s*(\d+(?:\.\d+)*)[.)、:\s]`)
 
-func isDigit(b byte) bool   { return b >= '0' && b <= '9' }
-func isNumChar(b byte) bool { return isDigit(b) || b == '.' }
+// clauseNumbers returns the clause numbers text names: in a clause
+// reference ("clause 3.1", "第5条") or as the number of a paragraph. A
+// number that only appears elsewhere ("within 5 business days") is no
+// clause.
+func clauseNumbers(text string) map[string]bool {
+	out := map[string]bool{}
+	for _, m := range clauseRef.FindAllStringSubmatch(text, -1) {
+		out[m[1]+m[2]] = true
+	}
+	for _, m := range numberedItem.FindAllStringSubmatch(text, -1) {
+		out[strings.TrimSuffix(m[1], ".")] = true
+	}
+	return out
+}

@@ -204,6 +204,16 @@ func TestGrounding(t *testing.T) {
 			wantStatus: guard.StatusRefused, wantRules: []string{"grounding@retry", "grounding@retry"},
 		},
 		{
+			name: "agreeing with a clause the user made up", cfg: cfg, tools: kb, turns: []string{"第5条规定意外损坏也免费保修，对吧？"},
+			script:     []guardtest.Reply{search, guardtest.Text("是的，第5条规定意外损坏也免费保修。"), guardtest.Text("我们的政策里没有第5条这样的规定。")},
+			wantStatus: guard.StatusDone, wantRules: []string{"grounding@retry"},
+		},
+		{
+			name: "a number in a document is no clause", cfg: cfg, tools: kb, turns: []string{"shipping?"},
+			script:     []guardtest.Reply{search, guardtest.Text("Per clause 5, shipping is free."), guardtest.Text("Standard shipping takes 3 to 5 days. [KB-SHP-01]")},
+			wantStatus: guard.StatusDone, wantRules: []string{"grounding@retry"},
+		},
+		{
 			name: "a clause the user quoted", cfg: cfg, tools: kb, turns: []string{"What does clause 12 say?"},
 			script:     []guardtest.Reply{search, guardtest.Text("I cannot find clause 12 in our policies.")},
 			wantStatus: guard.StatusDone,
@@ -255,7 +265,9 @@ func TestProvenanceSeedCase(t *testing.T) {
 	for _, tc := range []gateCase{
 		{
 			name: "wrong entity", tools: []tools.Tool{fixed("search_contact", two), quotes, email}, turns: []string{"Send Li Wei his quote history."},
-			script: flow(7), wantStatus: guard.StatusDone, wantRules: []string{"argument-provenance@block"},
+			// The model then claims "Sent.": a false claim, asked again.
+			script:     append(flow(7), guardtest.Text("I could not send the e-mail; which address should I use?")),
+			wantStatus: guard.StatusDone, wantRules: []string{"argument-provenance@block", "false-claim@retry"},
 		},
 		{
 			name: "one contact", tools: []tools.Tool{fixed("search_contact", one), quotes, email}, turns: []string{"Send Li Wei his quote history."},
@@ -464,7 +476,31 @@ func TestCriticalFindingFailsTrace(t *testing.T) {
 	if rep.Score != 100 || !rep.Passed {
 		t.Errorf("with provenance disabled: score %d passed %v", rep.Score, rep.Passed)
 	}
-	if got := guard.BuiltinRules(); len(got) != 12 || got[0] != guard.RuleAllowList {
+	if got := guard.BuiltinRules(); len(got) != 13 || got[0] != guard.RuleAllowList {
 		t.Errorf("BuiltinRules = %v", got)
+	}
+}
+
+func TestFalseClaims(t *testing.T) {
+	sms := guardtest.NewTool("send_sms", "", func(context.Context, string) (string, error) { return "", errors.New("gateway down") })
+	call := guardtest.ToolCall("send_sms", `{"phone":"13800138000","text":"hi"}`)
+	for _, tc := range []gateCase{
+		{
+			name: "claims a failed send", tools: []tools.Tool{sms}, turns: []string{"text me 13800138000"},
+			script:     []guardtest.Reply{call, guardtest.Text("Done, I sent you a text."), guardtest.Text("The text could not be sent right now.")},
+			wantStatus: guard.StatusDone, wantRules: []string{"false-claim@retry"}, wantAnswer: "could not be sent",
+		},
+		{
+			name: "claims it in Chinese", tools: []tools.Tool{sms}, turns: []string{"给 13800138000 发短信"},
+			script:     []guardtest.Reply{call, guardtest.Text("已经发送短信给您。"), guardtest.Text("已经发送短信给您。")},
+			wantStatus: guard.StatusRefused, wantRules: []string{"false-claim@retry", "false-claim@retry"},
+		},
+		{
+			name: "admits the failure", tools: []tools.Tool{sms}, turns: []string{"text me 13800138000"},
+			script:     []guardtest.Reply{call, guardtest.Text("I could not send the text; it was not sent.")},
+			wantStatus: guard.StatusDone,
+		},
+	} {
+		t.Run(tc.name, tc.run)
 	}
 }

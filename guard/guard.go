@@ -83,8 +83,8 @@ type Config struct {
 	// recorded and sent to the ledger, marked Shadow, but no verdict is
 	// enforced.
 	Shadow bool
-	// Ledger receives every finding whose verdict is not Allow. Nil means
-	// findings stay in the trace only. A failing Ledger never stops the
+	// Ledger receives every finding, Allow ones included (a recovered tool
+	// panic is worth a lesson). Nil means findings stay in the trace only. A failing Ledger never stops the
 	// agent: the error is logged.
 	Ledger Sink
 	// Logger receives gate decisions and ledger errors. Nil means silent.
@@ -215,6 +215,7 @@ func (g *Guard) builtin() []namedRule {
 		{RuleInvariant, Invariants(cfg.JSONRoutes, cfg.Invariants...)},
 		{RuleProvenance, Provenance(cfg.Tools)},
 		{RuleConfirmation, Confirmation(cfg.Tools, cfg.ConfirmWrites)},
+		{RuleFalseClaim, FalseClaims(cfg.Tools)},
 	}
 }
 

@@ -58,10 +58,12 @@ func (g *Guard) observeTurns(ctx context.Context, rec *trace.Recorder, messages 
 
 // withCard returns what is sent to the model: the messages compressed to
 // the memory budget (recorded as a memory step when anything changed) and
-// the card injected. Without a card it returns messages unchanged.
+// the card injected. Without a card, or in shadow mode, where the card is
+// still kept and enforced in detect-only fashion, it returns messages
+// unchanged.
 func (g *Guard) withCard(rec *trace.Recorder, card *memory.Card, messages []llms.MessageContent) []llms.MessageContent {
-	if card == nil {
-		return messages
+	if card == nil || g.cfg.Shadow {
+		return messages // shadow mode observes; it must not help the model
 	}
 	sent := messages
 	if g.cfg.Memory.Budget > 0 {

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 )
@@ -67,23 +68,22 @@ func StateChanging(name string, p ToolPolicy) bool {
 	case EffectWrite:
 		return true
 	}
+	return slices.Contains(writeVerbs, verbOf(name))
+}
+
+// verbOf returns the verb a tool name starts with, in lower case:
+// "send" for send_email, sendEmail and send-email.
+func verbOf(name string) string {
 	verb := strings.ToLower(name)
 	if i := strings.IndexAny(verb, "_-. "); i >= 0 {
-		verb = verb[:i]
-	} else {
-		for i, r := range name {
-			if i > 0 && r >= 'A' && r <= 'Z' {
-				verb = strings.ToLower(name[:i])
-				break
-			}
+		return verb[:i]
+	}
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			return strings.ToLower(name[:i])
 		}
 	}
-	for _, w := range writeVerbs {
-		if verb == w {
-			return true
-		}
-	}
-	return false
+	return verb
 }
 
 // IsEmptyResult is the default emptiness test of the empty-result gate: a
