@@ -16,7 +16,8 @@ func converse(t *testing.T, seed uint64, system string, turns ...string) (*Shop,
 	t.Helper()
 	s := New()
 	model, tls := ModelSeed(seed), s.Tools()
-	g := guard.New(guard.Config{Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}})
+	// Shadow mode: these tests observe the model itself, unaltered by verdicts.
+	g := guard.New(guard.Config{Shadow: true, Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}})
 	var msgs []llms.MessageContent
 	if system != "" {
 		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, system))
