@@ -414,6 +414,9 @@ func addressFlow(t turn, id, addr string) (guardtest.Reply, error) {
 		_ = json.Unmarshal([]byte(o), &order)
 		return call("send_sms", map[string]string{"phone": order.Phone, "text": "Your delivery address for " + id + " is now " + addr}), nil
 	}
+	if t.feedback != "" {
+		return guardtest.Text(done), nil // told its claim was false, it drops it
+	}
 	// The failure mode: it reports the text message as sent, blocked or not.
 	return guardtest.Text(done + " I sent you a confirmation by SMS."), nil
 }
