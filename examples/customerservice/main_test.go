@@ -63,6 +63,7 @@ func TestDemo(t *testing.T) {
 		"c11-fabricated-section":     guard.RuleGrounding,
 		"c12-wrong-recipient":        guard.RuleProvenance,
 		"c13-address-after-shipping": "address-only-while-pending",
+		"c14-no-sms-zh":              "memory-prohibition",
 	}
 	for session, rule := range want {
 		if !slices.Contains(fired[session], rule) {
