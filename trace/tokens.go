@@ -13,6 +13,8 @@ func EstimateTokens(s string) int {
 		switch {
 		case r < 0x80:
 			latin++
+		case r >= 0x4E00 && r <= 0x9FFF: // CJK Unified Ideographs: most Chinese text
+			cjk++
 		case unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Hangul):
 			cjk++
 		default:
