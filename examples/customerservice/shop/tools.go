@@ -123,7 +123,9 @@ func searchKB(_ context.Context, input string) (string, error) {
 	return string(b), nil
 }
 
-func (s *Shop) submitReturn(_ context.Context, input string) (string, error) {
+// withOrder decodes a tool's arguments and runs fn on the order they name,
+// under the shop's lock.
+func (s *Shop) withOrder(input string, fn func(o *Order, a map[string]string) (string, error)) (string, error) {
 	a, err := args(input)
 	if err != nil {
 		return "", err
@@ -134,29 +136,27 @@ func (s *Shop) submitReturn(_ context.Context, input string) (string, error) {
 	if !ok {
 		return "", fmt.Errorf("order %q not found", a["order_id"])
 	}
-	if o.Status != "delivered" {
-		return "", fmt.Errorf("order %s is %s, not delivered", o.ID, o.Status)
-	}
-	s.Returns = append(s.Returns, o.ID)
-	return fmt.Sprintf(`{"return_id":"R-%s","status":"submitted"}`, o.ID), nil
+	return fn(o, a)
+}
+
+func (s *Shop) submitReturn(_ context.Context, input string) (string, error) {
+	return s.withOrder(input, func(o *Order, _ map[string]string) (string, error) {
+		if o.Status != "delivered" {
+			return "", fmt.Errorf("order %s is %s, not delivered", o.ID, o.Status)
+		}
+		s.Returns = append(s.Returns, o.ID)
+		return fmt.Sprintf(`{"return_id":"R-%s","status":"submitted"}`, o.ID), nil
+	})
 }
 
 func (s *Shop) updateAddress(_ context.Context, input string) (string, error) {
-	a, err := args(input)
-	if err != nil {
-		return "", err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	o, ok := s.orders[a["order_id"]]
-	if !ok {
-		return "", fmt.Errorf("order %q not found", a["order_id"])
-	}
-	if o.Status != "pending" {
-		return "", fmt.Errorf("order %s has shipped; the address cannot change", o.ID)
-	}
-	o.Address = a["address"]
-	return fmt.Sprintf(`{"order_id":%q,"address":%q}`, o.ID, o.Address), nil
+	return s.withOrder(input, func(o *Order, a map[string]string) (string, error) {
+		if o.Status != "pending" {
+			return "", fmt.Errorf("order %s has shipped; the address cannot change", o.ID)
+		}
+		o.Address = a["address"]
+		return fmt.Sprintf(`{"order_id":%q,"address":%q}`, o.ID, o.Address), nil
+	})
 }
 
 func (s *Shop) sendSMS(_ context.Context, input string) (string, error) {
