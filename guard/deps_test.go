@@ -35,6 +35,7 @@ func TestDependencyRules(t *testing.T) {
 		{pkg: "trace/conteval", banned: []string{otelSDK}},
 		{pkg: "ledger/health", banned: []string{otelSDK}},
 		{pkg: "trace/otelexport", banned: []string{badger, mod + "guard", mod + "ledger"}},
+		{pkg: "trace/redact", banned: []string{badger, otel, mod + "guard", mod + "ledger", mod + "memory", "github.com/tmc/langchaingo"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.pkg, func(t *testing.T) {

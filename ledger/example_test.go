@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/redact"
 )
 
 // at is a fixed clock for the examples.
@@ -146,4 +148,68 @@ func ExampleLedger_Export() {
 	// Output:
 	// {"seq":1,"time":"2025-03-01T12:00:00Z","trace_id":"trace-1","rule":"grounding","step":0,"verdict":"block","dimension":"accuracy","severity":"error","message":"answer cites no retrieved document","tags":["no-citation"]}
 	// 1 entry
+}
+
+func ExampleLedger_Snapshot() {
+	ctx := context.Background()
+	root, err := os.MkdirTemp("", "ledger")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(root)
+
+	// The agent's process holds its ledger.
+	l, err := ledger.Open(filepath.Join(root, "live"), ledger.Options{Durable: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer l.Close()
+	l.Append(ctx, v(0, "trace-1", "grounding", "no-citation"))
+	l.Append(ctx, v(1, "trace-2", "loop"))
+
+	// Nobody else can open it, not even read-only...
+	_, err = ledger.Open(l.Path(), ledger.Options{ReadOnly: true})
+	fmt.Println(errors.Is(err, ledger.ErrLocked))
+
+	// ...so the agent writes a copy, which any process can read.
+	snap := filepath.Join(root, "snap")
+	if err := l.Snapshot(ctx, snap); err != nil {
+		log.Fatal(err)
+	}
+	r, err := ledger.Open(snap, ledger.Options{ReadOnly: true})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer r.Close()
+	es, _ := r.Query(ctx, ledger.Query{})
+	fmt.Println(len(es), "entries")
+	_, err = r.Append(ctx, v(2, "trace-3", "loop"))
+	fmt.Println(errors.Is(err, ledger.ErrReadOnly))
+	// Output:
+	// true
+	// 2 entries
+	// true
+}
+
+func ExampleOptions_redact() {
+	ctx := context.Background()
+	x := v(0, "trace-1", "pii")
+	x.Message = "refund to ann@example.com"
+	x.Evidence = `{"card":"4111 1111 1111 1111","phone":"+86 138 0013 8000"}`
+
+	for _, opts := range []ledger.Options{
+		{InMemory: true}, // the default redactor
+		{InMemory: true, Redact: redact.Redactor{CardLast4: true, Skip: redact.Email}.Redact},
+		{InMemory: true, Redact: redact.None},
+	} {
+		l, _ := ledger.Open("", opts)
+		l.Append(ctx, x)
+		es, _ := l.Query(ctx, ledger.Query{})
+		fmt.Println(es[0].Message, es[0].Evidence)
+		l.Close()
+	}
+	// Output:
+	// refund to [email] {"card":"[card]","phone":"[phone]"}
+	// refund to ann@example.com {"card":"[card-1111]","phone":"[phone]"}
+	// refund to ann@example.com {"card":"4111 1111 1111 1111","phone":"+86 138 0013 8000"}
 }

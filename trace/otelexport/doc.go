@@ -139,7 +139,8 @@ Content is off by default: arguments, results and answers hold what users
 typed and what tools returned. Two texts are recorded without it because
 operators need them: finding messages and step errors (first line only,
 so no panic stack). Both, and all content when it is on, go through
-Options.Redact first, by default [Redact], which masks e-mail addresses,
+Options.Redact first, by default [redact.String] (package trace/redact, the
+same redactor the ledger uses), which masks e-mail addresses,
 phone numbers and card-like digit runs; pass your own to mask more.
 
 # Limits

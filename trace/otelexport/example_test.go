@@ -79,9 +79,3 @@ func ExampleExporter_ExportAll() {
 	// execute_tool search
 	// invoke_agent
 }
-
-func ExampleRedact() {
-	fmt.Println(otelexport.Redact(`{"email":"ann@example.com","phone":"+1 (415) 555-0100","card":"4111 1111 1111 1111","order":"1042","date":"2025-06-01"}`))
-	// Output:
-	// {"email":"[email]","phone":"[phone]","card":"[card]","order":"1042","date":"2025-06-01"}
-}

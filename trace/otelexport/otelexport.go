@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/redact"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -87,7 +88,7 @@ const (
 )
 
 // Options configures an export. The zero value records no content, redacts
-// with Redact, and names neither agent, provider nor default model.
+// with redact.String, and names neither agent, provider nor default model.
 type Options struct {
 	// AgentName is gen_ai.agent.name on the invoke_agent span, and the
 	// second word of its name ("invoke_agent support"). Empty means neither.
@@ -109,7 +110,7 @@ type Options struct {
 	// Redact rewrites each text before it is recorded. It is applied to all
 	// content when RecordContent is on, and always to the texts that are
 	// recorded without it: finding messages (gen_ai.evaluation.explanation)
-	// and the first line of step errors (the span status). Nil means Redact,
+	// and the first line of step errors (the span status). Nil means redact.String,
 	// the built-in redactor; func(s string) string { return s } records text
 	// as it is. It must be safe for concurrent use if the Exporter is used
 	// concurrently.
@@ -135,7 +136,7 @@ func NewExporter(tp oteltrace.TracerProvider, opts Options) *Exporter {
 		tp = otel.GetTracerProvider()
 	}
 	if opts.Redact == nil {
-		opts.Redact = Redact
+		opts.Redact = redact.String
 	}
 	if opts.MaxContent == 0 {
 		opts.MaxContent = DefaultMaxContent

@@ -1,0 +1,53 @@
+// Package redact masks personal data in free text before it is stored or
+// exported: e-mail addresses, phone numbers, payment card numbers and
+// Chinese resident identity numbers.
+//
+// It is a leaf package under trace — standard library only — so every room
+// can use it: the ledger redacts every violation it writes by default
+// (ledger.Options.Redact), trace/otelexport redacts what it exports, and the
+// guard can redact on its own side of the boundary.
+//
+// # What is masked
+//
+//   - E-mail addresses, as "[email]".
+//   - Payment card numbers, as "[card]" (or "[card-1111]", keeping the last
+//     four digits, with Redactor.CardLast4): 13 to 19 digits written
+//     together, or in groups of 3 to 6 digits separated by single spaces or
+//     dashes, that pass the Luhn check.
+//   - Chinese resident identity numbers, as "[id]": 17 digits and a check
+//     character (a digit or X), together or as 6-8-4, with a plausible
+//     birth date and a valid ISO 7064 MOD 11-2 check character.
+//   - Phone numbers, as "[phone]": Chinese mobile numbers (11 digits,
+//     1[3-9]…, optionally after +86, 86 or 0086, with any grouping);
+//     international numbers written with a leading "+" (7 to 15 digits) or
+//     "00" and at least two groups; North American numbers written as
+//     3-3-4 groups, such as (415) 555-0100 or 1-800-555-0100; and any run
+//     of 7 to 15 digits written right after a phone label such as
+//     "phone": , tel: , mobile= , 电话： or 手机号 .
+//
+// Digits may be grouped with single spaces, dashes, dots and parentheses.
+// Only ASCII digits count.
+//
+// # What is not
+//
+// Names, postal addresses, secrets and other national identifiers are left
+// alone, and so are unlabelled national phone numbers outside North America
+// and China (030 1234567 is not masked, "tel: 030 1234567" is): the checks
+// prefer keeping order numbers, dates, versions and amounts readable to
+// guessing. Wrap a Redactor in a function of your own when your data needs
+// more; the masks never contain "@" or runs of digits, so a second
+// redactor, or a second pass, finds nothing new in them.
+//
+// # Guarantees
+//
+// Redact never panics, keeps valid UTF-8 valid, and is idempotent:
+// Redact(Redact(s)) == Redact(s), so text redacted by the guard and again by
+// the ledger comes out the same. Text with no "@" and fewer than 7 digits
+// is returned unchanged without allocating.
+//
+// # Example
+//
+//	r := redact.Redactor{CardLast4: true}
+//	r.Redact("card 4111 1111 1111 1111, mail ann@example.com")
+//	// "card [card-1111], mail [email]"
+package redact
