@@ -13,7 +13,8 @@ import (
 )
 
 // demoAgent is one conversation with the demo agent: a fresh shop, its
-// tools, and the scripted model sampling with a seed of its own.
+// tools, and the scripted model sampling with a seed of its own (or the
+// model of -model).
 type demoAgent struct {
 	model llms.Model
 	tools []tools.Tool
@@ -26,6 +27,18 @@ func newDemoAgent(c *replay.Case, repeat int) (replay.Agent, error) {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%s/%d", c.ID, repeat)
 	return &demoAgent{model: shop.ModelSeed(h.Sum64()), tools: shop.New().Tools()}, nil
+}
+
+// newAgentFactory returns the replay.Factory of the demo agent with model,
+// or, when model is nil, newDemoAgent. Each run gets a fresh shop and its
+// tools; a real model is shared, as its clients are safe for concurrent use.
+func newAgentFactory(model llms.Model) replay.Factory {
+	if model == nil {
+		return newDemoAgent
+	}
+	return func(*replay.Case, int) (replay.Agent, error) {
+		return &demoAgent{model: model, tools: shop.New().Tools()}, nil
+	}
 }
 
 // Respond runs one user turn through the guard; calls that wait for a

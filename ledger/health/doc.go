@@ -12,8 +12,10 @@ replay drives golden cases through the guard and returns the runs, each
 with its trace and answers; the guard sends every finding to the ledger.
 [Score] reads both: the traces and answers for the screens and the checks
 against each case, and the ledger (any [Violations], such as
-*ledger.Ledger) for the guard's findings on those runs. Nothing is judged
-by a model: every number is computed from what was recorded.
+*ledger.Ledger) for the guard's findings on those runs. Every score is
+computed from what was recorded; an optional judge model gives a second
+opinion on the screened cases beside the scores, never in them (see Judge
+below).
 
 # Screening
 
@@ -68,6 +70,30 @@ A replay "without guard rails" runs the guard in shadow mode, so its
 findings are the same detectors' and count as failures where the guarded
 replay's count as recovered: the comparison shows what enforcing buys.
 
+# Judge
+
+Options.Judge, any llms.Model, is asked about each screened case — a case
+with a hit of a hard filter or a failed hit, not every case — once: one
+call per case, whatever its number of runs, at temperature 0 in JSON mode.
+The prompt gives the case's turns and its runs' answers (runs that
+answered alike shown once), the baseline's must and must-not elements and
+reference answer, the constraints, and excerpts of the knowledge-base
+rules the case touches: the documents its answers cite or its runs
+retrieved, else the best lexical matches of its turns and answers, cut to
+a bounded size. The judge answers {"score": 1-5, "reason": "..."} on the
+rubric's anchors; [ParseVerdict] holds it to exactly that.
+
+The verdicts never change the computed scores, the total, the band, the
+problems or the comparison: those stay reproducible from the runs alone.
+[JudgeReport] sets them beside the scores — the verdict and reason per
+screened case, how many verdicts confirm the screens (1 or 2) or dispute
+them (4 or 5), the calls, tokens and cost, and the judge's view of
+accuracy, coherence and memory: the same rubric, with each screened run's
+outcome in the dimensions it was screened in read from its case's verdict
+(5 none, 4 minor, 3 recovered, 2 or 1 failed). Stability and efficiency
+are measured, never judged. A failed call, a panic or an invalid answer is
+recorded as that case's judge error; it never fails [Score].
+
 # Before and after
 
 [Compare] gives per-dimension deltas and flags a side effect when the total
@@ -77,7 +103,7 @@ not target falls by [SideEffectDrop] or more.
 # Example
 
 	runs, _ := replay.Replay(ctx, cases, newAgent, replay.Config{Guard: cfg, Traces: f})
-	rep, err := health.Score(ctx, cases, runs, led, health.Options{Knowledge: kb})
+	rep, err := health.Score(ctx, cases, runs, led, health.Options{Knowledge: kb, Judge: judge}) // judge may be nil
 	if err != nil {
 		return err
 	}

@@ -247,8 +247,10 @@ var funcs = map[string]any{
 		}
 		return strings.Join(parts, "; ")
 	},
-	"mdcell": func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") },
-	"dims":   func() []trace.Dimension { return Dimensions },
+	"cost":      func(v float64) string { return fmt.Sprintf("%.4f", v) },
+	"judgeNote": func() string { return judgeNote },
+	"mdcell":    func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") },
+	"dims":      func() []trace.Dimension { return Dimensions },
 	"delta": func(c *Comparison, d trace.Dimension) Delta {
 		for _, x := range c.Deltas {
 			if x.Dimension == d {
@@ -258,6 +260,11 @@ var funcs = map[string]any{
 		return Delta{Dimension: d}
 	},
 }
+
+// judgeNote says how the judge's verdicts enter a report.
+const judgeNote = "The computed scores above stay the scores: no verdict changes a score, the total, the band or the comparison. " +
+	"Beside them, the judge's view scores accuracy, coherence and memory by the same rubric, with each screened run's outcome, " +
+	"in the dimensions it was screened in, read from its case's verdict: 5 none, 4 minor, 3 recovered, 2 or 1 failed."
 
 var mdTemplate = texttemplate.Must(texttemplate.New("md").Funcs(funcs).Parse(`# {{.Title}}
 
@@ -307,7 +314,7 @@ How the scores were derived, from the shares of runs whose worst finding in the 
 | no-output rate |{{range .Reports}} {{pct .Metrics.NoOutputRate}} |{{end}}
 | timeout/retry rate |{{range .Reports}} {{pct .Metrics.TimeoutRetryRate}} |{{end}}
 | drift rate (cases) |{{range .Reports}} {{pct .Metrics.DriftRate}} |{{end}}
-{{range .Reports}}
+{{range $r := .Reports}}
 ## Problem cases: {{.Label}}
 {{if .Problems}}
 | case | category | failed runs | screens | causes | traces |
@@ -337,7 +344,27 @@ None.
 {{- end}}
 {{else}}
 None.
-{{end}}{{end}}
+{{end}}{{with .Judge}}
+## Judge: {{$r.Label}}
+
+{{if .Name}}Judge {{.Name}}{{else}}The judge{{end}} gave a second opinion on the {{.Screened}} screened cases of {{.Cases}}: {{.Calls}} calls, {{.Errors}} errors; {{.TokensIn}} tokens in, {{.TokensOut}} out{{if .Estimated}} (estimated where the provider did not count){{end}}; cost {{cost .Cost}}. It confirmed {{.Confirmed}} (score 1 or 2) and disputed {{.Disputed}} (score 4 or 5).
+
+{{judgeNote}}
+
+| dimension | computed | judge's view | verdicts |
+|---|---:|---:|---:|
+{{- range .Dimensions}}
+| {{.Dimension}} | {{f1 .Computed}} | {{f1 .Judged}} | {{.Verdicts}} |
+{{- end}}
+{{if .Judged}}
+| case | screens | runs | score | reason |
+|---|---|---|---:|---|
+{{- range .Judged}}
+| {{.Case}} | {{join .Screens ", "}} | {{join .Runs " "}} | {{if .Error}}error{{else}}{{.Score}}{{end}} | {{if .Error}}{{mdcell .Error}}{{else}}{{mdcell .Reason}}{{end}} |
+{{- end}}
+{{else}}
+No case was screened.
+{{end}}{{end}}{{end}}
 Traces are in execution_trace.jsonl, one line per run, by trace id.
 `))
 
@@ -399,7 +426,7 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 <tr><td>timeout/retry rate</td>{{range .Reports}}<td class="n">{{pct .Metrics.TimeoutRetryRate}}</td>{{end}}</tr>
 <tr><td>drift rate (cases whose key elements differ across repeats)</td>{{range .Reports}}<td class="n">{{pct .Metrics.DriftRate}}</td>{{end}}</tr>
 </table>
-{{range .Reports}}
+{{range $r := .Reports}}
 <h2>Problem cases: {{.Label}}</h2>
 {{if .Problems}}<table>
 <tr><th>case</th><th>category</th><th>failed runs</th><th>screens</th><th>causes</th><th>traces</th></tr>
@@ -417,7 +444,19 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 <tr><th>rule</th><th>dimension</th><th>enforced</th><th>shadow</th><th>tags</th><th>cases</th></tr>
 {{range .Violations}}<tr><td>{{.Rule}}</td><td>{{.Dimension}}</td><td class="n">{{.Enforced}}</td><td class="n">{{.Shadow}}</td><td>{{join .Tags " "}}</td><td>{{join .Cases " "}}</td></tr>
 {{end}}</table>{{else}}<p>None.</p>{{end}}
-{{end}}
+{{with .Judge}}
+<h2>Judge: {{$r.Label}}</h2>
+<p>{{if .Name}}Judge <code>{{.Name}}</code>{{else}}The judge{{end}} gave a second opinion on the {{.Screened}} screened cases of {{.Cases}}: {{.Calls}} calls, {{.Errors}} errors; {{.TokensIn}} tokens in, {{.TokensOut}} out{{if .Estimated}} (estimated where the provider did not count){{end}}; cost {{cost .Cost}}. It confirmed {{.Confirmed}} (score 1 or 2) and disputed {{.Disputed}} (score 4 or 5).</p>
+<p class="small">{{judgeNote}}</p>
+<table>
+<tr><th>dimension</th><th>computed</th><th>judge's view</th><th>verdicts</th></tr>
+{{range .Dimensions}}<tr><td>{{.Dimension}}</td><td class="n"><b>{{f1 .Computed}}</b></td><td class="n">{{f1 .Judged}} <span class="small">{{.Reason}}</span></td><td class="n">{{.Verdicts}}</td></tr>
+{{end}}</table>
+{{if .Judged}}<table>
+<tr><th>case</th><th>screens</th><th>runs</th><th>score</th><th>reason</th></tr>
+{{range .Judged}}<tr><td>{{.Case}}{{with .Title}}<br><span class="small">{{.}}</span>{{end}}</td><td>{{join .Screens ", "}}</td><td>{{range .Runs}}<a href="#{{anchor .}}">{{.}}</a> {{end}}</td><td class="n">{{if .Error}}error{{else}}<b>{{.Score}}</b>{{end}}</td><td>{{if .Error}}{{.Error}}{{else}}{{.Reason}}{{end}}{{with .Documents}}<br><span class="small">excerpts: {{join . " "}}</span>{{end}}</td></tr>
+{{end}}</table>{{else}}<p>No case was screened.</p>{{end}}
+{{end}}{{end}}
 {{if .Timelines}}<h2>Traces of failed runs</h2>
 {{range .Timelines}}<details id="{{.Anchor}}"><summary>{{.ID}}</summary>
 <table class="tl"><tr><th>step</th><th>turn</th><th>kind</th><th>name</th><th></th></tr>

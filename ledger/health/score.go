@@ -10,9 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/replay"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // Dimensions are the five health dimensions, in report order. Do not modify it.
@@ -210,6 +212,22 @@ type Options struct {
 	ValidFor time.Duration
 	// Now is the time of the report. Zero means time.Now().
 	Now time.Time
+
+	// Judge, when set, gives a second opinion on the screened cases: one
+	// call per case with a hard-filter hit or a failed hit, reported in
+	// Report.Judge beside the computed scores, which it never changes (see
+	// Score). Nil means no judge. It is called from several goroutines at
+	// once.
+	Judge llms.Model
+	// JudgeName names the judge in the report, "openai:gpt-4o".
+	JudgeName string
+	// JudgePricing prices the judge's tokens. Zero means its cost is 0.
+	JudgePricing guard.Pricing
+	// JudgeParallel bounds the judge calls in flight. Zero means 4.
+	JudgeParallel int
+	// JudgeTimeout bounds one judge call. Zero means one minute; negative,
+	// none.
+	JudgeTimeout time.Duration
 }
 
 // Violations is where Score reads the guard's violations: *ledger.Ledger
@@ -342,6 +360,8 @@ type Report struct {
 	RootCauses []RootCause      `json:"root_causes"`
 	Violations []RuleCount      `json:"violations"`
 	Hits       []Hit            `json:"hits"`
+	// Judge is the judge's second opinion, nil without Options.Judge.
+	Judge *JudgeReport `json:"judge,omitempty"`
 
 	traces map[string]*trace.Trace // of failed runs, for the HTML timelines
 }
@@ -385,6 +405,17 @@ func (r *Report) Score(d trace.Dimension) DimensionScore {
 // failed, was recovered, or was minor (see Rubric) — of all runs, but for
 // memory of the runs of cases with constraints or memory hits; the total
 // weighs the five with Options.Weights.
+//
+// With Options.Judge set, Score then asks the judge about each screened
+// case — a case with a hit of a hard filter, or a failed hit — once, and
+// records its verdicts, their cost and the judge's view of accuracy,
+// coherence and memory in Report.Judge (see JudgeReport and JudgedScore).
+// The computed scores stay the scores: the judge changes no dimension's
+// Score, nor the total, band, problems or comparison, so that two reports
+// of the same runs agree whatever the judge said. A judge call that fails,
+// panics or answers with an invalid verdict (ParseVerdict) is recorded on
+// its case and never fails Score; when ctx ends, the cases not yet asked
+// are recorded as not judged.
 func Score(ctx context.Context, cases []replay.Case, runs []replay.Run, v Violations, opts Options) (*Report, error) {
 	weights := opts.Weights.orDefault()
 	if err := weights.Validate(); err != nil {
@@ -418,8 +449,11 @@ func Score(ctx context.Context, cases []replay.Case, runs []replay.Run, v Violat
 	rep.Problems = s.problems()
 	rep.RootCauses = rootCauses(s.hits)
 	rep.Violations = ruleCounts(violations, s.caseOf)
+	if opts.Judge != nil {
+		rep.Judge = s.judge(ctx, rubric, rep.Dimensions)
+	}
 	for _, h := range s.hits {
-		if h.Outcome == Failed {
+		if h.Outcome == Failed || (rep.Judge != nil && slices.Contains(hardFilters, h.Screen)) { // the runs linked to
 			if r := s.byTrace[h.TraceID]; r != nil && r.Trace != nil {
 				rep.traces[h.TraceID] = r.Trace
 			}
@@ -649,6 +683,12 @@ func (s *scorer) rates() Rates {
 // the runs of cases with constraints or with memory hits, since a case with
 // nothing to remember says nothing about memory.
 func (s *scorer) shares(d trace.Dimension) (failed, recovered, minor float64) {
+	return s.sharesWith(d, nil)
+}
+
+// sharesWith is shares with the outcomes of some runs, by trace id, set
+// instead of their worst hit's; "" counts as no hit.
+func (s *scorer) sharesWith(d trace.Dimension, set map[string]Outcome) (failed, recovered, minor float64) {
 	worst := map[string]Outcome{}
 	rank := map[Outcome]int{Minor: 1, Recovered: 2, Failed: 3}
 	exercised := map[string]bool{} // case ids
@@ -659,6 +699,13 @@ func (s *scorer) shares(d trace.Dimension) (failed, recovered, minor float64) {
 		exercised[h.Case] = true
 		if rank[h.Outcome] > rank[worst[h.TraceID]] {
 			worst[h.TraceID] = h.Outcome
+		}
+	}
+	for id, o := range set {
+		if o == "" {
+			delete(worst, id)
+		} else {
+			worst[id] = o
 		}
 	}
 	n := 0
@@ -826,11 +873,13 @@ var (
 	ErrWeights = errors.New("invalid weights")
 	// ErrRubric: a rubric threshold is not a share in (0, 1].
 	ErrRubric = errors.New("invalid rubric")
+	// ErrVerdict: a judge's answer is not a valid verdict (ParseVerdict).
+	ErrVerdict = errors.New("invalid verdict")
 )
 
 // Error is the error type of package health.
 type Error struct {
-	Op  string // "weights", "rubric", "score", "write"
+	Op  string // "weights", "rubric", "score", "judge", "write"
 	Err error
 }
 
