@@ -135,7 +135,8 @@ func (f SinkFunc) Append(ctx context.Context, v trace.Violation) (uint64, error)
 type Guard struct {
 	cfg      Config
 	rules    []Rule
-	specs    sync.Map // tool name -> json.RawMessage, from wrapped tools
+	schemaMu sync.RWMutex
+	schemas  map[string]compiledSchema // argument schemas of wrapped and annotated tools
 	fallback *trace.Recorder
 	breakers *breakers
 	now      func() time.Time
@@ -168,7 +169,7 @@ func New(cfg Config) *Guard {
 	}
 	for name, p := range cfg.Tools {
 		if len(p.Schema) > 0 {
-			g.specs.Store(name, p.Schema)
+			g.addSchema(name, p.Schema)
 		}
 	}
 	for _, b := range g.builtin() {
@@ -205,7 +206,7 @@ func (g *Guard) builtin() []namedRule {
 	cfg := g.cfg
 	return []namedRule{
 		{RuleAllowList, AllowList(cfg.AllowedTools...)},
-		{RuleArguments, validArguments{specs: g.toolSchema}},
+		{RuleArguments, validArguments{lookup: g.toolSchema}},
 		{RuleLoop, LoopLimit(g.cfg.LoopLimit)},
 		{RuleMaxSteps, MaxSteps(g.cfg.MaxSteps)},
 		{RuleIntent, IntentGate(cfg.Intents, cfg.MinIntentConfidence)},
@@ -222,11 +223,27 @@ func (g *Guard) builtin() []namedRule {
 // Rules returns the rules the guard runs, built-in ones first.
 func (g *Guard) Rules() []Rule { return append([]Rule(nil), g.rules...) }
 
-func (g *Guard) toolSchema(name string) json.RawMessage {
-	if v, ok := g.specs.Load(name); ok {
-		return v.(json.RawMessage)
+type compiledSchema struct {
+	node *schemaNode
+	err  error // the schema does not compile: reported on every call
+}
+
+// addSchema compiles and keeps a tool's argument schema.
+func (g *Guard) addSchema(name string, raw json.RawMessage) {
+	node, err := compileSchema(raw)
+	g.schemaMu.Lock()
+	if g.schemas == nil {
+		g.schemas = make(map[string]compiledSchema)
 	}
-	return nil
+	g.schemas[name] = compiledSchema{node, err}
+	g.schemaMu.Unlock()
+}
+
+func (g *Guard) toolSchema(name string) (compiledSchema, bool) {
+	g.schemaMu.RLock()
+	defer g.schemaMu.RUnlock()
+	c, ok := g.schemas[name]
+	return c, ok
 }
 
 func (g *Guard) newRecorder(sessionID, route string) *trace.Recorder {

@@ -128,25 +128,40 @@ func MaxSteps(n int) Rule {
 // in Trace.Tools; a tool with no known schema is not checked. The verdict is
 // Retry: the agent is told what to fix.
 func ValidArguments(specs ...trace.ToolSpec) Rule {
-	return validArguments{specs: func(name string) json.RawMessage { return findSpec(specs, name) }}
+	return validArguments{specs: specs}
 }
 
 type validArguments struct {
-	specs func(name string) json.RawMessage
+	specs  []trace.ToolSpec
+	lookup func(name string) (compiledSchema, bool) // schemas a guard holds; may be nil
 }
 
 func (r validArguments) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Kind != trace.KindTool {
 		return nil
 	}
-	schema := r.specs(s.Name)
-	if schema == nil {
-		schema = findSpec(t.Tools, s.Name)
+	var node *schemaNode
+	var err error
+	known := false
+	if r.lookup != nil {
+		var c compiledSchema
+		c, known = r.lookup(s.Name)
+		node, err = c.node, c.err
 	}
-	if schema == nil {
-		return nil
+	if !known {
+		raw := findSpec(r.specs, s.Name)
+		if raw == nil {
+			raw = findSpec(t.Tools, s.Name)
+		}
+		if raw == nil {
+			return nil
+		}
+		node, err = compileSchema(raw)
 	}
-	if err := ValidateArguments(schema, s.Args); err != nil {
+	if err == nil {
+		err = node.validateArgs(s.Args)
+	}
+	if err != nil {
 		return []trace.Finding{{
 			Rule: RuleArguments, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Error,
 			Message:  fmt.Sprintf("arguments of %q: %v", s.Name, err),

@@ -28,3 +28,17 @@ func TestSameArgs(t *testing.T) {
 		t.Errorf("sameArgs allocates %v times", n)
 	}
 }
+
+func TestFastValidDoesNotAllocate(t *testing.T) {
+	s, err := compileSchema([]byte(`{"type":"object","properties":{"order_id":{"type":"string"},"qty":{"type":"integer","minimum":1},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["order_id"]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := `{"order_id": "A1001", "qty": 2, "tags": ["a", "b"]}`
+	if !s.fastValid(args) {
+		t.Fatal("fastValid rejected valid arguments")
+	}
+	if n := testing.AllocsPerRun(100, func() { s.fastValid(args) }); n != 0 {
+		t.Errorf("fastValid allocates %v times", n)
+	}
+}

@@ -25,9 +25,20 @@ func ValidateArguments(schema json.RawMessage, args string) error {
 	if err != nil {
 		return err
 	}
-	if s.catchAll {
+	return s.validateArgs(args)
+}
+
+// validateArgs checks args against a compiled schema: the zero-allocation
+// scanner first, the decoder for whatever it cannot vouch for.
+func (s *schemaNode) validateArgs(args string) error {
+	if s.catchAll || s.fastValid(args) {
 		return nil
 	}
+	return s.decodeValidate(args)
+}
+
+// decodeValidate is the slow, exact path: it decodes args and says what is wrong.
+func (s *schemaNode) decodeValidate(args string) error {
 	if strings.TrimSpace(args) == "" {
 		args = "{}" // providers send "" for a call without arguments
 	}

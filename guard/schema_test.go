@@ -78,3 +78,32 @@ func FuzzValidateArguments(f *testing.F) {
 		}
 	})
 }
+
+// FuzzFastValidate keeps the zero-allocation scanner honest: whatever it
+// accepts, the decoding validator must accept too.
+func FuzzFastValidate(f *testing.F) {
+	for _, s := range []string{`{"order_id":"A1","reason":"damaged"}`, `{"order_id":"A1","reason":"damaged","quantity":2,"items":["x"],"address":{"city":"上海"},"note":null}`,
+		`{"order_id":"A1","order_id":1,"reason":"damaged"}`, `{"order_id":"A1","reason":"damaged","quantity":1.0}`, `{"order_id":"\u0041","reason":"damaged"}`,
+		`{"order_id":"A1","reason":"damaged","address":{"city":"x","zip":1}}`, ` {"order_id":"A1","reason":"damaged"} `, `{}`, ``, `{"order_id":"A1","reason":"damaged"}x`} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, args string) {
+		for _, schema := range []string{returnSchema, `{"type":"object"}`, `{"type":"object","properties":{"a":{"type":["integer","null"],"minimum":0}},"additionalProperties":false}`} {
+			if guard.FastValid(json.RawMessage(schema), args) {
+				if err := guard.DecodeValidate(json.RawMessage(schema), args); err != nil {
+					t.Errorf("schema %s: the scanner accepted %q, the decoder says %v", schema, args, err)
+				}
+			}
+		}
+	})
+}
+
+func TestScannerVouchesForValidArguments(t *testing.T) {
+	args := `{"order_id":"A1","reason":"damaged","quantity":2,"items":["x","y"],"address":{"city":"Shanghai"}}`
+	if err := guard.ValidateArguments(json.RawMessage(returnSchema), args); err != nil {
+		t.Fatal(err)
+	}
+	if !guard.FastValid(json.RawMessage(returnSchema), args) {
+		t.Fatal("the scanner should vouch for these arguments")
+	}
+}

@@ -34,7 +34,7 @@ type SchemaTool interface {
 func (g *Guard) WrapTool(t tools.Tool) tools.Tool {
 	if st, ok := t.(SchemaTool); ok {
 		if raw := schemaJSON(st.Parameters()); raw != nil {
-			g.specs.Store(t.Name(), raw)
+			g.addSchema(t.Name(), raw)
 		}
 	}
 	return &guardedTool{g: g, t: t}

@@ -1,0 +1,17 @@
+package guard
+
+import "encoding/json"
+
+// FastValid and DecodeValidate expose the two validation paths to tests.
+func FastValid(schema json.RawMessage, args string) bool {
+	s, err := compileSchema(schema)
+	return err == nil && s.fastValid(args)
+}
+
+func DecodeValidate(schema json.RawMessage, args string) error {
+	s, err := compileSchema(schema)
+	if err != nil {
+		return err
+	}
+	return s.decodeValidate(args)
+}
