@@ -19,7 +19,8 @@
 // a tool step is judged before the tool runs and a model step after the
 // model answered; offline, Evaluate judges every step of a recorded trace
 // against the steps before it, so the same rules give the same findings in
-// both places. Each finding carries a verdict; the strongest wins:
+// both places. Each finding carries a verdict; the strongest wins, in the
+// order of this table (the verdicts that end the run outrank Block):
 //
 //	verdict  tool step (Run)                       tool step (WrapTool)     model step
 //	allow    the tool runs                         the tool runs            the answer stands

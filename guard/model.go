@@ -231,15 +231,16 @@ func Usage(info map[string]any) (in, out int, ok bool) {
 // tool calls. Sampling several candidates (n > 1) is not supported under
 // the guard: candidates would be merged too.
 func mergeChoices(resp *llms.ContentResponse) *llms.ContentResponse {
-	if len(resp.Choices) < 2 {
+	choices := slices.DeleteFunc(slices.Clone(resp.Choices), func(c *llms.ContentChoice) bool { return c == nil })
+	if len(choices) == len(resp.Choices) && len(choices) < 2 {
 		return resp
 	}
-	merged := *resp.Choices[0]
+	if len(choices) == 0 {
+		return &llms.ContentResponse{Choices: []*llms.ContentChoice{{}}}
+	}
+	merged := *choices[0]
 	merged.ToolCalls = slices.Clone(merged.ToolCalls)
-	for _, c := range resp.Choices[1:] {
-		if c == nil {
-			continue
-		}
+	for _, c := range choices[1:] {
 		if c.Content != "" {
 			if merged.Content != "" {
 				merged.Content += "\n"

@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // ValidateArguments checks tool arguments against a JSON schema. It
@@ -31,7 +32,13 @@ func ValidateArguments(schema json.RawMessage, args string) error {
 // validateArgs checks args against a compiled schema: the zero-allocation
 // scanner first, the decoder for whatever it cannot vouch for.
 func (s *schemaNode) validateArgs(args string) error {
-	if s.catchAll || s.fastValid(args) {
+	if s.catchAll {
+		return nil
+	}
+	if !utf8.ValidString(args) {
+		return errors.New("not valid JSON: the arguments are not valid UTF-8")
+	}
+	if s.fastValid(args) {
 		return nil
 	}
 	return s.decodeValidate(args)

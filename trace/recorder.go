@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -15,9 +16,12 @@ const TruncationMarker = "…[truncated]"
 
 // RecorderOptions configures a Recorder. The zero value is ready to use.
 type RecorderOptions struct {
-	// MaxField caps Args and Result of each recorded step, in bytes; longer
-	// values are cut at a rune boundary, end with TruncationMarker and mark the
-	// step Truncated. Zero means DefaultMaxField; negative means no cap.
+	// MaxField caps every free-text field of each recorded step (name,
+	// arguments, result, error, proposed calls, a finding's message and
+	// evidence), in bytes; longer values are cut at a rune boundary, end with
+	// TruncationMarker and mark the step Truncated. Zero means
+	// DefaultMaxField; negative means no cap. Invalid UTF-8 is always
+	// replaced by U+FFFD.
 	MaxField int
 }
 
@@ -62,15 +66,34 @@ func (r *Recorder) Add(s *Step) int {
 	return s.Index
 }
 
+// capFields bounds every free-text field of s to the recorder's cap and
+// replaces invalid UTF-8, so that what is recorded is what a JSONL round
+// trip gives back.
 func (r *Recorder) capFields(s *Step) {
-	if r.maxField < 0 {
-		return
+	field := func(v *string) {
+		if !utf8.ValidString(*v) {
+			*v = strings.ToValidUTF8(*v, "\uFFFD")
+		}
+		if r.maxField < 0 {
+			return
+		}
+		var cut bool
+		*v, cut = Truncate(*v, r.maxField)
+		s.Truncated = s.Truncated || cut
 	}
-	var cut bool
-	s.Args, cut = Truncate(s.Args, r.maxField)
-	s.Truncated = s.Truncated || cut
-	s.Result, cut = Truncate(s.Result, r.maxField)
-	s.Truncated = s.Truncated || cut
+	field(&s.Name)
+	field(&s.Args)
+	field(&s.Result)
+	field(&s.Error)
+	for i := range s.Calls {
+		field(&s.Calls[i].Name)
+		field(&s.Calls[i].Args)
+	}
+	if f := s.Finding; f != nil {
+		field(&f.Message)
+		field(&f.Evidence)
+		field(&f.Question)
+	}
 }
 
 // UserTurn appends a user message to the trace.

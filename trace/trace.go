@@ -94,14 +94,17 @@ type Verdict string
 const (
 	Allow   Verdict = "allow"   // go on
 	Retry   Verdict = "retry"   // let the agent try again, with the finding as feedback
+	Block   Verdict = "block"   // do not execute the step; the agent is told why
 	Clarify Verdict = "clarify" // stop and ask the user a question
 	Refuse  Verdict = "refuse"  // answer with the refusal template
 	Handoff Verdict = "handoff" // stop and hand the conversation to a human
-	Block   Verdict = "block"   // do not execute the step; the agent is told why
 )
 
-// Strength orders verdicts: when several rules judge one step, the strongest wins.
-// An unknown verdict is as strong as Block.
+// Strength orders verdicts: when several rules judge one step, the strongest
+// wins. The verdicts that end the run (Clarify, Refuse, Handoff) are
+// stronger than Block, which only stops the step: a call that is both
+// blocked and over the step budget hands the run off. An unknown verdict is
+// as strong as Block.
 func (v Verdict) Strength() int {
 	switch v {
 	case Allow, "":
@@ -109,13 +112,13 @@ func (v Verdict) Strength() int {
 	case Retry:
 		return 1
 	case Clarify:
-		return 2
-	case Refuse:
 		return 3
-	case Handoff:
+	case Refuse:
 		return 4
-	default:
+	case Handoff:
 		return 5
+	default:
+		return 2
 	}
 }
 
