@@ -57,6 +57,9 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 			}
 		}
 		r.Findings = append(r.Findings, outcomeFindings(s)...)
+		if argsCut(s) {
+			r.Findings = append(r.Findings, recordedFindings(t, s.Index, RuleArguments)...)
+		}
 	}
 	r.Score = max(0, 100-g.cfg.Penalty*r.Violations())
 	critical := slices.ContainsFunc(r.Findings, func(f trace.Finding) bool {
@@ -64,4 +67,18 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 	})
 	r.Passed = r.Score >= g.cfg.PassScore && !critical
 	return r
+}
+
+// recordedFindings returns the findings of rule that the trace's gate steps
+// recorded for step i: the online decision, for what cannot be judged again.
+func recordedFindings(t *trace.Trace, i int, rule string) []trace.Finding {
+	var out []trace.Finding
+	for _, g := range t.Steps[i+1:] {
+		if g.Kind == trace.KindGate && g.Finding != nil && g.Finding.Step == i && g.Finding.Rule == rule {
+			f := *g.Finding
+			f.Shadow = false
+			out = append(out, f)
+		}
+	}
+	return out
 }

@@ -2,8 +2,10 @@ package guard
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/agentguard/agentguard/trace"
 )
@@ -158,7 +160,13 @@ func (r validArguments) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		}
 		node, err = compileSchema(raw)
 	}
-	if err == nil {
+	switch {
+	case err != nil:
+	case s.InvalidUTF8:
+		err = errors.New("not valid JSON: the arguments are not valid UTF-8")
+	case argsCut(s):
+		return nil // Evaluate keeps the decision recorded online on the whole arguments
+	default:
 		err = node.validateArgs(s.Args)
 	}
 	if err != nil {
@@ -223,4 +231,10 @@ func stringState(c byte, in, esc bool) (bool, bool) {
 		return !in, false
 	}
 	return in, false
+}
+
+// argsCut reports whether a recorded step's arguments were cut to the
+// recorder's cap, so that rules cannot judge them offline.
+func argsCut(s *trace.Step) bool {
+	return s.Truncated && strings.HasSuffix(s.Args, trace.TruncationMarker)
 }

@@ -70,6 +70,9 @@ func (r *Recorder) Add(s *Step) int {
 // replaces invalid UTF-8, so that what is recorded is what a JSONL round
 // trip gives back.
 func (r *Recorder) capFields(s *Step) {
+	if !utf8.ValidString(s.Args) {
+		s.InvalidUTF8 = true
+	}
 	field := func(v *string) {
 		if !utf8.ValidString(*v) {
 			*v = strings.ToValidUTF8(*v, "\uFFFD")

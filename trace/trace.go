@@ -73,8 +73,12 @@ type Step struct {
 
 	// Blocked is set on a tool step that was not executed because of a verdict.
 	Blocked bool `json:"blocked,omitempty"`
-	// Truncated is set when Args or Result were cut to the recorder's size cap.
+	// Truncated is set when a field was cut to the recorder's size cap; a
+	// cut field ends with TruncationMarker.
 	Truncated bool `json:"truncated,omitempty"`
+	// InvalidUTF8 is set when Args held invalid UTF-8, which the recorder
+	// replaced with U+FFFD.
+	InvalidUTF8 bool `json:"invalid_utf8,omitempty"`
 
 	// Finding is set on gate steps: the decision and the step it judged.
 	Finding *Finding `json:"finding,omitempty"`
