@@ -154,7 +154,7 @@ func TestExportAttributes(t *testing.T) {
 			"gen_ai.usage.output_tokens": attribute.IntValue(65),
 			"agentguard.cost":            attribute.Float64Value(0.0009),
 			"agentguard.findings":        attribute.IntValue(4),
-			"agentguard.verdict":         attribute.StringValue("block"), // block outranks handoff
+			"agentguard.verdict":         attribute.StringValue("handoff"), // handoff, which ends the run, outranks block
 		}, absent: []attribute.Key{"gen_ai.input.messages"}},
 		{span: 0, want: map[attribute.Key]attribute.Value{ // chat
 			"gen_ai.operation.name":      attribute.StringValue("chat"),
