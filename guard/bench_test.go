@@ -73,3 +73,19 @@ type discardExporter struct{}
 
 func (discardExporter) ExportSpans(context.Context, []sdktrace.ReadOnlySpan) error { return nil }
 func (discardExporter) Shutdown(context.Context) error                             { return nil }
+
+// BenchmarkGuardDisabled is the kill switch: a wrapped tool call with the
+// guard disabled, which must cost what the bare call costs.
+func BenchmarkGuardDisabled(b *testing.B) {
+	g := guard.New(guard.Config{Disabled: true})
+	tool := g.WrapTool(guardtest.NewTool("query_order", "", func(context.Context, string) (string, error) {
+		return `{"status":"shipped"}`, nil
+	}))
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := tool.Call(ctx, `{"order_id":"A1001"}`); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -79,6 +79,12 @@ type Config struct {
 	// Resilience sets timeouts, retries, circuit breakers and a fallback
 	// model for every tool and model call.
 	Resilience Resilience
+	// Disabled turns the guard off: wrapped models and tools call straight
+	// through, recording and judging nothing, without allocating; Run still
+	// drives the loop but judges nothing and records only the user turns.
+	// It is the kill switch for an incident, not a mode to measure in (see
+	// Shadow).
+	Disabled bool
 	// Shadow turns on detect-only mode: every rule runs and every finding is
 	// recorded and sent to the ledger, marked Shadow, but no verdict is
 	// enforced.

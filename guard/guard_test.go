@@ -494,3 +494,20 @@ func TestCallerMessagesUntouched(t *testing.T) {
 		t.Errorf("Run wrote into the caller's backing array: %+v", spare)
 	}
 }
+
+func TestDisabledGuardIsFreeAndSilent(t *testing.T) {
+	g := guard.New(guard.Config{Disabled: true, AllowedTools: []string{"other"}})
+	bare := func(context.Context, string) (string, error) { return "ok", nil }
+	tool := g.WrapTool(guardtest.NewTool("query_order", "", bare))
+	ctx := context.Background()
+	if n := testing.AllocsPerRun(100, func() { _, _ = tool.Call(ctx, `{"order_id":"A1"}`) }); n != 0 {
+		t.Errorf("a disabled wrapped call allocates %v times", n)
+	}
+	res, err := g.Run(ctx, guardtest.Script(guardtest.ToolCall("query_order", `{}`), guardtest.Text("Done.")), []tools.Tool{orderTool()}, human("go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Status != guard.StatusDone || len(res.Findings) != 0 || len(res.Trace.Steps) != 0 {
+		t.Errorf("disabled Run: %s, %d findings, %d steps recorded", res.Status, len(res.Findings), len(res.Trace.Steps))
+	}
+}

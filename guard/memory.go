@@ -29,7 +29,7 @@ type MemoryOptions struct {
 // and returns the card and the latest new turn's text.
 func (g *Guard) observeTurns(ctx context.Context, rec *trace.Recorder, messages []llms.MessageContent) (*memory.Card, string) {
 	var card *memory.Card
-	if g.cfg.Memory != nil {
+	if g.cfg.Memory != nil && !g.cfg.Disabled {
 		card = memory.CardFromTrace(rec.Trace(), rec.UserTurns()-1)
 	}
 	seen := rec.UserTurns()

@@ -31,6 +31,9 @@ type guardedModel struct {
 }
 
 func (w *guardedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	if w.g.cfg.Disabled {
+		return w.m.GenerateContent(ctx, messages, options...)
+	}
 	rec := w.g.recorder(ctx)
 	turn, err := w.g.generate(ctx, rec, w.m, messages, options)
 	if err != nil {

@@ -15,6 +15,9 @@ import (
 // judge runs every rule on the proposed step s against rec's trace so far
 // and returns the findings and the verdict to enforce (Allow in shadow mode).
 func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trace.Verdict) {
+	if g.cfg.Disabled {
+		return nil, trace.Allow
+	}
 	var out []trace.Finding
 	rec.View(func(t *trace.Trace) {
 		s.Index = len(t.Steps) // provisional; commit sets the final index
@@ -54,6 +57,9 @@ func strongest(findings []trace.Finding, v trace.Verdict) trace.Finding {
 // commit records s, then a gate step for each finding, and sends each
 // finding to the ledger.
 func (g *Guard) commit(ctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding) {
+	if g.cfg.Disabled {
+		return
+	}
 	idx := rec.Add(s)
 	for i := range findings {
 		f := &findings[i]
