@@ -175,7 +175,7 @@ func EmptyResultGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 		case write:
 			msg = fmt.Sprintf("tool %q returned an empty result and the agent goes on to %q", empty.Name, s.Name)
 			tag = "write-after-empty"
-		case absence.MatchString(s.Result):
+		case AssertsAbsence(s.Result):
 			msg = fmt.Sprintf("tool %q returned an empty result and the answer asserts absence", empty.Name)
 			tag = "asserted-absence"
 		}
@@ -268,19 +268,44 @@ var (
 )
 
 // Citations returns the sources an answer cites: Step.Citations when set,
-// otherwise the bracketed document ids in its text ("[KB-RET-02]").
+// otherwise CitedIDs of its text.
 func Citations(s *trace.Step) []string {
 	if len(s.Citations) > 0 {
 		return s.Citations
 	}
+	return CitedIDs(s.Result)
+}
+
+// CitedIDs returns the bracketed document ids a text cites ("[KB-RET-02]"),
+// in order, once each.
+func CitedIDs(text string) []string {
 	var out []string
-	for _, m := range bracketCite.FindAllStringSubmatch(s.Result, -1) {
+	for _, m := range bracketCite.FindAllStringSubmatch(text, -1) {
 		if !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
 		}
 	}
 	return out
 }
+
+// ClauseRef is a clause, section, article or rule number quoted in a text.
+type ClauseRef struct {
+	Number string // "7.3"
+	Text   string // the words that quote it: "clause 7.3", "第5条"
+}
+
+// ClauseRefs returns the clause numbers a text quotes, in order.
+func ClauseRefs(text string) []ClauseRef {
+	var out []ClauseRef
+	for _, m := range clauseRef.FindAllStringSubmatch(text, -1) {
+		out = append(out, ClauseRef{Number: m[1] + m[2], Text: strings.TrimSpace(m[0])})
+	}
+	return out
+}
+
+// AssertsAbsence reports whether an answer asserts there is nothing: "no
+// records", "could not find any", "没有符合条件的记录".
+func AssertsAbsence(text string) bool { return absence.MatchString(text) }
 
 // denial matches answers that say a thing is not there: the only way an
 // answer may repeat a clause number that only the user mentioned.
@@ -300,7 +325,7 @@ func Grounding(tools ToolPolicies) Rule {
 			return nil
 		}
 		cites := Citations(s)
-		refs := clauseRef.FindAllStringSubmatch(s.Result, -1)
+		refs := ClauseRefs(s.Result)
 		if len(cites) == 0 && len(refs) == 0 {
 			return nil
 		}
@@ -331,13 +356,12 @@ func Grounding(tools ToolPolicies) Rule {
 		}
 		known := clauseNumbers(evidence.String())
 		denies := denial.MatchString(s.Result)
-		for _, m := range refs {
-			num := m[1] + m[2]
-			if !known[num] && !(denies && clauseNumbers(said.String())[num]) {
+		for _, ref := range refs {
+			if num := ref.Number; !known[num] && !(denies && clauseNumbers(said.String())[num]) {
 				out = append(out, trace.Finding{
 					Rule: RuleGrounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Critical,
-					Message:  fmt.Sprintf("quotes %q, which appears in no retrieved document", strings.TrimSpace(m[0])),
-					Evidence: m[0], Tags: []string{"fabrication", "invented-clause"},
+					Message:  fmt.Sprintf("quotes %q, which appears in no retrieved document", ref.Text),
+					Evidence: ref.Text, Tags: []string{"fabrication", "invented-clause"},
 				})
 			}
 		}
@@ -355,8 +379,8 @@ var numberedItem = regexp.MustCompile(`(?m)^\s*(\d+(?:\.\d+)*)[.)、:\s]`)
 // clause.
 func clauseNumbers(text string) map[string]bool {
 	out := map[string]bool{}
-	for _, m := range clauseRef.FindAllStringSubmatch(text, -1) {
-		out[m[1]+m[2]] = true
+	for _, ref := range ClauseRefs(text) {
+		out[ref.Number] = true
 	}
 	for _, m := range numberedItem.FindAllStringSubmatch(text, -1) {
 		out[strings.TrimSuffix(m[1], ".")] = true

@@ -696,8 +696,8 @@ func (s *scorer) excerpts(sc *screenedCase) (excerpts []Document, unknown []stri
 	}
 	for _, r := range sc.runs {
 		for _, t := range r.Turns {
-			for _, m := range citation.FindAllStringSubmatch(t.Answer, -1) {
-				add(m[1])
+			for _, id := range guard.CitedIDs(t.Answer) {
+				add(id)
 			}
 		}
 	}
@@ -741,8 +741,8 @@ func (s *scorer) excerpts(sc *screenedCase) (excerpts []Document, unknown []stri
 
 func citesID(r *replay.Run, id string) bool {
 	for _, t := range r.Turns {
-		for _, m := range citation.FindAllStringSubmatch(t.Answer, -1) {
-			if m[1] == id {
+		for _, cited := range guard.CitedIDs(t.Answer) {
+			if cited == id {
 				return true
 			}
 		}

@@ -16,16 +16,8 @@ import (
 // then the guard's violations. Each returns hits; none judges, all read the
 // answers and the trace.
 
-var (
-	// citation is a bracketed document id, "[KB-RET-02]", as guard.Citations reads them.
-	citation = regexp.MustCompile(`\[([A-Za-z][A-Za-z0-9_.:#/-]*[0-9][A-Za-z0-9_.:#/-]*)\]`)
-	// clauseRef is a clause, section, article or rule number: "clause 7.3", "第5条".
-	clauseRef = regexp.MustCompile(`(?i)\b(?:clause|section|article|rule|paragraph|policy|§)\s*(?:no\.?\s*)?(\d+(?:\.\d+)*)|第\s*(\d+(?:\.\d+)*)\s*[条款章节项]`)
-	// absence matches an answer that asserts there is nothing.
-	absence = regexp.MustCompile(`(?i)\b(no|not any|none|zero)\s+(records?|results?|orders?|matches|entries|data|information)\b|\bcould(n't| not) find any\b|\bdoes(n't| not) exist\b|\bthere (is|are) no\b|没有(找到|符合|相关|任何|记录|结果|订单)|不存在|查无|无记录|未找到`)
-	// acknowledges matches an answer that tells the user a step failed.
-	acknowledges = regexp.MustCompile(`(?i)\b(cannot|can't|could not|couldn't|unable|not able|unavailable|not available|try again|check again|later|no reliable)\b|无法|暂时|稍后|失败|未能|没有查到`)
-)
+// acknowledges matches an answer that tells the user a step failed.
+var acknowledges = regexp.MustCompile(`(?i)\b(cannot|can't|could not|couldn't|unable|not able|unavailable|not available|try again|check again|later|no reliable)\b|无法|暂时|稍后|失败|未能|没有查到`)
 
 // knowledgeBase is what answers may cite and quote.
 type knowledgeBase struct {
@@ -37,8 +29,8 @@ func newKnowledgeBase(ds []Document) *knowledgeBase {
 	kb := &knowledgeBase{ids: map[string]bool{}, clauses: map[string]bool{}}
 	for _, d := range ds {
 		kb.ids[d.ID] = true
-		for _, m := range clauseRef.FindAllStringSubmatch(d.Text, -1) {
-			kb.clauses[m[1]+m[2]] = true
+		for _, ref := range guard.ClauseRefs(d.Text) {
+			kb.clauses[ref.Number] = true
 		}
 	}
 	return kb
@@ -78,14 +70,14 @@ func fabrication(c *replay.Case, r *replay.Run, kb *knowledgeBase, retrievers ma
 	var out []Hit
 	for i, turn := range r.Turns {
 		trigger := retrievalTrigger(turnSteps(r.Trace, i), retrievers)
-		for _, m := range citation.FindAllStringSubmatch(turn.Answer, -1) {
-			if !kb.ids[m[1]] {
+		for _, id := range guard.CitedIDs(turn.Answer) {
+			if !kb.ids[id] {
 				out = append(out, Hit{Case: c.ID, TraceID: r.TraceID, Turn: i, Screen: "fabrication", Dimension: trace.Accuracy, Outcome: Failed,
-					Tag: "bad-citation", Cause: trigger + " → cites an unknown document", Detail: m[0]})
+					Tag: "bad-citation", Cause: trigger + " → cites an unknown document", Detail: "[" + id + "]"})
 			}
 		}
-		for _, m := range clauseRef.FindAllStringSubmatch(turn.Answer, -1) {
-			num := m[1] + m[2]
+		for _, ref := range guard.ClauseRefs(turn.Answer) {
+			num := ref.Number
 			if kb.clauses[num] {
 				continue
 			}
@@ -94,19 +86,14 @@ func fabrication(c *replay.Case, r *replay.Run, kb *knowledgeBase, retrievers ma
 				cause = "user-asserted clause → agreed"
 			}
 			out = append(out, Hit{Case: c.ID, TraceID: r.TraceID, Turn: i, Screen: "fabrication", Dimension: trace.Accuracy, Outcome: Failed,
-				Tag: "invented-clause", Cause: cause, Detail: strings.TrimSpace(m[0])})
+				Tag: "invented-clause", Cause: cause, Detail: ref.Text})
 		}
 	}
 	return out
 }
 
 func quotesClause(text, num string) bool {
-	for _, m := range clauseRef.FindAllStringSubmatch(text, -1) {
-		if m[1]+m[2] == num {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(guard.ClauseRefs(text), func(ref guard.ClauseRef) bool { return ref.Number == num })
 }
 
 // retrievalTrigger names what the last retrieval of a turn returned. A
@@ -172,7 +159,7 @@ func cascade(c *replay.Case, r *replay.Run) []Hit {
 				hit.Tag, hit.Cause, hit.Detail = "write-after-failure", trigger+" → "+wrote.Name+" ran", wrote.Name+" "+wrote.Args
 			case recovered || (turn.Status != "" && turn.Status != guard.StatusDone):
 				continue
-			case absence.MatchString(a):
+			case guard.AssertsAbsence(a):
 				hit.Tag, hit.Cause, hit.Detail = "asserted-absence", trigger+" → asserted absence", clip(a, 120)
 			case strings.HasSuffix(a, "?") || strings.HasSuffix(a, "？") || acknowledges.MatchString(a):
 				continue
