@@ -243,8 +243,8 @@ func (p *pendingCalls) answer(id string) *Step {
 		}
 		if len(q) > 0 {
 			j, q = q[0], q[1:]
+			p.byID[id] = q
 		}
-		p.byID[id] = q
 	}
 	if j < 0 {
 		return nil
