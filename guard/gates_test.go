@@ -3,6 +3,7 @@ package guard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -423,20 +424,78 @@ func TestBreakerOpensAndRecovers(t *testing.T) {
 	}
 }
 
-func TestToolTimeoutAbandonsAHungTool(t *testing.T) {
+func TestToolTimeout(t *testing.T) {
+	const timeout = 20 * time.Millisecond
 	release := make(chan struct{})
 	defer close(release)
-	hung := guardtest.NewTool("hung", "", func(context.Context, string) (string, error) {
-		<-release // ignores its context
-		return "late", nil
-	})
-	g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: 20 * time.Millisecond}})
-	res, err := g.Run(context.Background(), guardtest.Script(guardtest.ToolCall("hung", "{}"), guardtest.Text("It is slow today.")), []tools.Tool{hung}, human("go"))
-	if err != nil {
-		t.Fatal(err)
+	tests := []struct {
+		name   string
+		policy guard.ToolPolicy
+		tool   func(ctx context.Context, input string) (string, error)
+	}{
+		{name: "inline, honours its context", tool: func(ctx context.Context, _ string) (string, error) {
+			<-ctx.Done()
+			return "", ctx.Err()
+		}},
+		{name: "inline, polls Err", tool: func(ctx context.Context, _ string) (string, error) {
+			for ctx.Err() == nil {
+				time.Sleep(time.Millisecond)
+			}
+			return "", ctx.Err()
+		}},
+		{name: "inline, ignores its context but returns late", tool: func(context.Context, string) (string, error) {
+			time.Sleep(3 * timeout)
+			return "late", nil
+		}},
+		{name: "isolated, hangs ignoring its context", policy: guard.ToolPolicy{Isolate: true}, tool: func(context.Context, string) (string, error) {
+			<-release
+			return "late", nil
+		}},
 	}
-	if r := toolResults(res.Messages); len(r) != 1 || !strings.Contains(r[0], "call timed out") {
-		t.Errorf("tool results = %q", r)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}, Tools: guard.ToolPolicies{"slow": tt.policy}})
+			res, err := g.Run(context.Background(), guardtest.Script(guardtest.ToolCall("slow", "{}"), guardtest.Text("It is slow today.")),
+				[]tools.Tool{guardtest.NewTool("slow", "", tt.tool)}, human("go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r := toolResults(res.Messages); len(r) != 1 || !strings.Contains(r[0], "call timed out") {
+				t.Errorf("tool results = %q, want a timeout", r)
+			}
+		})
+	}
+}
+
+// A tool that once ran past its timeout on the caller's goroutine is
+// isolated from then on: when it later hangs for good, the call is
+// abandoned at its timeout.
+func TestToolThatIgnoredItsTimeoutIsIsolated(t *testing.T) {
+	const timeout = 20 * time.Millisecond
+	release := make(chan struct{})
+	defer close(release)
+	calls := 0
+	tool := guardtest.NewTool("flaky", "", func(context.Context, string) (string, error) {
+		calls++
+		if calls == 1 {
+			time.Sleep(5 * timeout) // ignores its context, then returns
+			return "late", nil
+		}
+		<-release // hangs for good
+		return "never", nil
+	})
+	g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}})
+	wrapped := g.WrapTool(tool)
+	for i := range 2 {
+		start := time.Now()
+		var err error
+		within(t, 10*time.Second, func() { _, err = wrapped.Call(context.Background(), fmt.Sprintf(`{"n":%d}`, i)) })
+		if !errors.Is(err, guard.ErrTimeout) {
+			t.Errorf("call %d: error = %v, want ErrTimeout", i, err)
+		}
+		if took := time.Since(start); i == 1 && took > 2*time.Second {
+			t.Errorf("the hung second call held the caller for %v", took)
+		}
 	}
 }
 

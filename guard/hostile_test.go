@@ -105,6 +105,8 @@ func TestHostileInputRun(t *testing.T) {
 	release := make(chan struct{})
 	defer close(release)
 	fast := guard.Resilience{ModelRetries: -1, ToolTimeout: 50 * time.Millisecond, ModelTimeout: 50 * time.Millisecond}
+	isolated := fast
+	isolated.IsolateTools = true
 
 	tests := []struct {
 		name  string
@@ -264,8 +266,9 @@ func TestHostileInputRun(t *testing.T) {
 			}),
 			wantErr: guard.ErrTimeout, quick: true},
 
-		// A tool that hangs ignoring its context is abandoned at its timeout.
-		{name: "tool hangs ignoring its context", cfg: guard.Config{Resilience: fast},
+		// A tool that hangs ignoring its context is abandoned at its timeout
+		// when it runs isolated.
+		{name: "tool hangs ignoring its context", cfg: guard.Config{Resilience: isolated},
 			model:      callThenAnswer(hostileTool, `{"order_id":"A1001"}`),
 			tool:       hangingTool(release),
 			wantStatus: guard.StatusDone, wantRan: 1, wantResult: guard.ErrTimeout.Error(), quick: true,
@@ -380,7 +383,7 @@ func TestHostileInputWrapTool(t *testing.T) {
 			tool: func(context.Context, string) (string, error) { panic(42) }},
 		{name: "tool panics with nil", input: `{"order_id":"A1001"}`, wantErr: guard.ErrToolPanic, wantRules: []string{"tool-error@allow"}, wantRan: 1,
 			tool: func(context.Context, string) (string, error) { panic(nil) }},
-		{name: "tool hangs ignoring its context", cfg: guard.Config{Resilience: guard.Resilience{ToolTimeout: 50 * time.Millisecond}},
+		{name: "tool hangs ignoring its context", cfg: guard.Config{Resilience: guard.Resilience{ToolTimeout: 50 * time.Millisecond, IsolateTools: true}},
 			input: `{"order_id":"A1001"}`, wantErr: guard.ErrTimeout, wantRan: 1, tool: hangingTool(release),
 			check: func(t *testing.T, _ string, tr *trace.Trace) {
 				if s := toolStep(t, tr); !strings.Contains(s.Error, guard.ErrTimeout.Error()) {

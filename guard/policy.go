@@ -2,7 +2,6 @@ package guard
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"time"
 )
@@ -41,6 +40,10 @@ type ToolPolicy struct {
 	IsEmpty func(result string) bool `json:"-"`
 	// Timeout bounds one call. Zero means Resilience.ToolTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
+	// Isolate runs every call on a goroutine of its own, abandoned at the
+	// timeout, for a tool that may ignore its context (see
+	// Resilience.ToolTimeout).
+	Isolate bool `json:"isolate,omitempty"`
 	// Retries is how often a failed call is tried again, with backoff.
 	// Zero means Resilience.ToolRetries; negative means never.
 	Retries int `json:"retries,omitempty"`
@@ -68,7 +71,52 @@ func StateChanging(name string, p ToolPolicy) bool {
 	case EffectWrite:
 		return true
 	}
-	return slices.Contains(writeVerbs, verbOf(name))
+	return isWriteVerb(name)
+}
+
+// writeVerbSet is writeVerbs as a set.
+var writeVerbSet = func() map[string]bool {
+	m := make(map[string]bool, len(writeVerbs))
+	for _, v := range writeVerbs {
+		m[v] = true
+	}
+	return m
+}()
+
+// isWriteVerb reports whether verbOf(name) is a write verb, without
+// allocating: it runs on every tool call.
+func isWriteVerb(name string) bool {
+	// The verb ends at the first separator, or else at the first upper-case
+	// letter after the first byte.
+	end, upper := len(name), len(name)
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c == '_' || c == '-' || c == '.' || c == ' ' {
+			end = i
+			break
+		}
+		if i > 0 && upper == len(name) && c >= 'A' && c <= 'Z' {
+			upper = i
+		}
+	}
+	if end == len(name) {
+		end = upper
+	}
+	var buf [16]byte
+	if end > len(buf) {
+		return false // longer than any write verb
+	}
+	for i := 0; i < end; i++ {
+		c := name[i]
+		if c >= 0x80 {
+			return writeVerbSet[verbOf(name)] // non-ASCII: Unicode lower-casing
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return writeVerbSet[string(buf[:end])]
 }
 
 // verbOf returns the verb a tool name starts with, in lower case:

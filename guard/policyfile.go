@@ -88,6 +88,7 @@ const maxPolicySize = 16 << 20
 //	retrieval   boolean   results are documents with ids and scores (see Documents)
 //	schema      object    the JSON schema of the arguments (see ValidateArguments); it must be valid
 //	timeout     string    a Go duration such as "5s"; "" means Resilience.ToolTimeout
+//	isolate     boolean   run each call on its own goroutine, abandoned at the timeout (the tool may ignore its context)
 //	retries     integer   retries of a failed call; 0 means Resilience.ToolRetries, negative never
 //	empty_ok    boolean   an empty result is the tool's normal answer (a "think" or "log" tool): the
 //	                      empty-result gate ignores it (IsEmpty always reports false)
@@ -96,6 +97,7 @@ const maxPolicySize = 16 << 20
 //
 //	tool_timeout, model_timeout     string    0 or "" means 30s and 2m; negative means none
 //	tool_retries, model_retries     integer   retries of read-only tool calls (0: none) and of model calls (0 means 2); negative, none
+//	isolate_tools                   boolean   isolate every tool call (see Resilience.IsolateTools)
 //	backoff                         string    "" means 200ms
 //	breaker_failures                integer   0 means 5
 //	breaker_open_for                string    "" means 30s
@@ -154,6 +156,7 @@ type policyTool struct {
 	Retrieval bool            `json:"retrieval"`
 	Schema    json.RawMessage `json:"schema"`
 	Timeout   duration        `json:"timeout"`
+	Isolate   bool            `json:"isolate"`
 	Retries   int             `json:"retries"`
 	EmptyOK   bool            `json:"empty_ok"`
 }
@@ -161,6 +164,7 @@ type policyTool struct {
 type policyResilience struct {
 	ToolTimeout     duration `json:"tool_timeout"`
 	ModelTimeout    duration `json:"model_timeout"`
+	IsolateTools    bool     `json:"isolate_tools"`
 	ToolRetries     int      `json:"tool_retries"`
 	ModelRetries    int      `json:"model_retries"`
 	Backoff         duration `json:"backoff"`
@@ -497,6 +501,7 @@ func (p *policyFile) config() (Config, error) {
 		Resilience: Resilience{
 			ToolTimeout:     time.Duration(p.Resilience.ToolTimeout),
 			ModelTimeout:    time.Duration(p.Resilience.ModelTimeout),
+			IsolateTools:    p.Resilience.IsolateTools,
 			ToolRetries:     p.Resilience.ToolRetries,
 			ModelRetries:    p.Resilience.ModelRetries,
 			Backoff:         time.Duration(p.Resilience.Backoff),
@@ -510,7 +515,7 @@ func (p *policyFile) config() (Config, error) {
 		if strings.TrimSpace(name) == "" {
 			return Config{}, errors.New("tools: empty tool name")
 		}
-		tp := ToolPolicy{Untrusted: pt.Untrusted, Confirm: pt.Confirm, Retrieval: pt.Retrieval, Timeout: time.Duration(pt.Timeout), Retries: pt.Retries}
+		tp := ToolPolicy{Untrusted: pt.Untrusted, Confirm: pt.Confirm, Retrieval: pt.Retrieval, Timeout: time.Duration(pt.Timeout), Isolate: pt.Isolate, Retries: pt.Retries}
 		if pt.EmptyOK {
 			tp.IsEmpty = neverEmpty
 		}

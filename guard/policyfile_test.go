@@ -76,7 +76,7 @@ func TestLoadPolicy(t *testing.T) {
 		{name: "unknown key with a suggestion", in: `{"loop_limt": 2}`, wantErr: `guard: policy: unknown field "loop_limt" (did you mean "loop_limit"?)`},
 		{name: "unknown tool key", in: `{"tools": {"send_email": {"efect": "write"}}}`, wantErr: `guard: policy: tools.send_email: unknown field "efect" (did you mean "effect"?)`},
 		{name: "unknown key far from any", in: `{"resilience": {"jitter": "1s"}}`,
-			wantErr: `guard: policy: resilience: unknown field "jitter" (known: backoff, breaker_failures, breaker_open_for, model_retries, model_timeout, tool_retries, tool_timeout)`},
+			wantErr: `guard: policy: resilience: unknown field "jitter" (known: backoff, breaker_failures, breaker_open_for, isolate_tools, model_retries, model_timeout, tool_retries, tool_timeout)`},
 		{name: "wrong type", in: `{"tools": {"send_email": {"confirm": "yes"}}}`, wantErr: `guard: policy: tools.send_email.confirm: want true or false, got "yes"`},
 		{name: "fraction for an integer", in: `{"max_steps": 2.5}`, wantErr: `guard: policy: max_steps: want an integer, got 2.5`},
 		{name: "array of the wrong type", in: `{"allowed_tools": "send_email"}`, wantErr: `guard: policy: allowed_tools: want an array of strings, got "send_email"`},

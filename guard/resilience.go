@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
@@ -31,7 +32,19 @@ const RuleBreaker = "circuit-breaker"
 // value means the defaults given per field.
 type Resilience struct {
 	// ToolTimeout bounds one tool call. Zero means 30s; negative, none.
+	//
+	// A tool runs on the caller's goroutine with a context that expires at
+	// its timeout, the Go convention for cancellation: a tool that honours
+	// its context returns then, and the call fails with ErrTimeout. A tool
+	// that overruns its timeout anyway is isolated from then on: its calls
+	// run on a goroutine of their own, abandoned at the timeout, so a hung
+	// call costs a goroutine, never the agent. ToolPolicy.Isolate and
+	// IsolateTools isolate from the first call.
 	ToolTimeout time.Duration
+	// IsolateTools runs every tool call on a goroutine of its own, abandoned
+	// at its timeout, for tools that may ignore their context. It costs a
+	// few microseconds per call.
+	IsolateTools bool
 	// ModelTimeout bounds one model call. Zero means 2m; negative, none.
 	ModelTimeout time.Duration
 	// ToolRetries is how often a failed read-only tool call is tried again.
@@ -77,18 +90,26 @@ func (r Resilience) withDefaults() Resilience {
 	return r
 }
 
-// breakers holds one gobreaker per tool and per model role, made on first use.
+// breakers holds one gobreaker per tool and per model role, made on first
+// use, and whether each tool is isolated.
 type breakers struct {
 	settings Resilience
+	tools    sync.Map // name → *toolState, read without a lock on every call
 	mu       sync.Mutex
-	tools    map[string]*gobreaker.CircuitBreaker[toolRun]
 	models   map[string]*gobreaker.CircuitBreaker[*llms.ContentResponse]
+}
+
+// toolState is what the guard keeps per tool name.
+type toolState struct {
+	cb *gobreaker.CircuitBreaker[toolRun]
+	// isolate is set once a call ran past its timeout on the caller's
+	// goroutine: later calls run on their own.
+	isolate atomic.Bool
 }
 
 func newBreakers(cfg Config) *breakers {
 	return &breakers{
 		settings: cfg.Resilience,
-		tools:    map[string]*gobreaker.CircuitBreaker[toolRun]{},
 		models:   map[string]*gobreaker.CircuitBreaker[*llms.ContentResponse]{},
 	}
 }
@@ -108,6 +129,9 @@ func (b *breakers) gobreakerSettings(name string) gobreaker.Settings {
 		Timeout:     b.settings.BreakerOpenFor,
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
 		IsExcluded: func(err error) bool {
+			if err == nil {
+				return false
+			}
 			var ex excluded
 			var in *Interrupt
 			return errors.As(err, &ex) || errors.As(err, &in)
@@ -115,15 +139,12 @@ func (b *breakers) gobreakerSettings(name string) gobreaker.Settings {
 	}
 }
 
-func (b *breakers) tool(name string) *gobreaker.CircuitBreaker[toolRun] {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	cb, ok := b.tools[name]
-	if !ok {
-		cb = gobreaker.NewCircuitBreaker[toolRun](b.gobreakerSettings("tool:" + name))
-		b.tools[name] = cb
+func (b *breakers) tool(name string) *toolState {
+	if ts, ok := b.tools.Load(name); ok {
+		return ts.(*toolState)
 	}
-	return cb
+	ts, _ := b.tools.LoadOrStore(name, &toolState{cb: gobreaker.NewCircuitBreaker[toolRun](b.gobreakerSettings("tool:" + name))})
+	return ts.(*toolState)
 }
 
 func (b *breakers) model(name string) *gobreaker.CircuitBreaker[*llms.ContentResponse] {
@@ -142,11 +163,11 @@ func (b *breakers) model(name string) *gobreaker.CircuitBreaker[*llms.ContentRes
 // "open", or "" when it was never used.
 func (g *Guard) BreakerState(name string) string {
 	b := g.breakers
+	if ts, ok := b.tools.Load(trimPrefix(name, "tool:")); ok && name != trimPrefix(name, "tool:") {
+		return ts.(*toolState).cb.State().String()
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if cb, ok := b.tools[trimPrefix(name, "tool:")]; ok && name != trimPrefix(name, "tool:") {
-		return cb.State().String()
-	}
 	if cb, ok := b.models[trimPrefix(name, "model:")]; ok && name != trimPrefix(name, "model:") {
 		return cb.State().String()
 	}
@@ -163,6 +184,9 @@ func trimPrefix(s, p string) string {
 // translateBreaker maps gobreaker's refusals to ErrBreakerOpen and unwraps
 // the excluded marker, so no gobreaker type leaks.
 func translateBreaker(err error) error {
+	if err == nil {
+		return nil
+	}
 	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
 		return ErrBreakerOpen
 	}
@@ -176,10 +200,12 @@ func translateBreaker(err error) error {
 type toolRun struct {
 	out   string
 	stack []byte
+	end   time.Time // when the call returned, if known
 }
 
-// runTool calls t under its breaker, timeout and retry policy.
-func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolPolicy) (string, []byte, error) {
+// runTool calls t under its breaker, timeout and retry policy; start is
+// when the step began.
+func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolPolicy, start time.Time) (toolRun, error) {
 	rs := g.breakers.settings
 	timeout := p.Timeout
 	if timeout == 0 {
@@ -189,15 +215,24 @@ func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolP
 	if retries == 0 && !StateChanging(t.Name(), p) {
 		retries = rs.ToolRetries
 	}
-	cb := g.breakers.tool(t.Name())
+	ts := g.breakers.tool(t.Name())
 	var run toolRun
 	var err error
 	for attempt := 0; ; attempt++ {
-		run, err = cb.Execute(func() (toolRun, error) {
-			r, err := callWithTimeout(ctx, timeout, func(ctx context.Context) (toolRun, error) {
-				out, stack, err := safeToolCall(ctx, t, input)
-				return toolRun{out, stack}, err
-			})
+		run, err = ts.cb.Execute(func() (toolRun, error) {
+			var r toolRun
+			var err error
+			switch {
+			case timeout < 0:
+				r.out, r.stack, err = safeToolCall(ctx, t, input)
+			case p.Isolate || rs.IsolateTools || ts.isolate.Load():
+				r, err = callWithTimeout(ctx, timeout, func(ctx context.Context) (toolRun, error) {
+					out, stack, err := safeToolCall(ctx, t, input)
+					return toolRun{out: out, stack: stack}, err
+				})
+			default:
+				r, err = g.callInline(ctx, ts, t, input, start, timeout)
+			}
 			if err != nil && ctx.Err() != nil {
 				err = excluded{err}
 			}
@@ -210,11 +245,36 @@ func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolP
 		if g.sleep(ctx, rs.Backoff<<attempt) != nil {
 			break
 		}
+		start = g.now()
 	}
 	if errors.Is(err, ErrBreakerOpen) || errors.Is(err, ErrTimeout) {
 		err = &Error{Op: "tool", Name: t.Name(), Err: err}
 	}
-	return run.out, run.stack, err
+	return run, err
+}
+
+// callInline calls t on the caller's goroutine with a context that expires
+// at start+timeout. A call that returns past its deadline fails with
+// ErrTimeout whatever it returned, as it would have isolated; one that
+// overran the deadline by more than a grace period ignored its context, so
+// the tool is isolated from then on.
+func (g *Guard) callInline(ctx context.Context, ts *toolState, t tools.Tool, input string, start time.Time, timeout time.Duration) (toolRun, error) {
+	deadline := start.Add(timeout)
+	cc := newCallCtx(ctx, deadline)
+	out, stack, err := safeToolCall(cc, t, input)
+	cc.release()
+	end := g.now()
+	late := end.Sub(deadline)
+	if late < 0 {
+		return toolRun{out, stack, end}, err
+	}
+	if late > min(max(timeout/10, 5*time.Millisecond), time.Second) {
+		ts.isolate.Store(true)
+	}
+	if err := ctx.Err(); err != nil {
+		return toolRun{end: end}, err
+	}
+	return toolRun{end: end}, fmt.Errorf("%w after %v", ErrTimeout, timeout)
 }
 
 // callWithTimeout runs fn with a deadline, abandoning it if it does not

@@ -112,8 +112,12 @@ func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool,
 		s.Blocked, s.Result = true, out.observation
 	} else if v == trace.Allow {
 		policy := g.cfg.Tools[call.Name]
-		result, stack, err := g.runTool(ctx, t, input, policy)
-		s.Duration = g.now().Sub(s.Start)
+		run, err := g.runTool(ctx, t, input, policy, s.Start)
+		if run.end.IsZero() {
+			run.end = g.now()
+		}
+		s.Duration = run.end.Sub(s.Start)
+		result, stack := run.out, run.stack
 		s.Result, out.observation, out.err = result, result, err
 		if policy.Retrieval && err == nil {
 			s.DocIDs, s.Scores = Documents(result)
