@@ -117,10 +117,9 @@ func Invariants(jsonRoutes []string, invariants ...Invariant) Rule {
 		var raw, tool string
 		switch {
 		case s.Kind == trace.KindTool:
-			// Small arguments with no field the default invariants look at
-			// skip decoding; large ones are decoded, since the key regexps
-			// over megabytes cost more than the decoder.
-			if defaults && len(s.Args) <= 4<<10 && !amountKey.MatchString(s.Args) && !dateKey.MatchString(s.Args) && !strings.Contains(s.Args, "_at\"") && !strings.Contains(s.Args, "time\"") {
+			// Arguments with no key the default invariants look at skip
+			// decoding.
+			if defaults && !anyKey(s.Args, defaultInvariantKey) {
 				return nil
 			}
 			raw, tool = s.Args, s.Name
@@ -153,6 +152,84 @@ func Invariants(jsonRoutes []string, invariants ...Invariant) Rule {
 		})
 		return out
 	})
+}
+
+// anyKey reports whether some object key in the JSON text s, at any depth,
+// satisfies match, scanning without decoding or allocating. A key with
+// escapes counts as a match, so that the decoder judges it; text that is
+// not JSON has no keys.
+func anyKey(s string, match func(key string) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] != '"' {
+			continue
+		}
+		end, _, ok := scanString(s, i)
+		if !ok {
+			return false
+		}
+		if j := skipWS(s, end); j < len(s) && s[j] == ':' {
+			key := s[i+1 : end-1]
+			if strings.IndexByte(key, '\\') >= 0 || match(key) {
+				return true
+			}
+		}
+		i = end - 1
+	}
+	return false
+}
+
+// The words in keys that the default invariants check: amountKey and
+// dateKey without the regexp engine, indexed by their first letter.
+var (
+	invariantWords = func() (byFirst [26][]string) {
+		for _, w := range []string{"amount", "price", "total", "refund", "fee", "cost", "balance", "quantity", "qty", "count", "sum", "payment", "date", "day", "deadline", "birthday"} {
+			byFirst[w[0]-'a'] = append(byFirst[w[0]-'a'], w)
+		}
+		return byFirst
+	}()
+	invariantWordsZH = []string{"金额", "价格", "数量", "费用", "日期"}
+)
+
+// defaultInvariantKey reports whether amountKey or dateKey matches key,
+// without allocating.
+func defaultInvariantKey(key string) bool {
+	nonASCII := false
+	for i := 0; i < len(key); i++ {
+		c := key[i] | 0x20 // lower case, for letters
+		if key[i] >= 0x80 {
+			nonASCII = true
+		}
+		if c < 'a' || c > 'z' {
+			continue
+		}
+		for _, w := range invariantWords[c-'a'] {
+			if hasPrefixFold(key[i:], w) {
+				return true
+			}
+		}
+	}
+	if nonASCII {
+		for _, w := range invariantWordsZH {
+			if strings.Contains(key, w) {
+				return true
+			}
+		}
+	}
+	return len(key) >= 3 && hasPrefixFold(key[len(key)-3:], "_at") || len(key) >= 4 && hasPrefixFold(key[len(key)-4:], "time")
+}
+
+// hasPrefixFold reports whether s starts with the lower-case ASCII word w,
+// ignoring ASCII case.
+func hasPrefixFold(s, w string) bool {
+	if len(s) < len(w) {
+		return false
+	}
+	for j := 0; j < len(w); j++ {
+		if c := s[j]; c != w[j] && c|0x20 != w[j] {
+			return false
+		}
+	}
+	return true
 }
 
 func stripFence(s string) string {

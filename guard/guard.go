@@ -5,8 +5,10 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"log/slog"
+	"maps"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentguard/agentguard/memory"
@@ -141,8 +143,8 @@ func (f SinkFunc) Append(ctx context.Context, v trace.Violation) (uint64, error)
 type Guard struct {
 	cfg      Config
 	rules    []Rule
-	schemaMu sync.RWMutex
-	schemas  map[string]compiledSchema // argument schemas of wrapped and annotated tools
+	schemaMu sync.Mutex                                // serialises writers of schemas
+	schemas  atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
 	fallback *trace.Recorder
 	breakers *breakers
 	now      func() time.Time
@@ -238,17 +240,23 @@ type compiledSchema struct {
 func (g *Guard) addSchema(name string, raw json.RawMessage) {
 	node, err := compileSchema(raw)
 	g.schemaMu.Lock()
-	if g.schemas == nil {
-		g.schemas = make(map[string]compiledSchema)
+	defer g.schemaMu.Unlock()
+	m := make(map[string]compiledSchema)
+	if old := g.schemas.Load(); old != nil {
+		maps.Copy(m, *old)
 	}
-	g.schemas[name] = compiledSchema{node, err}
-	g.schemaMu.Unlock()
+	m[name] = compiledSchema{node, err}
+	g.schemas.Store(&m)
 }
 
+// toolSchema looks a schema up without a lock: it runs on every tool call,
+// while schemas are added only when tools are wrapped.
 func (g *Guard) toolSchema(name string) (compiledSchema, bool) {
-	g.schemaMu.RLock()
-	defer g.schemaMu.RUnlock()
-	c, ok := g.schemas[name]
+	m := g.schemas.Load()
+	if m == nil {
+		return compiledSchema{}, false
+	}
+	c, ok := (*m)[name]
 	return c, ok
 }
 

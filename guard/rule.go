@@ -195,6 +195,15 @@ func sameArgs(a, b string) bool {
 	if a == b {
 		return true
 	}
+	// Up to their first difference the two scan alike; when neither byte
+	// there is white space, the scan below would stop there too.
+	k := 0
+	for k < len(a) && k < len(b) && a[k] == b[k] {
+		k++
+	}
+	if k < len(a) && k < len(b) && !isSpace(a[k]) && !isSpace(b[k]) {
+		return false
+	}
 	i, j := 0, 0
 	inA, inB := false, false // inside a JSON string
 	escA, escB := false, false

@@ -1,6 +1,11 @@
 package guard
 
-import "testing"
+import (
+	"slices"
+	"testing"
+	"unicode"
+	"unicode/utf8"
+)
 
 func TestSameArgs(t *testing.T) {
 	tests := []struct {
@@ -41,4 +46,67 @@ func TestFastValidDoesNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(100, func() { s.fastValid(args) }); n != 0 {
 		t.Errorf("fastValid allocates %v times", n)
 	}
+}
+
+func TestAnyKey(t *testing.T) {
+	tests := []struct {
+		args string
+		want bool
+	}{
+		{`{"order_id":"A1001"}`, false},
+		{`{"order_id":"A1001","amount":-5}`, true},
+		{`{"note":"amount: 5"}`, false}, // a value, not a key
+		{`{"items":[{"sku":"x","Unit_Price":3}]}`, true},
+		{`{"created_at":"yesterday"}`, true},
+		{`{"pickupTime":"3pm"}`, true},
+		{`{"timezone":"UTC"}`, false},
+		{`{"退款金额":-1}`, true},
+		{`{"订单号":"A1"}`, false},
+		{`{"am\u006funt":-1}`, true}, // escaped keys go to the decoder
+		{`{"a":"\"amount\":"}`, false},
+		{`{"amount"`, false}, // cut before the colon: not JSON either
+		{`not json`, false},
+		{``, false},
+	}
+	for _, tt := range tests {
+		if got := anyKey(tt.args, defaultInvariantKey); got != tt.want {
+			t.Errorf("anyKey(%s) = %v, want %v", tt.args, got, tt.want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { anyKey(`{"order_id":"A1001","note":"x"}`, defaultInvariantKey) }); n != 0 {
+		t.Errorf("anyKey allocates %v times", n)
+	}
+}
+
+// FuzzInvariantKey keeps defaultInvariantKey in agreement with the
+// regexps the default invariants apply to a key.
+func FuzzInvariantKey(f *testing.F) {
+	for _, k := range []string{"order_id", "Total_Amount", "qty", "created_at", "startTime", "timezone", "退款金额", "日期", "DEADLINE", "sumo", "_AT"} {
+		f.Add(k)
+	}
+	f.Fuzz(func(t *testing.T, key string) {
+		for _, r := range key {
+			if r >= utf8.RuneSelf && !unicode.Is(unicode.Han, r) {
+				return // regexp's (?i) folds some non-ASCII letters to ASCII ones (ſ, K)
+			}
+		}
+		want := amountKey.MatchString(key) || dateKey.MatchString(key)
+		if got := defaultInvariantKey(key); got != want {
+			t.Errorf("defaultInvariantKey(%q) = %v, regexps say %v", key, got, want)
+		}
+	})
+}
+
+// FuzzIsWriteVerb keeps the allocation-free isWriteVerb in agreement with
+// verbOf and the verb list.
+func FuzzIsWriteVerb(f *testing.F) {
+	for _, n := range []string{"send_email", "sendEmail", "SEND-email", "query_order", "getOrder", "update", "Ünlock_x", "cancel.reservation", "x", "", "averyveryverylongverbname_x"} {
+		f.Add(n)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		want := slices.Contains(writeVerbs, verbOf(name))
+		if got := isWriteVerb(name); got != want {
+			t.Errorf("isWriteVerb(%q) = %v, verbOf says %v (%q)", name, got, want, verbOf(name))
+		}
+	})
 }

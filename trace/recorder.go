@@ -70,11 +70,11 @@ func (r *Recorder) Add(s *Step) int {
 // replaces invalid UTF-8, so that what is recorded is what a JSONL round
 // trip gives back.
 func (r *Recorder) capFields(s *Step) {
-	if !utf8.ValidString(s.Args) {
-		s.InvalidUTF8 = true
-	}
 	field := func(v *string) {
 		if !utf8.ValidString(*v) {
+			if v == &s.Args {
+				s.InvalidUTF8 = true
+			}
 			*v = strings.ToValidUTF8(*v, "\uFFFD")
 		}
 		if r.maxField < 0 {
