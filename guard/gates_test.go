@@ -563,3 +563,50 @@ func TestFalseClaims(t *testing.T) {
 		t.Run(tc.name, tc.run)
 	}
 }
+
+// TestBreakerSequence walks a tool's breaker through a run of outcomes:
+// a success resets the failure count, the third failure in a row opens
+// it, an open breaker refuses without calling, and after its open period
+// one successful probe closes it again.
+func TestBreakerSequence(t *testing.T) {
+	const openFor = 30 * time.Millisecond
+	steps := []struct {
+		fail      bool          // the tool fails this time
+		wait      time.Duration // before the call
+		wantRan   bool
+		wantState string // after the call
+	}{
+		{fail: true, wantRan: true, wantState: "closed"},
+		{fail: true, wantRan: true, wantState: "closed"},
+		{fail: false, wantRan: true, wantState: "closed"},
+		{fail: true, wantRan: true, wantState: "closed"},
+		{fail: true, wantRan: true, wantState: "closed"},
+		{fail: true, wantRan: true, wantState: "open"},
+		{fail: false, wantRan: false, wantState: "open"},
+		{fail: false, wait: openFor + 20*time.Millisecond, wantRan: true, wantState: "closed"},
+		{fail: true, wantRan: true, wantState: "closed"},
+		{fail: false, wantRan: true, wantState: "closed"},
+	}
+	var fail, ran atomic.Bool
+	tool := guardtest.NewTool("carrier", "", func(context.Context, string) (string, error) {
+		ran.Store(true)
+		if fail.Load() {
+			return "", errors.New("carrier API: 503")
+		}
+		return `{"eta":"tomorrow"}`, nil
+	})
+	g := guard.New(guard.Config{LoopLimit: -1, MaxSteps: -1, Resilience: guard.Resilience{BreakerFailures: 3, BreakerOpenFor: openFor}})
+	wrapped := g.WrapTool(tool)
+	for i, st := range steps {
+		time.Sleep(st.wait)
+		fail.Store(st.fail)
+		ran.Store(false)
+		_, _ = wrapped.Call(context.Background(), fmt.Sprintf(`{"n":%d}`, i))
+		if got := ran.Load(); got != st.wantRan {
+			t.Errorf("call %d: ran = %v, want %v", i, got, st.wantRan)
+		}
+		if got := g.BreakerState("tool:carrier"); got != st.wantState {
+			t.Errorf("call %d: breaker = %q, want %q", i, got, st.wantState)
+		}
+	}
+}

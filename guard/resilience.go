@@ -105,6 +105,8 @@ type toolState struct {
 	// isolate is set once a call ran past its timeout on the caller's
 	// goroutine: later calls run on their own.
 	isolate atomic.Bool
+	// engaged is set while cb has failures to count (see execute).
+	engaged atomic.Bool
 }
 
 func newBreakers(cfg Config) *breakers {
@@ -128,15 +130,42 @@ func (b *breakers) gobreakerSettings(name string) gobreaker.Settings {
 		MaxRequests: 1,
 		Timeout:     b.settings.BreakerOpenFor,
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
-		IsExcluded: func(err error) bool {
-			if err == nil {
-				return false
-			}
-			var ex excluded
-			var in *Interrupt
-			return errors.As(err, &ex) || errors.As(err, &in)
-		},
+		IsExcluded:  excludedFromBreaker,
 	}
+}
+
+// excludedFromBreaker reports errors that say nothing about the callee's
+// health: the caller's cancellation and the guard's own refusals.
+func excludedFromBreaker(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ex excluded
+	var in *Interrupt
+	return errors.As(err, &ex) || errors.As(err, &in)
+}
+
+// execute runs call under the tool's breaker. While the tool is healthy
+// (no failure counted since its last success) the breaker has nothing to
+// decide and is not consulted: a success would only reset counts that are
+// already zero. A failure engages it; it then decides every call until a
+// success leaves it closed with no failure counted. This keeps the
+// breaker's clock reads and locks off the common path.
+func (ts *toolState) execute(call func() (toolRun, error)) (toolRun, error) {
+	if !ts.engaged.Load() {
+		r, err := call()
+		if err == nil || excludedFromBreaker(err) {
+			return r, err
+		}
+		ts.engaged.Store(true)
+		_, _ = ts.cb.Execute(func() (toolRun, error) { return toolRun{}, err }) // count the failure
+		return r, err
+	}
+	r, err := ts.cb.Execute(call)
+	if err == nil && ts.cb.State() == gobreaker.StateClosed && ts.cb.Counts().ConsecutiveFailures == 0 {
+		ts.engaged.Store(false)
+	}
+	return r, err
 }
 
 func (b *breakers) tool(name string) *toolState {
@@ -219,7 +248,7 @@ func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolP
 	var run toolRun
 	var err error
 	for attempt := 0; ; attempt++ {
-		run, err = ts.cb.Execute(func() (toolRun, error) {
+		run, err = ts.execute(func() (toolRun, error) {
 			var r toolRun
 			var err error
 			switch {
