@@ -176,6 +176,9 @@ func TestConcurrentSessions(t *testing.T) {
 	}
 	wg.Wait()
 	took := time.Since(start)
+	if err := g.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	stopFollowing()
 	t.Logf("%d sessions in %v", sessions, took)
 

@@ -61,7 +61,9 @@
 // Tools are annotated by Config.Tools (ToolPolicy: effect, trust,
 // confirmation, retrieval, schema, timeout). Every tool and the model run
 // under a circuit breaker, a timeout and bounded retries (Config.Resilience),
-// with an optional fallback model. Streamed answers are judged too
+// with an optional fallback model. Tools run on the caller's goroutine with
+// a context that expires at their timeout; one that ignores it is isolated
+// on a goroutine of its own from then on. Streamed answers are judged too
 // (Config.BufferStreams).
 //
 // # Offline
@@ -76,11 +78,22 @@
 // Steps go into the trace carried by the context (StartTrace), as
 // trace.Step values: model turns, tool calls, and one gate step per finding.
 // Each finding is also sent to Config.Ledger, which the ledger package
-// implements on badger; guard itself never imports badger.
+// implements on badger; guard itself never imports badger. Findings reach
+// the ledger (and Config.Logger) off the agent's step, from a queue; Flush
+// waits for them and Close, before exit, delivers the rest.
+//
+// # Performance
+//
+// A clean tool call through a wrapper costs two clock reads, two small
+// allocations (the step and the tool's context) and the rules' scans of its
+// arguments: about a microsecond, no JSON encoding, no logging, no lock held
+// across the call. BenchmarkGuardedStep measures it against one
+// OpenTelemetry span. Config.Disabled costs nothing.
 //
 // # Example
 //
 //	g := guard.New(guard.Config{Ledger: led})
+//	defer g.Close(ctx)
 //	ctx, rec := g.StartTrace(ctx, sessionID, "after-sales")
 //	res, err := g.Run(ctx, model, []tools.Tool{queryOrder, submitReturn}, msgs)
 //	// res.Status, res.Answer, res.Messages; rec.Trace() is the trace.

@@ -92,10 +92,15 @@ type Config struct {
 	// enforced.
 	Shadow bool
 	// Ledger receives every finding, Allow ones included (a recovered tool
-	// panic is worth a lesson). Nil means findings stay in the trace only. A failing Ledger never stops the
-	// agent: the error is logged.
+	// panic is worth a lesson). Nil means findings stay in the trace only.
+	// Findings are appended off the agent's step, by a goroutine of the
+	// guard, in batches when Ledger is a BatchSink: a durable ledger's sync
+	// never delays a step. Guard.Flush waits for them; Guard.Close, before
+	// exit, delivers the rest. A failing Ledger never stops the agent: the
+	// error is logged.
 	Ledger Sink
-	// Logger receives gate decisions and ledger errors. Nil means silent.
+	// Logger receives gate decisions and ledger errors, off the step like
+	// the ledger. Nil means silent.
 	Logger *slog.Logger
 	// MaxRetries bounds how often a model step judged Retry is asked again
 	// within one call. Zero means 1; negative means never.
@@ -147,12 +152,14 @@ type Guard struct {
 	schemas  atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
 	fallback *trace.Recorder
 	breakers *breakers
+	reports  reporter
 	now      func() time.Time
 }
 
 // New returns a Guard configured by cfg.
 func New(cfg Config) *Guard {
 	g := &Guard{cfg: cfg, now: time.Now}
+	g.reports.g = g
 	if g.cfg.LoopLimit == 0 {
 		g.cfg.LoopLimit = 3
 	}

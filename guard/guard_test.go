@@ -311,6 +311,9 @@ func TestToolPanicIsRecovered(t *testing.T) {
 	if r := toolResults(res.Messages); len(r) != 1 || !strings.Contains(r[0], "tool panicked: index out of range") {
 		t.Errorf("tool results = %q", r)
 	}
+	if err := g.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	if len(got) != 1 || got[0].Rule != guard.RuleToolError || got[0].Severity != trace.Critical {
 		t.Errorf("ledger got %+v", got)
 	}

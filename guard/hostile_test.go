@@ -485,6 +485,9 @@ func within(t *testing.T, d time.Duration, fn func()) {
 // nothing more.
 func checkRecorded(t *testing.T, g *guard.Guard, tr *trace.Trace, sink *violationSink) {
 	t.Helper()
+	if err := g.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	const limit = trace.DefaultMaxField
 	for _, s := range tr.Steps {
 		fields := map[string]string{"name": s.Name, "args": s.Args, "result": s.Result, "error": s.Error}

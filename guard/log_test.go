@@ -19,6 +19,9 @@ func TestGateDecisionsAreLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := g.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	var rec map[string]any
 	if err := json.Unmarshal(buf.Bytes(), &rec); err != nil {
 		t.Fatalf("want one JSON log line, got %q: %v", buf.String(), err)

@@ -70,18 +70,13 @@ func (g *Guard) commit(ctx context.Context, rec *trace.Recorder, s *trace.Step, 
 	}
 }
 
+// report hands f to the reporter, which logs it and appends it to the
+// ledger off the step.
 func (g *Guard) report(ctx context.Context, rec *trace.Recorder, f trace.Finding) {
-	if log := g.cfg.Logger; log != nil {
-		log.LogAttrs(ctx, levelOf(f), "agentguard finding",
-			attrRule(f.Rule), attrVerdict(f.Verdict), attrTrace(rec.ID()), attrStep(f.Step), attrMessage(f.Message))
-	}
-	if g.cfg.Ledger == nil {
+	if g.cfg.Ledger == nil && g.cfg.Logger == nil {
 		return
 	}
-	v := trace.Violation{Time: g.now().UTC(), TraceID: rec.ID(), SessionID: rec.SessionID(), Finding: f}
-	if _, err := g.cfg.Ledger.Append(context.WithoutCancel(ctx), v); err != nil && g.cfg.Logger != nil {
-		g.cfg.Logger.LogAttrs(ctx, errorLevel, "agentguard ledger append failed", attrRule(f.Rule), attrError(err))
-	}
+	g.reports.send(ctx, trace.Violation{Time: g.now().UTC(), TraceID: rec.ID(), SessionID: rec.SessionID(), Finding: f})
 }
 
 // toolOutcome is what happened to one proposed tool call.

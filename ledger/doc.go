@@ -167,6 +167,7 @@
 //	}
 //	defer l.Close()
 //	g := guard.New(guard.Config{Ledger: l})
+//	defer g.Close(ctx) // delivers the findings still queued for the ledger
 //	...
 //	lessons, err := l.Lessons(ctx, ledger.Query{Since: time.Now().Add(-24 * time.Hour)})
 //	...

@@ -84,6 +84,7 @@ func run(ctx context.Context, out string, shadow, quiet bool, modelSpec string, 
 	traces := trace.NewWriter(f)
 
 	g := demoGuard(led, shadow)
+	defer g.Close(context.WithoutCancel(ctx))
 	printf := func(format string, a ...any) {
 		if !quiet {
 			fmt.Fprintf(w, format, a...)
@@ -133,6 +134,9 @@ func run(ctx context.Context, out string, shadow, quiet bool, modelSpec string, 
 				violations++
 			}
 		}
+	}
+	if err := g.Flush(ctx); err != nil { // the findings reach the ledger off the steps
+		return err
 	}
 	lessons, err := led.Lessons(ctx, ledger.Query{})
 	if err != nil {

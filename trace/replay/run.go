@@ -238,6 +238,8 @@ func (r *replayer) run(ctx context.Context, c *Case, repeat int) (run Run, ok bo
 			history = append(history, llms.TextParts(llms.ChatMessageTypeAI, res.Answer))
 		}
 	}
+	// Deliver the run's findings to the ledger before the run counts as done.
+	_ = g.Close(context.WithoutCancel(ctx))
 	if ctx.Err() != nil && (err != nil || len(run.Turns) < len(c.Turns)) {
 		return run, false // interrupted: not a result
 	}
