@@ -52,7 +52,10 @@ func (r *reporter) start() {
 // send queues f, or delivers it at once when the queue is full or closed.
 func (r *reporter) send(ctx context.Context, v trace.Violation) {
 	r.start()
-	rep := report{ctx: context.WithoutCancel(ctx), v: v}
+	rep := report{v: v}
+	if r.g.cfg.Logger != nil {
+		rep.ctx = context.WithoutCancel(ctx) // for the handler's values, past the step's end
+	}
 	r.mu.RLock()
 	if !r.closed {
 		select {

@@ -94,10 +94,12 @@ func LoopLimit(n int) Rule {
 		return []trace.Finding{{
 			Rule: RuleLoop, Step: s.Index, Verdict: trace.Block, Dimension: trace.Efficiency, Severity: trace.Warning,
 			Message:  fmt.Sprintf("tool %q called %d times in a row with the same arguments", s.Name, same),
-			Evidence: s.Args, Tags: []string{"loop"},
+			Evidence: s.Args, Tags: tagsLoop,
 		}}
 	})
 }
+
+var tagsLoop = []string{"loop"}[:1:1] // shared: a full slice, so an append copies
 
 // MaxSteps hands the run to a human when the agent proposes more than n tool
 // calls in one trace. n below 1 disables the rule.

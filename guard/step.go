@@ -23,7 +23,11 @@ func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trac
 		s.Index = len(t.Steps) // provisional; commit sets the final index
 		s.Turn = len(t.UserTurns) - 1
 		for _, r := range g.rules {
-			out = append(out, r.Check(t, s)...)
+			if ff := r.Check(t, s); out == nil {
+				out = ff // most steps have at most one rule to say something
+			} else {
+				out = append(out, ff...)
+			}
 		}
 	})
 	return out, g.enforced(out)
@@ -64,10 +68,17 @@ func (g *Guard) commit(ctx context.Context, rec *trace.Recorder, s *trace.Step, 
 	for i := range findings {
 		f := &findings[i]
 		f.Step = idx
-		fc := *f
-		rec.Add(&trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: s.Start, Finding: &fc})
-		g.report(ctx, rec, fc)
+		gate := &gateStep{Step: trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: s.Start}, finding: *f}
+		gate.Finding = &gate.finding
+		rec.Add(&gate.Step)
+		g.report(ctx, rec, gate.finding)
 	}
+}
+
+// gateStep is a gate step and its finding in one allocation.
+type gateStep struct {
+	trace.Step
+	finding trace.Finding
 }
 
 // report hands f to the reporter, which logs it and appends it to the
@@ -170,7 +181,7 @@ func outcomeFindings(s *trace.Step) []trace.Finding {
 func (g *Guard) observation(f trace.Finding) string {
 	switch f.Verdict {
 	case trace.Retry:
-		return fmt.Sprintf("[agentguard] call not executed: %s. Correct the call and try again.", f.Message)
+		return "[agentguard] call not executed: " + f.Message + ". Correct the call and try again."
 	case trace.Clarify:
 		return "[agentguard] call not executed: the user was asked to clarify first."
 	case trace.Refuse:
@@ -178,7 +189,7 @@ func (g *Guard) observation(f trace.Finding) string {
 	case trace.Handoff:
 		return "[agentguard] call not executed: the conversation was handed to a human."
 	default:
-		return fmt.Sprintf("[agentguard] call blocked by rule %s: %s. Do not repeat it.", f.Rule, f.Message)
+		return "[agentguard] call blocked by rule " + f.Rule + ": " + f.Message + ". Do not repeat it."
 	}
 }
 
