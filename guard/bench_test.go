@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/tools"
 	"go.opentelemetry.io/otel/attribute"
@@ -98,6 +99,35 @@ func benchCall(b *testing.B, tool tools.Tool) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := tool.Call(ctx, `{"order_id":"A1001"}`); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkGuardedStepMemory is BenchmarkGuardedStep with the memory card
+// on and three constraints on it: the enforcer rebuilds the card from the
+// trace before every call.
+func BenchmarkGuardedStepMemory(b *testing.B) {
+	g := guard.New(guard.Config{Memory: &guard.MemoryOptions{}})
+	tool := g.WrapTool(benchTool{})
+	start := func() context.Context {
+		ctx, rec := g.StartTrace(context.Background(), "s", "r")
+		for k, turn := range []string{"My address is now 12 Oak St.", "Please don't text me.", "Where is A1001?"} {
+			rec.UserTurn(turn)
+			cs, _ := memory.CardFromTrace(rec.Trace(), k-1).Observe(ctx, nil, k, turn)
+			rec.Add(memory.CardStep(k, cs))
+		}
+		return ctx
+	}
+	ctx := start()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%16 == 0 {
+			b.StopTimer()
+			ctx = start()
+			b.StartTimer()
+		}
+		if _, err := tool.Call(ctx, orderArgs[i%2]); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/agentguard/agentguard/trace"
 )
@@ -54,6 +55,56 @@ func decodeStep(result string) ([]Constraint, error) {
 	return cs, nil
 }
 
+// decodedSteps remembers what recent card steps decoded to. Recorded steps
+// never change, and CardFromTrace reads every card step of a trace again
+// before each tool call (memory.Enforcer), so that without it a long
+// conversation would decode its whole history on every call.
+var decodedSteps = stepCache{max: 4096}
+
+// stepCache maps recorded steps to their decoded constraints, holding at
+// most max steps (the oldest go first). It holds the steps themselves, so a
+// step's address cannot be reused by another while it is cached; an entry
+// counts only while the step's Result is still the one decoded.
+type stepCache struct {
+	max   int
+	mu    sync.Mutex
+	m     map[*trace.Step]decodedStep
+	order []*trace.Step // ring of the cached steps, oldest at next
+	next  int
+}
+
+type decodedStep struct {
+	result string
+	cs     []Constraint // shared: callers only read it
+	err    error
+}
+
+func (c *stepCache) decode(s *trace.Step) ([]Constraint, error) {
+	c.mu.Lock()
+	d, ok := c.m[s]
+	c.mu.Unlock()
+	if ok && d.result == s.Result {
+		return d.cs, d.err
+	}
+	cs, err := decodeStep(s.Result)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.m == nil {
+		c.m = make(map[*trace.Step]decodedStep, c.max)
+	}
+	if _, ok := c.m[s]; !ok {
+		if len(c.order) < c.max {
+			c.order = append(c.order, s)
+		} else {
+			delete(c.m, c.order[c.next])
+			c.order[c.next] = s
+			c.next = (c.next + 1) % c.max
+		}
+	}
+	c.m[s] = decodedStep{s.Result, cs, err}
+	return cs, err
+}
+
 // CardFromTrace rebuilds the card as it stood after user turn upTo of t
 // (counting from 0; use len(t.UserTurns)-1 for the whole trace). It is a
 // pure function of t, so that a rule gets the same card online and offline:
@@ -77,7 +128,7 @@ func CardFromTrace(t *trace.Trace, upTo int) *Card {
 		if s.Turn > upTo {
 			continue
 		}
-		cs, err := decodeStep(s.Result)
+		cs, err := decodedSteps.decode(s)
 		if err != nil {
 			continue
 		}
