@@ -339,7 +339,9 @@ func jsonText(raw json.RawMessage) (string, error) {
 	}
 	var b bytes.Buffer
 	err := json.Compact(&b, raw)
-	return b.String(), err
+	// Compact keeps invalid UTF-8 as it is; replace it as Unmarshal does
+	// for strings, so that the text survives a JSONL round trip.
+	return strings.ToValidUTF8(b.String(), "\uFFFD"), err
 }
 
 // scalarText returns a JSON string's value or a number's text; "" for null
