@@ -20,8 +20,9 @@ var (
 	// ErrBreakerOpen is returned when a tool's or the model's circuit
 	// breaker is open (or half-open and busy): the call was not made.
 	ErrBreakerOpen = errors.New("circuit breaker open")
-	// ErrTimeout is returned when a call ran past its timeout. A tool that
-	// ignores its context is abandoned, not waited for.
+	// ErrTimeout is returned when a call ran past its timeout. An isolated
+	// call (every model call, and tools per Resilience.ToolTimeout) is
+	// abandoned at its timeout, not waited for.
 	ErrTimeout = errors.New("call timed out")
 )
 
