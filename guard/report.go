@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 
 	"github.com/agentguard/agentguard/trace"
 )
@@ -25,10 +26,11 @@ const reportQueue = 256
 // BatchSink. A full queue is not a reason to lose a finding: report then
 // delivers it on the step.
 type reporter struct {
-	g    *Guard
-	once sync.Once
-	mu   sync.RWMutex // guards closed against sends on a closed queue
-	q    chan report
+	g       *Guard
+	once    sync.Once
+	started atomic.Bool  // set once q exists and run is running
+	mu      sync.RWMutex // guards closed against sends on a closed queue
+	q       chan report
 	// closed is set by Close; later findings are delivered on the step.
 	closed bool
 	done   chan struct{} // closed when the goroutine has drained q
@@ -41,23 +43,27 @@ type report struct {
 	flushed chan struct{}
 }
 
+// start makes the queue and its goroutine on the first finding, so that a
+// guard that never reports anything (a replay run, say) costs neither.
+// Callers hold r.mu for reading and have seen closed false.
 func (r *reporter) start() {
 	r.once.Do(func() {
 		r.q = make(chan report, reportQueue)
 		r.done = make(chan struct{})
 		go r.run()
+		r.started.Store(true)
 	})
 }
 
 // send queues f, or delivers it at once when the queue is full or closed.
 func (r *reporter) send(ctx context.Context, v trace.Violation) {
-	r.start()
 	rep := report{v: v}
 	if r.g.cfg.Logger != nil {
 		rep.ctx = context.WithoutCancel(ctx) // for the handler's values, past the step's end
 	}
 	r.mu.RLock()
 	if !r.closed {
+		r.start()
 		select {
 		case r.q <- rep:
 			r.mu.RUnlock()
@@ -93,12 +99,11 @@ func (r *reporter) run() {
 
 // flush waits until every finding queued before it was delivered.
 func (r *reporter) flush(ctx context.Context) error {
-	r.start()
 	marker := report{flushed: make(chan struct{})}
 	r.mu.RLock()
-	if r.closed {
+	if r.closed || !r.started.Load() {
 		r.mu.RUnlock()
-		return nil // Close delivered the queue; later findings go out on the step
+		return nil // nothing was ever queued, or Close delivered the queue
 	}
 	select {
 	case r.q <- marker:
@@ -116,13 +121,16 @@ func (r *reporter) flush(ctx context.Context) error {
 }
 
 func (r *reporter) close(ctx context.Context) error {
-	r.start()
 	r.mu.Lock()
-	if !r.closed {
-		r.closed = true
+	started := r.started.Load()
+	if !r.closed && started {
 		close(r.q)
 	}
+	r.closed = true
 	r.mu.Unlock()
+	if !started {
+		return nil
+	}
 	select {
 	case <-r.done:
 		return nil

@@ -18,8 +18,9 @@ import (
 // Online, a tool step is judged before the tool runs (Result is empty) and a
 // model step after the model answered (Result holds the answer text, Calls
 // the proposed tool calls). t holds every step recorded before s, gate steps
-// included. Check returns nil when it has nothing to say; it must not modify
-// t or s, and must be safe for concurrent use.
+// included. Check returns nil when it has nothing to say, or a new slice
+// that the caller then owns (the guard sets each finding's Step and Shadow
+// in place); it must not modify t or s, and must be safe for concurrent use.
 type Rule interface {
 	Check(t *trace.Trace, s *trace.Step) []trace.Finding
 }
