@@ -73,30 +73,14 @@ func BenchmarkLedgerAppendDurableOneWriter(b *testing.B) { benchAppend(b, Option
 // BenchmarkLedgerAppendDurable appends from 64 goroutines to a Durable
 // ledger; each Append returns once its entry is synced. Compare its
 // entries/s with BenchmarkBadgerSyncBaseline's.
-func BenchmarkLedgerAppendDurable(b *testing.B) {
-	l, err := Open(b.TempDir(), Options{Durable: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer l.Close()
-	v := benchViolation()
-	setWriters(b)
-	b.ReportAllocs()
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			if _, err := l.Append(ctx, v); err != nil {
-				b.Error(err)
-				return
-			}
-		}
-	})
-	reportRate(b, b.N)
-}
+func BenchmarkLedgerAppendDurable(b *testing.B) { benchAppendParallel(b, Options{Durable: true}) }
 
 // BenchmarkLedgerAppendParallel is the default mode under the same 64
 // goroutines.
-func BenchmarkLedgerAppendParallel(b *testing.B) {
-	l, err := Open(b.TempDir(), Options{})
+func BenchmarkLedgerAppendParallel(b *testing.B) { benchAppendParallel(b, Options{}) }
+
+func benchAppendParallel(b *testing.B, opts Options) {
+	l, err := Open(b.TempDir(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}

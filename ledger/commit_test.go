@@ -89,77 +89,7 @@ func TestWithSeqMatchesEntryJSON(t *testing.T) {
 }
 
 func TestDurableConcurrentAppend(t *testing.T) {
-	l := openDurable(t)
-	const writers, each = 32, 40
-	var (
-		wg   sync.WaitGroup
-		mu   sync.Mutex
-		seqs = map[uint64]string{}
-	)
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; i < each; i++ {
-				id := fmt.Sprintf("w%d-%d", w, i)
-				var got []uint64
-				if i%8 == 0 {
-					s, err := l.AppendBatch(ctx, []trace.Violation{violation("b", id), violation("b", id)})
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					got = s
-				} else {
-					s, err := l.Append(ctx, violation("r", id))
-					if err != nil {
-						t.Error(err)
-						return
-					}
-					got = []uint64{s}
-				}
-				mu.Lock()
-				for _, s := range got {
-					if prev, dup := seqs[s]; dup {
-						t.Errorf("seq %d given to %s and %s", s, prev, id)
-					}
-					seqs[s] = id
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	// Readers see a gap-free prefix: the committer commits in order.
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for i := 0; i < 20; i++ {
-			es, err := l.Query(ctx, Query{})
-			if err != nil {
-				t.Error(err)
-				return
-			}
-			for j, e := range es {
-				if e.Seq != uint64(j+1) {
-					t.Errorf("read %d: entry %d has seq %d", i, j, e.Seq)
-					return
-				}
-			}
-		}
-	}()
-	wg.Wait()
-	es, err := l.Query(ctx, Query{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(es) != len(seqs) {
-		t.Fatalf("stored %d entries, acknowledged %d", len(es), len(seqs))
-	}
-	for _, e := range es {
-		if seqs[e.Seq] != e.TraceID {
-			t.Errorf("entry %d belongs to %q, was acknowledged to %q", e.Seq, e.TraceID, seqs[e.Seq])
-		}
-	}
+	appendConcurrently(t, openDurable(t), 32, 40, 8)
 }
 
 func TestDurableAppendGroupsShareACommit(t *testing.T) {

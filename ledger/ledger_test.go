@@ -466,28 +466,38 @@ func TestCanceledContext(t *testing.T) {
 }
 
 func TestConcurrentAppend(t *testing.T) {
-	l := openMem(t, Options{})
-	const goroutines, each = 16, 200
+	appendConcurrently(t, openMem(t, Options{}), 16, 200, 10)
+}
+
+// appendConcurrently has writers goroutines make each appends apiece to
+// l, every batchEvery-th a batch of two, while a reader queries; and checks
+// that no sequence number is given twice, that every read sees a gap-free
+// prefix (entries are committed in order), and that the ledger holds
+// exactly the acknowledged entries, each under the writer it was
+// acknowledged to.
+func appendConcurrently(t *testing.T, l *Ledger, writers, each, batchEvery int) {
+	t.Helper()
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
-		seqs = map[uint64]bool{}
+		seqs = map[uint64]string{}
 	)
-	for g := 0; g < goroutines; g++ {
+	for w := 0; w < writers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
+				id := fmt.Sprintf("w%d-%d", w, i)
 				var got []uint64
-				if i%10 == 0 {
-					s, err := l.AppendBatch(ctx, []trace.Violation{violation("b", "t"), violation("b", "t")})
+				if i%batchEvery == 0 {
+					s, err := l.AppendBatch(ctx, []trace.Violation{violation("b", id), violation("b", id)})
 					if err != nil {
 						t.Error(err)
 						return
 					}
 					got = s
 				} else {
-					s, err := l.Append(ctx, violation("r", fmt.Sprint(g)))
+					s, err := l.Append(ctx, violation("r", id))
 					if err != nil {
 						t.Error(err)
 						return
@@ -496,16 +506,15 @@ func TestConcurrentAppend(t *testing.T) {
 				}
 				mu.Lock()
 				for _, s := range got {
-					if seqs[s] {
-						t.Errorf("seq %d given twice", s)
+					if prev, dup := seqs[s]; dup {
+						t.Errorf("seq %d given to %s and %s", s, prev, id)
 					}
-					seqs[s] = true
+					seqs[s] = id
 				}
 				mu.Unlock()
 			}
 		}()
 	}
-	// Read while writing: every read sees a gap-free prefix of committed seqs.
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
@@ -524,13 +533,21 @@ func TestConcurrentAppend(t *testing.T) {
 		}
 	}()
 	wg.Wait()
-	want := goroutines * (each + each/10)
+	want := writers * (each + (each+batchEvery-1)/batchEvery)
 	if len(seqs) != want {
 		t.Errorf("%d distinct seqs, want %d", len(seqs), want)
 	}
 	es, err := l.Query(ctx, Query{})
-	if err != nil || len(es) != want {
-		t.Errorf("stored %d entries (%v), want %d", len(es), err, want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(es) != len(seqs) {
+		t.Fatalf("stored %d entries, acknowledged %d", len(es), len(seqs))
+	}
+	for _, e := range es {
+		if seqs[e.Seq] != e.TraceID {
+			t.Errorf("entry %d belongs to %q, was acknowledged to %q", e.Seq, e.TraceID, seqs[e.Seq])
+		}
 	}
 }
 
