@@ -259,7 +259,7 @@ func Confirmation(tools ToolPolicies, all bool) Rule {
 			return nil
 		}
 		p := tools[s.Name]
-		if !(p.Confirm || all) || !StateChanging(s.Name, p) {
+		if !(p.Confirm || all) || !stateChanging(s.Name, p) {
 			return nil
 		}
 		if s.Turn >= 1 && s.Turn < len(t.UserTurns) && affirmative.MatchString(t.UserTurns[s.Turn]) && agentSpokeIn(t, s.Turn-1) {

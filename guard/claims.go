@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -63,7 +64,7 @@ func FalseClaims(tools ToolPolicies) Rule {
 		}
 		failed := map[string]*trace.Step{} // tool name -> last failed call
 		for _, p := range sameTurn(t, s.Turn) {
-			if p.Kind != trace.KindTool || !StateChanging(p.Name, tools[p.Name]) {
+			if p.Kind != trace.KindTool || !stateChanging(p.Name, tools[p.Name]) {
 				continue
 			}
 			if p.Blocked || p.Error != "" {
@@ -74,7 +75,7 @@ func FalseClaims(tools ToolPolicies) Rule {
 		}
 		var out []trace.Finding
 		for name, p := range failed {
-			re := claimPatterns[verbOf(name)]
+			re := claimPatterns[detect.VerbOf(name)]
 			if re == nil {
 				continue
 			}

@@ -13,6 +13,7 @@ import (
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
 	"github.com/agentguard/agentguard/ledger"
+	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -105,7 +106,7 @@ func (s *session) model() *guardtest.Model {
 // and session; and no session's card ever stops another session's call.
 func TestConcurrentSessions(t *testing.T) {
 	const sessions = 64
-	led, err := ledger.Open("", ledger.Options{InMemory: true})
+	led, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
 	if err != nil {
 		t.Fatal(err)
 	}

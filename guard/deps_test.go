@@ -2,66 +2,79 @@ package guard_test
 
 import (
 	"os/exec"
-	"slices"
 	"strings"
 	"testing"
 )
 
-// TestDependencyRules keeps the rooms apart, for the whole module: guard,
-// memory and trace never link badger or OpenTelemetry; trace and memory
-// never import guard or ledger; memory imports nothing of this module but
-// trace and nothing of langchaingo but llms; only trace/otelexport links
-// OpenTelemetry's SDK; and no library package drags in langchaingo's
-// agents, chains, prompts, memory, providers or vector stores.
+// layers gives each top folder of the module its height: a package may
+// import only packages of its own folder or of a lower layer (STYLE.md, "The
+// house"). memory and ledger share a height but do not import each other.
+var layers = map[string]int{"trace": 0, "memory": 1, "ledger": 1, "guard": 2, "examples": 3}
+
+// TestDependencyRules keeps the layers apart for every package of the
+// module, not only the roots, reading the transitive dependencies that go
+// list reports (tailscale's tstest/deptest is the model):
+//   - nothing imports a higher layer, and memory and ledger not each other;
+//   - only ledger/badgerstore and the programs link badger;
+//   - only trace/otelexport and the programs link OpenTelemetry (badger
+//     brings its API, not the SDK, into ledger/badgerstore);
+//   - trace links no langchaingo; memory imports nothing of this module but
+//     trace and nothing of langchaingo but llms;
+//   - no library package drags in langchaingo's agents, chains, prompts,
+//     memory, providers or vector stores.
 func TestDependencyRules(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
 	const mod = "github.com/agentguard/agentguard/"
-	const badger, otel, otelSDK = "github.com/dgraph-io/badger", "go.opentelemetry.io/otel", "go.opentelemetry.io/otel/sdk"
-	heavy := []string{"github.com/tmc/langchaingo/agents", "github.com/tmc/langchaingo/chains", "github.com/tmc/langchaingo/prompts",
-		"github.com/tmc/langchaingo/memory", "github.com/tmc/langchaingo/llms/openai", "github.com/tmc/langchaingo/llms/anthropic",
-		"github.com/tmc/langchaingo/llms/ollama", "github.com/tmc/langchaingo/vectorstores"}
-	tests := []struct {
-		pkg    string
-		banned []string // never among the package's dependencies
-		only   []string // when set, the only imports of this module and langchaingo allowed
-	}{
-		{pkg: "guard", banned: []string{badger, otel, mod + "ledger"}},
-		{pkg: "memory", banned: []string{badger, otel, mod + "guard", mod + "ledger"}, only: []string{mod + "trace", "github.com/tmc/langchaingo/llms"}},
-		{pkg: "trace", banned: []string{badger, otel, mod + "guard", mod + "ledger", mod + "memory", "github.com/tmc/langchaingo"}},
-		{pkg: "ledger", banned: []string{mod + "guard", mod + "memory", otelSDK}},
-		{pkg: "trace/replay", banned: []string{badger, otelSDK}},
-		{pkg: "trace/conteval", banned: []string{otelSDK}},
-		{pkg: "ledger/health", banned: []string{otelSDK}},
-		{pkg: "trace/otelexport", banned: []string{badger, mod + "guard", mod + "ledger"}},
-		{pkg: "trace/redact", banned: []string{badger, otel, mod + "guard", mod + "ledger", mod + "memory", "github.com/tmc/langchaingo"}},
+	const badger, otel, lc = "github.com/dgraph-io/badger", "go.opentelemetry.io/otel", "github.com/tmc/langchaingo"
+	heavy := []string{lc + "/agents", lc + "/chains", lc + "/prompts", lc + "/memory", lc + "/llms/openai",
+		lc + "/llms/anthropic", lc + "/llms/ollama", lc + "/vectorstores"}
+	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, mod+"...").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, out)
 	}
-	for _, tt := range tests {
-		t.Run(tt.pkg, func(t *testing.T) {
-			out, err := exec.Command("go", "list", "-deps", mod+tt.pkg).CombinedOutput()
-			if err != nil {
-				t.Fatalf("go list: %v\n%s", err, out)
-			}
-			for _, dep := range strings.Fields(string(out)) {
-				for _, b := range append(tt.banned, heavy...) {
-					if dep == b || strings.HasPrefix(dep, b+"/") {
-						t.Errorf("%s depends on %s", tt.pkg, dep)
-					}
+	under := func(dep, prefix string) bool { return dep == prefix || strings.HasPrefix(dep, prefix+"/") }
+	checked := 0
+	for line := range strings.Lines(string(out)) {
+		f := strings.Fields(line)
+		pkg, deps := strings.TrimPrefix(f[0], mod), f[1:]
+		top, _, _ := strings.Cut(pkg, "/")
+		if _, ok := layers[top]; !ok {
+			t.Errorf("%s: top folder %q is no layer; add it to layers", pkg, top)
+			continue
+		}
+		checked++
+		if top == "examples" {
+			continue
+		}
+		for _, dep := range deps {
+			if rel, ok := strings.CutPrefix(dep, mod); ok {
+				dtop, _, _ := strings.Cut(rel, "/")
+				if layers[dtop] > layers[top] || (layers[dtop] == layers[top] && dtop != top) {
+					t.Errorf("%s depends on %s, a higher or sibling layer", pkg, rel)
 				}
 			}
-			if tt.only == nil {
-				return
+			switch {
+			case under(dep, badger) && pkg != "ledger/badgerstore":
+				t.Errorf("%s links badger (%s): only ledger/badgerstore may", pkg, dep)
+			case under(dep, otel+"/sdk") && pkg != "trace/otelexport":
+				t.Errorf("%s links the OpenTelemetry SDK (%s): only trace/otelexport may", pkg, dep)
+			case under(dep, otel) && pkg != "trace/otelexport" && pkg != "ledger/badgerstore":
+				t.Errorf("%s links OpenTelemetry (%s): only trace/otelexport, and badger's own tracing, may", pkg, dep)
+			case under(dep, lc) && top == "trace":
+				t.Errorf("%s links langchaingo (%s): trace is the bottom layer", pkg, dep)
+			case under(dep, lc) && top == "memory" && dep != lc+"/llms" && !strings.HasPrefix(dep, lc+"/llms/internal"):
+				t.Errorf("%s links %s: memory uses only langchaingo's llms", pkg, dep)
 			}
-			imports, err := exec.Command("go", "list", "-f", `{{join .Imports "\n"}}`, mod+tt.pkg).CombinedOutput()
-			if err != nil {
-				t.Fatalf("go list: %v\n%s", err, imports)
-			}
-			for _, imp := range strings.Fields(string(imports)) {
-				if (strings.HasPrefix(imp, mod) || strings.HasPrefix(imp, "github.com/tmc/langchaingo")) && !slices.Contains(tt.only, imp) {
-					t.Errorf("%s imports %s", tt.pkg, imp)
+			for _, h := range heavy {
+				if under(dep, h) {
+					t.Errorf("%s links %s: keep it to the programs under examples/", pkg, dep)
 				}
 			}
-		})
+		}
+	}
+	if checked < 10 {
+		t.Errorf("checked %d packages; go list found fewer than expected", checked)
 	}
 }

@@ -32,10 +32,10 @@ func (r Report) Violations() int {
 	return n
 }
 
-var defaultGuard = New(Config{})
-
-// Evaluate judges a recorded trace with the default rules; see Guard.Evaluate.
-func Evaluate(t *trace.Trace) Report { return defaultGuard.Evaluate(t) }
+// Evaluate judges a recorded trace with the default rules; see
+// Guard.Evaluate. It builds a default Guard for the call: to evaluate many
+// traces, build one with New and call its Evaluate.
+func Evaluate(t *trace.Trace) Report { return New(Config{}).Evaluate(t) }
 
 // Evaluate runs the guard's rules over a recorded trace, offline: each model
 // and tool step is judged against the steps before it, exactly as it was
@@ -44,6 +44,7 @@ func Evaluate(t *trace.Trace) Report { return defaultGuard.Evaluate(t) }
 // are not sent to the ledger.
 func (g *Guard) Evaluate(t *trace.Trace) Report {
 	r := Report{TraceID: t.ID}
+	t = t.Prefix(len(t.Steps)) // a view whose memo the prefixes below share
 	for i, s := range t.Steps {
 		if s.Kind != trace.KindTool && s.Kind != trace.KindModel {
 			continue

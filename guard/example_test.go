@@ -84,15 +84,3 @@ func ExampleRuleFunc() {
 	// handoff
 	// I am handing this conversation to a human colleague, who will continue from here.
 }
-
-func ExampleClauseRefs() {
-	answer := "Per clause 7.3 and 第5条, you get a refund [KB-REF-01]. There are no records of a fee."
-	for _, ref := range guard.ClauseRefs(answer) {
-		fmt.Println(ref.Number, ref.Text)
-	}
-	fmt.Println(guard.CitedIDs(answer), guard.AssertsAbsence(answer))
-	// Output:
-	// 7.3 clause 7.3
-	// 5 第5条
-	// [KB-REF-01] true
-}

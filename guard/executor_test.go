@@ -71,7 +71,8 @@ func TestExecutorBlockIsAnObservation(t *testing.T) {
 	call := guardtest.ToolCall("query_order", `{"order_id":"A1001"}`)
 	model := guardtest.Script(call, call, guardtest.Text("It shipped."))
 	agent := agents.NewOpenAIFunctionsAgent(g.WrapModel(model), []tools.Tool{g.WrapTool(orderTool())})
-	out, err := chains.Run(context.Background(), agents.NewExecutor(agent), "Where is A1001?")
+	ctx, _ := g.StartTrace(context.Background(), "s1", "") // the loop limit counts within one trace
+	out, err := chains.Run(ctx, agents.NewExecutor(agent), "Where is A1001?")
 	if err != nil || out != "It shipped." {
 		t.Fatalf("got %q, %v", out, err)
 	}
@@ -106,7 +107,8 @@ func TestWrapModelReplacesTerminalAnswers(t *testing.T) {
 	})
 	g := guard.New(guard.Config{Rules: []guard.Rule{refuse}})
 	m := g.WrapModel(guardtest.Script(guardtest.Reply{Text: "Per clause 9.9 you get a refund.", Calls: []guardtest.Call{{Name: "send_sms", Args: "{}"}}}))
-	resp, err := m.GenerateContent(context.Background(), human("Refund?"))
+	ctx, rec := g.StartTrace(context.Background(), "s1", "")
+	resp, err := m.GenerateContent(ctx, human("Refund?"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,10 +121,10 @@ func TestWrapModelReplacesTerminalAnswers(t *testing.T) {
 	// The model step, then one gate step each for the built-in grounding
 	// gate (no retrieval stands behind "clause 9.9") and the custom rule.
 	var got []string
-	for _, s := range g.DefaultTrace().Steps {
+	for _, s := range rec.Trace().Steps {
 		got = append(got, string(s.Kind)+":"+s.Name)
 	}
 	if want := []string{"model:", "gate:grounding", "gate:fabrication"}; !slices.Equal(got, want) {
-		t.Errorf("default trace = %v, want %v", got, want)
+		t.Errorf("trace = %v, want %v", got, want)
 	}
 }

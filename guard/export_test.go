@@ -15,3 +15,6 @@ func DecodeValidate(schema json.RawMessage, args string) error {
 	}
 	return s.decodeValidate(args)
 }
+
+// StateChangingForTest exposes stateChanging to the rule tests.
+var StateChangingForTest = stateChanging

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -34,7 +35,7 @@ func (tp ToolPolicies) docs(p *trace.Step) ([]string, []float64) {
 	if len(p.DocIDs) > 0 || len(p.Scores) > 0 {
 		return p.DocIDs, p.Scores
 	}
-	return Documents(p.Result)
+	return detect.Documents(p.Result)
 }
 
 // sameTurn returns the steps of t recorded since the user's turn.
@@ -128,9 +129,6 @@ func clarifyingQuestion(candidates []string, user string) string {
 	return "Do you want to " + strings.Join(opts[:len(opts)-1], ", ") + " or " + opts[len(opts)-1] + "?"
 }
 
-// absence matches answers that assert there is nothing.
-var absence = regexp.MustCompile(`(?i)\b(no|not any|none|zero)\s+(records?|results?|orders?|matches|entries|data|information|reservations?|transactions?)\b|\bcould(n't| not) find any\b|\bdoes(n't| not) exist\b|\bthere (is|are) no\b|没有(找到|符合|相关|任何|记录|结果|订单)|不存在|查无|无记录|未找到`)
-
 // EmptyResultGate keeps an empty tool result from becoming an answer or an
 // action. When a read tool in this turn returned an empty result
 // (ToolPolicy.IsEmpty, default IsEmptyResult) and no later call of that tool
@@ -145,19 +143,19 @@ func EmptyResultGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 		verdict = trace.Clarify
 	}
 	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		write := s.Kind == trace.KindTool && StateChanging(s.Name, tools[s.Name])
+		write := s.Kind == trace.KindTool && stateChanging(s.Name, tools[s.Name])
 		answer := s.Kind == trace.KindModel && len(s.Calls) == 0 && strings.TrimSpace(s.Result) != "" && !s.Blocked && s.Intent == ""
 		if !write && !answer {
 			return nil
 		}
 		var empty *trace.Step
 		for _, p := range sameTurn(t, s.Turn) {
-			if p.Kind != trace.KindTool || p.Blocked || p.Error != "" || StateChanging(p.Name, tools[p.Name]) {
+			if p.Kind != trace.KindTool || p.Blocked || p.Error != "" || stateChanging(p.Name, tools[p.Name]) {
 				continue // a write's empty reply is an acknowledgement
 			}
 			isEmpty := tools[p.Name].IsEmpty
 			if isEmpty == nil {
-				isEmpty = IsEmptyResult
+				isEmpty = detect.IsEmptyResult
 			}
 			switch {
 			case isEmpty(p.Result):
@@ -175,7 +173,7 @@ func EmptyResultGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 		case write:
 			msg = fmt.Sprintf("tool %q returned an empty result and the agent goes on to %q", empty.Name, s.Name)
 			tag = "write-after-empty"
-		case AssertsAbsence(s.Result):
+		case detect.AssertsAbsence(s.Result):
 			msg = fmt.Sprintf("tool %q returned an empty result and the answer asserts absence", empty.Name)
 			tag = "asserted-absence"
 		}
@@ -262,50 +260,14 @@ func SimilarityGate(tools ToolPolicies, min float64, byRoute map[string]float64)
 	})
 }
 
-var (
-	bracketCite = regexp.MustCompile(`\[([A-Za-z][A-Za-z0-9_.:#/-]*[0-9][A-Za-z0-9_.:#/-]*)\]`)
-	clauseRef   = regexp.MustCompile(`(?i)\b(?:clause|section|article|rule|paragraph|policy|§)\s*(?:no\.?\s*)?(\d+(?:\.\d+)*)|第\s*(\d+(?:\.\d+)*)\s*[条款章节项]`)
-)
-
 // Citations returns the sources an answer cites: Step.Citations when set,
 // otherwise CitedIDs of its text.
 func Citations(s *trace.Step) []string {
 	if len(s.Citations) > 0 {
 		return s.Citations
 	}
-	return CitedIDs(s.Result)
+	return detect.CitedIDs(s.Result)
 }
-
-// CitedIDs returns the bracketed document ids a text cites ("[KB-RET-02]"),
-// in order, once each.
-func CitedIDs(text string) []string {
-	var out []string
-	for _, m := range bracketCite.FindAllStringSubmatch(text, -1) {
-		if !slices.Contains(out, m[1]) {
-			out = append(out, m[1])
-		}
-	}
-	return out
-}
-
-// ClauseRef is a clause, section, article or rule number quoted in a text.
-type ClauseRef struct {
-	Number string // "7.3"
-	Text   string // the words that quote it: "clause 7.3", "第5条"
-}
-
-// ClauseRefs returns the clause numbers a text quotes, in order.
-func ClauseRefs(text string) []ClauseRef {
-	var out []ClauseRef
-	for _, m := range clauseRef.FindAllStringSubmatch(text, -1) {
-		out = append(out, ClauseRef{Number: m[1] + m[2], Text: strings.TrimSpace(m[0])})
-	}
-	return out
-}
-
-// AssertsAbsence reports whether an answer asserts there is nothing: "no
-// records", "could not find any", "没有符合条件的记录".
-func AssertsAbsence(text string) bool { return absence.MatchString(text) }
 
 // denial matches answers that say a thing is not there: the only way an
 // answer may repeat a clause number that only the user mentioned.
@@ -325,7 +287,7 @@ func Grounding(tools ToolPolicies) Rule {
 			return nil
 		}
 		cites := Citations(s)
-		refs := ClauseRefs(s.Result)
+		refs := detect.ClauseRefs(s.Result)
 		if len(cites) == 0 && len(refs) == 0 {
 			return nil
 		}
@@ -379,7 +341,7 @@ var numberedItem = regexp.MustCompile(`(?m)^\s*(\d+(?:\.\d+)*)[.)、:\s]`)
 // clause.
 func clauseNumbers(text string) map[string]bool {
 	out := map[string]bool{}
-	for _, ref := range ClauseRefs(text) {
+	for _, ref := range detect.ClauseRefs(text) {
 		out[ref.Number] = true
 	}
 	for _, m := range numberedItem.FindAllStringSubmatch(text, -1) {

@@ -373,11 +373,11 @@ func TestStateChanging(t *testing.T) {
 		"send_email": true, "update_address": true, "cancelOrder": true, "book-flight": true, "transfer_funds": true,
 		"get_user": false, "search_kb": false, "query_order": false, "list": false, "think": false,
 	} {
-		if got := guard.StateChanging(name, guard.ToolPolicy{}); got != want {
-			t.Errorf("StateChanging(%q) = %v, want %v", name, got, want)
+		if got := guard.StateChangingForTest(name, guard.ToolPolicy{}); got != want {
+			t.Errorf("stateChanging(%q) = %v, want %v", name, got, want)
 		}
 	}
-	if guard.StateChanging("send_email", guard.ToolPolicy{Effect: guard.EffectRead}) {
+	if guard.StateChangingForTest("send_email", guard.ToolPolicy{Effect: guard.EffectRead}) {
 		t.Error("policy EffectRead ignored")
 	}
 }

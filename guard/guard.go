@@ -150,7 +150,7 @@ type Guard struct {
 	rules    []Rule
 	schemaMu sync.Mutex                                // serialises writers of schemas
 	schemas  atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
-	fallback *trace.Recorder
+	untraced sync.Once                                 // warns once about calls without a trace
 	breakers *breakers
 	reports  reporter
 	now      func() time.Time
@@ -197,7 +197,6 @@ func New(cfg Config) *Guard {
 	}
 	g.rules = append(g.rules, cfg.Rules...)
 	g.breakers = newBreakers(g.cfg)
-	g.fallback = g.newRecorder("", "")
 	return g
 }
 
@@ -292,16 +291,21 @@ func RecorderFrom(ctx context.Context) *trace.Recorder {
 	return rec
 }
 
-// recorder returns the context's recorder, or the guard's own trace, which
-// collects calls made without StartTrace.
+// recorder returns the context's recorder. A wrapped call whose context
+// carries none — StartTrace was forgotten — is judged and recorded as a
+// trace of its own, with no session: no two such calls share a trace, so
+// they never share loop or step limits, and nothing grows for the guard's
+// lifetime. Rules that read earlier steps (provenance, empty results,
+// grounding) see nothing earlier, so start a trace per request to get
+// them. The first such call is logged once as a warning.
 func (g *Guard) recorder(ctx context.Context) *trace.Recorder {
 	if rec := RecorderFrom(ctx); rec != nil {
 		return rec
 	}
-	return g.fallback
+	if g.cfg.Logger != nil {
+		g.untraced.Do(func() {
+			g.cfg.Logger.Warn("agentguard: a wrapped call had no trace in its context; each such call is judged on its own (use Guard.StartTrace per request)")
+		})
+	}
+	return g.newRecorder("", "")
 }
-
-// DefaultTrace returns what was recorded by calls whose context carried no
-// trace. Long-running services should use StartTrace instead: the default
-// trace grows for the guard's lifetime.
-func (g *Guard) DefaultTrace() *trace.Trace { return g.fallback.Trace() }

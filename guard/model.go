@@ -7,6 +7,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -178,7 +179,7 @@ func messageText(m llms.MessageContent) string {
 // usage fills token counts and cost, from the provider's usage report when
 // there is one and from an estimate otherwise.
 func (g *Guard) usage(s *trace.Step, choice *llms.ContentChoice, messages []llms.MessageContent) {
-	in, out, ok := Usage(choice.GenerationInfo)
+	in, out, ok := detect.Usage(choice.GenerationInfo)
 	if !ok {
 		for _, m := range messages {
 			for _, p := range m.Parts {
@@ -202,30 +203,6 @@ func (g *Guard) usage(s *trace.Step, choice *llms.ContentChoice, messages []llms
 	s.TokensIn, s.TokensOut = in, out
 	p := g.cfg.Pricing
 	s.Cost = (float64(in)*p.InputPerMillion + float64(out)*p.OutputPerMillion) / 1e6
-}
-
-// Usage reads token counts from a choice's GenerationInfo, whichever
-// provider wrote it: PromptTokens/CompletionTokens (OpenAI, Ollama, Google)
-// or InputTokens/OutputTokens (Anthropic, whose input count excludes cache
-// reads and writes: they are added back). ok is false when neither is
-// there, or when both counts are zero — what clients report when they did
-// not count — so that the caller falls back to an estimate.
-func Usage(info map[string]any) (in, out int, ok bool) {
-	for _, keys := range [][2]string{{"PromptTokens", "CompletionTokens"}, {"InputTokens", "OutputTokens"}, {"prompt_tokens", "completion_tokens"}, {"input_tokens", "output_tokens"}} {
-		i, iok := asInt(info[keys[0]])
-		o, ook := asInt(info[keys[1]])
-		if !iok && !ook {
-			continue
-		}
-		if keys[0] == "InputTokens" {
-			for _, k := range []string{"CacheCreationInputTokens", "CacheReadInputTokens"} {
-				c, _ := asInt(info[k])
-				i += c
-			}
-		}
-		return i, o, i != 0 || o != 0
-	}
-	return 0, 0, false
 }
 
 // mergeChoices folds a response's choices into one. langchaingo's
@@ -262,23 +239,6 @@ func mergeChoices(resp *llms.ContentResponse) *llms.ContentResponse {
 		}
 	}
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{&merged}}
-}
-
-func asInt(v any) (int, bool) {
-	switch n := v.(type) {
-	case int:
-		return n, true
-	case int32:
-		return int(n), true
-	case int64:
-		return int(n), true
-	case float64:
-		return int(n), true
-	case json.Number:
-		i, err := n.Int64()
-		return int(i), err == nil
-	}
-	return 0, false
 }
 
 func safeGenerate(ctx context.Context, m llms.Model, messages []llms.MessageContent, options []llms.CallOption) (resp *llms.ContentResponse, err error) {

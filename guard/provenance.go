@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/agentguard/agentguard/trace"
@@ -41,29 +40,12 @@ var (
 // read.
 func CarriesInstructions(text string) bool { return instructionMarkers.MatchString(text) }
 
-// instructionCache remembers CarriesInstructions per recorded step, which
-// never changes: provenance asks about every earlier result at every write.
-// It is bounded: cleared when full.
-var instructionCache struct {
-	sync.Mutex
-	m map[*trace.Step]bool
-}
+// instructionsKey memoises CarriesInstructions per recorded step in its
+// trace: provenance asks about every earlier result at every write.
+type instructionsKey struct{ s *trace.Step }
 
-func stepCarriesInstructions(p *trace.Step) bool {
-	instructionCache.Lock()
-	v, ok := instructionCache.m[p]
-	instructionCache.Unlock()
-	if ok {
-		return v
-	}
-	v = CarriesInstructions(p.Result)
-	instructionCache.Lock()
-	if instructionCache.m == nil || len(instructionCache.m) >= 4096 {
-		instructionCache.m = make(map[*trace.Step]bool)
-	}
-	instructionCache.m[p] = v
-	instructionCache.Unlock()
-	return v
+func stepCarriesInstructions(t *trace.Trace, p *trace.Step) bool {
+	return t.Memo(instructionsKey{p}, func() any { return CarriesInstructions(p.Result) }).(bool)
 }
 
 // identifying reports whether an argument is an identifying value: its key
@@ -187,7 +169,7 @@ func Provenance(tools ToolPolicies) Rule {
 		if s.Kind != trace.KindTool {
 			return nil
 		}
-		write := StateChanging(s.Name, tools[s.Name])
+		write := stateChanging(s.Name, tools[s.Name])
 		if !write && !strings.Contains(s.Args, "http") && !strings.Contains(s.Args, "www.") {
 			return nil // a read is checked for injected URLs only
 		}
@@ -284,7 +266,7 @@ func collectSources(t *trace.Trace, tools ToolPolicies) []source {
 		case p.Kind == trace.KindMemory:
 			out = append(out, source{trusted: true, text: p.Result})
 		case (p.Kind == trace.KindTool || p.Kind == trace.KindRetrieval) && !p.Blocked && p.Result != "":
-			src := source{step: p, text: p.Result, trusted: !tools[p.Name].Untrusted && !stepCarriesInstructions(p)}
+			src := source{step: p, text: p.Result, trusted: !tools[p.Name].Untrusted && !stepCarriesInstructions(t, p)}
 			var v any
 			if json.Unmarshal([]byte(p.Result), &v) == nil {
 				src.json = v

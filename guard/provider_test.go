@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/anthropic"
@@ -239,7 +240,7 @@ func TestProviderWireToolLoop(t *testing.T) {
 			},
 			auth: func(h http.Header) string { return h.Get("X-Api-Key") },
 			// input_tokens only: Anthropic counts cache reads (1024 here) apart,
-			// and guard.Usage does not add them.
+			// and detect.Usage does not add them.
 			wantUsage: [][2]int{{1436, 55}, {1504, 19}}, // input_tokens plus cache reads and writes
 		},
 	}
@@ -305,7 +306,7 @@ func TestProviderWireToolLoop(t *testing.T) {
 }
 
 // TestProviderWireGenerationInfo pins which GenerationInfo keys each real
-// client fills from its provider's usage, the input of guard.Usage.
+// client fills from its provider's usage, the input of detect.Usage.
 func TestProviderWireGenerationInfo(t *testing.T) {
 	tests := []struct {
 		name     string
@@ -313,7 +314,7 @@ func TestProviderWireGenerationInfo(t *testing.T) {
 		newModel func(*testing.T, string) llms.Model
 		file     string
 		want     map[string]int // keys and values that must be there
-		in, out  int            // what guard.Usage reads
+		in, out  int            // what detect.Usage reads
 	}{
 		{"openai", "/v1/chat/completions", newOpenAI, "openai_answer.json",
 			map[string]int{"PromptTokens": 131, "CompletionTokens": 12, "TotalTokens": 143, "PromptCachedTokens": 64, "ReasoningTokens": 0}, 131, 12},
@@ -335,9 +336,9 @@ func TestProviderWireGenerationInfo(t *testing.T) {
 					t.Errorf("GenerationInfo[%q] = %#v, want %d", k, info[k], want)
 				}
 			}
-			in, out, ok := guard.Usage(info)
+			in, out, ok := detect.Usage(info)
 			if !ok || in != tt.in || out != tt.out {
-				t.Errorf("guard.Usage = %d, %d, %v; want %d, %d, true", in, out, ok, tt.in, tt.out)
+				t.Errorf("detect.Usage = %d, %d, %v; want %d, %d, true", in, out, ok, tt.in, tt.out)
 			}
 		})
 	}

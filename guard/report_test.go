@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/ledger"
+	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -129,7 +130,7 @@ func TestReportAfterClose(t *testing.T) {
 // The real ledger in durable mode receives the guard's findings in
 // batches, each acknowledged after its sync, none on the step.
 func TestDurableLedgerThroughTheGuard(t *testing.T) {
-	led, err := ledger.Open(t.TempDir(), ledger.Options{Durable: true})
+	led, err := badgerstore.Open(t.TempDir(), badgerstore.Options{Durable: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func TestDurableLedgerThroughTheGuard(t *testing.T) {
 }
 
 func ExampleGuard_Close() {
-	led, err := ledger.Open("", ledger.Options{InMemory: true})
+	led, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
 	if err != nil {
 		panic(err)
 	}

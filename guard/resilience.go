@@ -242,7 +242,7 @@ func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolP
 		timeout = rs.ToolTimeout
 	}
 	retries := p.Retries
-	if retries == 0 && !StateChanging(t.Name(), p) {
+	if retries == 0 && !stateChanging(t.Name(), p) {
 		retries = rs.ToolRetries
 	}
 	ts := g.breakers.tool(t.Name())

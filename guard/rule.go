@@ -78,9 +78,16 @@ func LoopLimit(n int) Rule {
 		if s.Kind != trace.KindTool || n < 2 {
 			return nil
 		}
+		// Calls still running come last: they were proposed after every
+		// recorded step.
 		same := 1
-		for i := len(t.Steps) - 1; i >= 0 && same < n; i-- {
-			p := t.Steps[i]
+		for i := len(t.Steps) + len(t.Pending) - 1; i >= 0 && same < n; i-- {
+			var p *trace.Step
+			if i >= len(t.Steps) {
+				p = t.Pending[i-len(t.Steps)]
+			} else {
+				p = t.Steps[i]
+			}
 			if p.Kind != trace.KindTool {
 				continue
 			}
@@ -109,7 +116,7 @@ func MaxSteps(n int) Rule {
 		if s.Kind != trace.KindTool || n < 1 {
 			return nil
 		}
-		calls := 1
+		calls := 1 + len(t.Pending)
 		for _, p := range t.Steps {
 			if p.Kind == trace.KindTool {
 				calls++

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/tools"
 )
@@ -19,9 +20,11 @@ func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trac
 		return nil, trace.Allow
 	}
 	var out []trace.Finding
-	rec.View(func(t *trace.Trace) {
-		s.Index = len(t.Steps) // provisional; commit sets the final index
-		s.Turn = len(t.UserTurns) - 1
+	var v trace.Verdict
+	// The index Propose sets is provisional; commit sets the final one. A
+	// tool call that may run stays pending in the trace until commit, so
+	// that concurrent calls count against each other's limits.
+	rec.Propose(s, func(t *trace.Trace) bool {
 		for _, r := range g.rules {
 			if ff := r.Check(t, s); out == nil {
 				out = ff // most steps have at most one rule to say something
@@ -29,8 +32,10 @@ func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trac
 				out = append(out, ff...)
 			}
 		}
+		v = g.enforced(out)
+		return s.Kind == trace.KindTool && v == trace.Allow
 	})
-	return out, g.enforced(out)
+	return out, v
 }
 
 // enforced returns the strongest verdict among findings, or Allow in shadow mode.
@@ -126,7 +131,7 @@ func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool,
 		result, stack := run.out, run.stack
 		s.Result, out.observation, out.err = result, result, err
 		if policy.Retrieval && err == nil {
-			s.DocIDs, s.Scores = Documents(result)
+			s.DocIDs, s.Scores = detect.Documents(result)
 		}
 		if err != nil {
 			s.Error = err.Error()

@@ -1,175 +1,22 @@
-// Package ledger is the error ledger: an append-only store, on badger, of
-// every violation the guard finds. It is what the rest of agentguard learns
-// from: Lessons groups violations by rule and root cause, Query and Entries
-// pick out the traces behind them to turn into regression cases, and Export
-// writes them as JSON Lines for offline scoring.
+// Package ledger is the vocabulary of agentguard's error ledger: the Entry a
+// violation becomes once stored, the Query that selects entries, the Lesson
+// that aggregates them by rule and root cause, the errors a store returns,
+// and the interfaces its consumers need (Appender, Reader, Store).
 //
-// # How it fits
-//
-// The guard reports violations through a small interface of its own,
-// guard.Sink:
-//
-//	Append(ctx context.Context, v trace.Violation) (uint64, error)
-//
-// *Ledger implements it. The vocabulary — trace.Violation and the
-// trace.Finding it carries — lives in package trace, so neither trace nor
-// guard imports badger; only this package does, and it never returns one of
-// badger's errors: every error is an *Error, matched with errors.Is against
-// ErrLocked, ErrCorrupt, ErrClosed and ErrReadOnly, or against the context's
-// error. Personal data is masked by package ledger/redact, which imports
-// nothing but the standard library, so the guard can use it too.
-//
-// # Storage
-//
-// Each entry is one badger key, "e/" followed by its sequence number as 8
-// big-endian bytes, so keys sort in append order; the value is the JSON of
-// the Entry, at most 1 MiB (longer evidence, then message and question, is
-// cut to fit, with trace.TruncationMarker). Sequence numbers start at 1 and
-// only grow, and are never given twice, even across a crash of the host:
-// they are reserved ahead in blocks of 65,536 in a small file of their own,
-// LEDGER-SEQ, synced before any number in the block is used, and Open
-// continues after the larger of that reservation and the largest key. Close
-// gives back the unused part, so after a clean Close numbering continues
-// without a gap; after a crash it skips what was reserved. Appends commit in
-// sequence order, so Query.AfterSeq is a safe cursor for a reader that
-// follows the ledger. Queries scan in key order and test every entry
-// against every filter; the key layout leaves room for secondary indexes
-// ("i/...") later without changing the API.
-//
-// Open checks the MANIFEST and the checksums of every table file before
-// handing the directory to badger, which would otherwise panic in a
-// goroutine of its own on a damaged table file; damage is reported as
-// ErrCorrupt instead.
-//
-// # Durability and cost
-//
-// Figures from go test -bench on 2 vCPUs with an ext4 virtio disk; entries
-// of about 400 bytes of JSON. Both the disk (one sync took 0.25 to 1.4 ms
-// at different times) and the CPU varied a lot between runs, so compare
-// figures from one run only; yours will differ.
-//
-//   - Default: an Append commits to badger's write-ahead log without a
-//     sync — 19 to 23 µs, 44 allocations (3.9 KB), 44,000 to 52,000
-//     appends/s from one goroutine (BenchmarkLedgerAppend), 56,000 to
-//     73,000/s from 64 (BenchmarkLedgerAppendParallel). A process that
-//     crashes loses nothing: what it wrote is in the kernel's page cache. A
-//     power loss or kernel crash may lose the last appends; their numbers
-//     are not reused.
-//   - Options.Durable: Append returns only once its entry is on disk, and
-//     appends are group-committed. Each appender encodes its entry on its
-//     own goroutine and queues it; one committer goroutine takes everything
-//     queued, writes it to badger as one transaction, syncs badger's
-//     write-ahead log once (an fdatasync of the active memtable log, the
-//     only file an entry goes to) and acknowledges the whole group. No
-//     appender syncs on its own goroutine, and none waits for another's
-//     sync except by sharing it. Under steady load the committer also
-//     lingers — up to one commit's time, at most 2 ms — for the appenders it
-//     just acknowledged to come back, so that they share the next sync
-//     instead of alternating between two half-size groups; after a
-//     time-out it does not linger for one round. One appender alone waits
-//     one sync: 0.26 to 0.39 ms here (BenchmarkLedgerAppendDurableOneWriter;
-//     up to 1.4 ms when the disk was slow). Sixty-four appenders
-//     (BenchmarkLedgerAppendDurable: 21 allocations, 3 KB) made 44,000 to
-//     50,000 entries/s, 10 to 18 times badger's own synced db.Update per
-//     entry under the same load (BenchmarkBadgerSyncBaseline: 2,700 to
-//     4,500 entries/s). When syncs were slow (the baseline at 500 to 1,000
-//     entries/s) the ratio was 18 to 36. The ratio is bounded by the 64
-//     appenders — no sync can carry more entries than there are appenders
-//     waiting, and a sync of 50 entries costs more than a sync of one — and,
-//     when syncs are fast, by CPU: on a RAM disk the same code makes 148,000
-//     durable entries/s (the default mode 82,000, the baseline 106,000).
-//   - Options.InMemory: nothing touches the disk; for tests. Open takes
-//     about 1 ms.
-//
-// AppendBatch writes its violations in one transaction, all or none, and
-// with Durable they share one sync: 7 to 8.5 µs per entry in batches of
-// 100 (BenchmarkLedgerAppendBatch100).
-//
-// # Crashes
-//
-// With Durable, every Append or AppendBatch that returned nil is on disk
-// when it returns: a test (TestCrash) kills a process appending from eight
-// goroutines with SIGKILL in mid-stream and finds every acknowledged entry
-// after reopening, and the next number above everything stored. Entries
-// whose commit had begun when the process died may be there too, without
-// their appender having heard of it; an entry is always whole or absent,
-// and a batch all or nothing. (Likewise a Query may see an entry a moment
-// before its Append returns.) If ctx ends while an entry waits for the
-// committer, Append returns ctx's error and the entry is never written;
-// once its commit has begun, Append waits for it (one sync) whatever ctx
-// does, so the caller always knows. If a sync fails, the ledger stops
-// acknowledging durable appends — what the kernel did with the failed
-// pages is unknown — and every later one fails with that error; close and
-// reopen it.
-//
-// # One process per directory, and reading while the agent runs
-//
-// A directory may be open in one Ledger at a time. A second Open, from this
-// process or another, fails with ErrLocked — read-only opens too, because
-// badger locks the directory for them as well (shared, against the
-// writer's exclusive lock), and reading files that another process is
-// writing and compacting would not be safe anyway. The lock is released by
-// Close, or by the operating system when the process dies.
-//
-// To report on a ledger while the agent keeps appending, the agent's
-// process writes a copy with Snapshot — on a schedule, on a signal, or on
-// request — and the reporting process opens the copy with
-// Options{ReadOnly: true}; Export streams entries as JSON Lines for the
-// same purpose. A snapshot is the ledger as it stood when Snapshot began
-// (10,000 entries take 70 to 110 ms). A read-only open also works on a
-// ledger whose process has ended with Close; one whose process died must
-// be opened read-write once first, to recover its log.
-//
-// # File permissions
-//
-// A ledger directory is the ledger's own: a read-write Open refuses one
-// that holds anything but ledger files, since it changes the modes of what
-// is in it. Open creates dir with mode 0700, or sets an existing dir to
-// 0700, before badger creates anything in it, and sets every file in it to
-// 0600 once badger has opened it; Close does the same once badger has
-// written its last file, and Snapshot for the copy. LEDGER-SEQ is created
-// 0600. What
-// is guaranteed: while a Ledger is open, and whenever none is, no other
-// user can read or reach anything in the directory (root excepted), and
-// when no Ledger has the directory open every file in it is 0600. Files
-// that badger creates while the ledger is open — new tables, memtable logs,
-// value logs — are created 0666 less the process umask (badger has no
-// option for the mode, and changing the umask would affect the whole
-// process); they sit inside the 0700 directory and become 0600 at the
-// next Close or Open. Read-only opens change no modes. On Windows, modes
-// other than the read-only bit do not apply.
-//
-// # Redaction
-//
-// Before an entry is encoded, Options.Redact rewrites its Evidence,
-// Message and Question, so that what it masks reaches neither the disk nor
-// an Export or a Snapshot. The default, redact.String, masks e-mail
-// addresses, phone numbers (Chinese mobile numbers, international numbers
-// written with + or 00, North American numbers and labelled numbers), card
-// numbers (13 to 19 digits, Luhn-checked) and Chinese resident identity
-// numbers (checksum-validated), writing "[email]", "[phone]", "[card]"
-// and "[id]"; redact.Redactor chooses kinds and can keep a card's last four
-// digits, redact.None turns redaction off. Evidence is redacted before it
-// is cut to MaxEvidence, so the cut never leaves half a number behind;
-// evidence much longer than the cap is redacted in a window twice its size
-// and cut well inside it. Trace and session ids, rule names and tags are
-// stored as given.
-//
-// Memory is kept small: 8 MiB memtables (two), 8 MiB block cache, 4 MiB
-// index cache, 1 MiB value log files (entries never go there) — about 65 MB
-// resident after 100,000 entries, half of badger's defaults.
+// It links no storage engine. The store that ships, on badger, is
+// ledger/badgerstore; the guard, the health check and continuous
+// evaluation depend only on the interfaces here, so a program that reads a
+// ledger export, or tests a guard, never links badger.
 //
 // # Example
 //
-//	l, err := ledger.Open("/var/lib/agentguard/ledger", ledger.Options{Durable: true})
+//	st, err := badgerstore.Open("/var/lib/agentguard/ledger", badgerstore.Options{Durable: true})
 //	if err != nil {
 //		return err
 //	}
-//	defer l.Close()
-//	g := guard.New(guard.Config{Ledger: l})
+//	defer st.Close()
+//	g := guard.New(guard.Config{Ledger: st})
 //	defer g.Close(ctx) // delivers the findings still queued for the ledger
 //	...
-//	lessons, err := l.Lessons(ctx, ledger.Query{Since: time.Now().Add(-24 * time.Hour)})
-//	...
-//	err = l.Snapshot(ctx, "/var/lib/agentguard/report/ledger-"+time.Now().Format("20060102T150405"))
+//	lessons, err := st.Lessons(ctx, ledger.Query{Since: time.Now().Add(-24 * time.Hour)})
 package ledger

@@ -1,29 +1,15 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
-	"encoding/binary"
-	"encoding/json"
-	"errors"
-	"fmt"
-	"log/slog"
-	"os"
-	"strconv"
-	"sync"
+	"io"
+	"iter"
+	"slices"
 	"time"
-	"unicode/utf8"
 
 	"github.com/agentguard/agentguard/trace"
-	"github.com/agentguard/agentguard/trace/redact"
-	"github.com/dgraph-io/badger/v4"
 )
-
-// DefaultMaxEvidence is the number of bytes of Finding.Evidence an entry
-// keeps when Options.MaxEvidence is zero.
-const DefaultMaxEvidence = 4096
-
-// entryPrefix starts every entry key; the big-endian sequence number follows.
-const entryPrefix = "e/"
 
 // Entry is one stored violation and its sequence number. Its JSON encoding
 // is one flat object: "seq" followed by the fields of trace.Violation.
@@ -32,494 +18,149 @@ type Entry struct {
 	trace.Violation
 }
 
-// Options configures a Ledger. The zero value is the default: on disk,
-// not synced on every append, personal data redacted, evidence cut to 4096
-// bytes, silent.
-type Options struct {
-	// InMemory keeps everything in memory (badger's in-memory mode): dir is
-	// ignored and nothing survives Close. Meant for tests.
-	InMemory bool
-	// Durable makes every Append and AppendBatch wait until its entries are
-	// synced to disk, so a power loss or kernel crash loses nothing that
-	// was acknowledged. Appends are group-committed: they queue, and one
-	// goroutine writes everything queued as one transaction, syncs it once
-	// and then acknowledges all of it. A lone append waits about one sync
-	// (0.3 to 1.4 ms on the virtual disk measured); concurrent appenders
-	// share syncs, 64 of them reaching 10 to 36 times badger's throughput
-	// with one synced update each (see "Durability and cost" in the package
-	// documentation).
-	// Without Durable a crashed process loses nothing (the data is in the
-	// kernel's page cache) but a crashed host may lose the last appends.
-	Durable bool
-	// ReadOnly opens an existing ledger for reading: Query, Entries,
-	// Lessons, Export and Snapshot work, appends fail with ErrReadOnly, and
-	// nothing in dir is written or has its mode changed. It cannot open a
-	// directory that a read-write Ledger holds (ErrLocked): read a Snapshot
-	// instead. Nor can it open one whose writer died without Close: open it
-	// read-write once to recover it. Incompatible with InMemory; badger
-	// does not support it on Windows or Plan 9.
-	ReadOnly bool
-	// MaxEvidence is how many bytes of Finding.Evidence an entry keeps; the
-	// rest is cut at a rune boundary and marked with trace.TruncationMarker.
-	// Zero means DefaultMaxEvidence; negative keeps everything.
-	MaxEvidence int
-	// Redact rewrites Finding.Evidence, Finding.Message and Finding.Question
-	// before an entry is encoded, so what it removes never reaches the disk
-	// or an Export. Nil means redact.String, which masks e-mail addresses,
-	// phone numbers, card numbers and Chinese resident identity numbers;
-	// redact.None turns redaction off; redact.Redactor{...}.Redact chooses
-	// what to mask. It runs on the appending goroutine and must be safe for
-	// concurrent use. Evidence is redacted before it is cut to MaxEvidence.
-	Redact func(string) string
-	// Logger receives badger's warnings and errors. Nil means silent.
-	Logger *slog.Logger
+// Query selects entries. Every field is a filter that an entry must pass;
+// a zero field does not filter, so the zero Query selects every entry.
+// Entries come in sequence order, oldest first.
+type Query struct {
+	Rule      string          // Finding.Rule equals Rule
+	TraceID   string          // Violation.TraceID equals TraceID
+	SessionID string          // Violation.SessionID equals SessionID
+	Tag       string          // Finding.Tags contains Tag
+	Dimension trace.Dimension // Finding.Dimension equals Dimension
+	Since     time.Time       // Time is not before Since
+	Until     time.Time       // Time is before Until
+	// AfterSeq selects entries with a larger sequence number: pass the last
+	// Seq you have read to resume. Appends commit in sequence order, so a
+	// reader resuming this way never skips an entry.
+	AfterSeq uint64
+	// Limit is the most entries to return; zero or negative means all.
+	Limit int
 }
 
-// Ledger is an append-only store of violations on badger. Its methods are
-// safe for concurrent use. Only one Ledger, in one process, may have a given
-// directory open at a time.
-type Ledger struct {
-	db          *badger.DB
-	path        string
-	maxEvidence int
-	redact      func(string) string
-	readOnly    bool
-
-	mu     sync.RWMutex // held for reading by every operation, for writing by Close
-	closed bool
-
-	// next is the next sequence number. Without Durable it is guarded by
-	// wmu, which orders appends so that they commit in sequence order; with
-	// Durable only the committer's goroutine uses it, until Close.
-	wmu   sync.Mutex
-	next  uint64
-	lease *lease     // nil in memory and read-only
-	gc    *committer // nil unless Durable
-}
-
-// Open opens the ledger in dir, creating dir if it is missing; with
-// opts.InMemory dir is ignored. The directory is the ledger's own: a
-// read-write Open fails if it holds anything but ledger files. Sequence
-// numbers continue after the largest one stored or reserved in dir. Before
-// badger sees the directory, Open verifies the MANIFEST and the checksums
-// of every table file, which reads them all once (about 5 ms per 10,000
-// entries). It fails with ErrLocked if the directory is open elsewhere and
-// with ErrCorrupt if its files are damaged. Unless opts.ReadOnly is set, it
-// sets the mode of dir to 0700 and of every file in it to 0600 (see "File
-// permissions" in the package documentation). Call Close when done.
-func Open(dir string, opts Options) (*Ledger, error) {
-	path := dir
-	if opts.InMemory {
-		path = ""
-	}
-	fail := func(err error) error { return &Error{Op: "open", Path: path, Err: err} }
+// Matches reports whether e passes every filter of q but AfterSeq and
+// Limit, which a store applies while it reads.
+func (q *Query) Matches(e *Entry) bool {
 	switch {
-	case opts.InMemory && opts.ReadOnly:
-		return nil, fail(errors.New("a ledger cannot be both in memory and read-only"))
-	case opts.InMemory:
-	case dir == "":
-		return nil, fail(errors.New("empty directory name"))
-	case opts.ReadOnly:
-		if _, err := os.Stat(dir); err != nil {
-			return nil, fail(err)
-		}
-	default:
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fail(err)
-		}
-		if err := claimDir(dir); err != nil {
-			return nil, fail(err)
-		}
+	case q.Rule != "" && e.Rule != q.Rule,
+		q.TraceID != "" && e.TraceID != q.TraceID,
+		q.SessionID != "" && e.SessionID != q.SessionID,
+		q.Dimension != "" && e.Dimension != q.Dimension,
+		q.Tag != "" && !slices.Contains(e.Tags, q.Tag),
+		!q.Since.IsZero() && e.Time.Before(q.Since),
+		!q.Until.IsZero() && !e.Time.Before(q.Until):
+		return false
 	}
-	bo := badgerOptions(path, opts)
-	if !opts.InMemory {
-		if err := check(dir, bo); err != nil {
-			return nil, fail(err)
-		}
-	}
-	db, err := openDB(bo)
-	if err != nil {
-		return nil, fail(err)
-	}
-	l := &Ledger{db: db, path: path, maxEvidence: opts.MaxEvidence, redact: opts.Redact, readOnly: opts.ReadOnly}
-	if l.maxEvidence == 0 {
-		l.maxEvidence = DefaultMaxEvidence
-	}
-	if l.redact == nil {
-		l.redact = redact.String
-	}
-	if opts.ReadOnly {
-		return l, nil
-	}
-	last, err := lastSeq(db)
-	if err == nil && !opts.InMemory {
-		l.lease, last, err = openLease(dir, last)
-	}
-	if err == nil && !opts.InMemory {
-		err = restrictModes(dir)
-	}
-	if err != nil {
-		db.Close()
-		return nil, fail(err)
-	}
-	l.next = last + 1
-	if opts.Durable {
-		if l.gc, err = startCommitter(l); err != nil {
-			db.Close()
-			return nil, fail(err)
-		}
-	}
-	return l, nil
+	return true
 }
 
-// badgerOptions are the badger options for a ledger in dir.
-func badgerOptions(dir string, opts Options) badger.Options {
-	bo := badger.DefaultOptions(dir).
-		WithInMemory(opts.InMemory).
-		WithReadOnly(opts.ReadOnly).
-		// With Durable the committer syncs, once per group (see
-		// committer.sync).
-		WithSyncWrites(false).
-		// Appends are serialised by the ledger (wmu or the committer) and
-		// never read what they write: nothing can conflict.
-		WithDetectConflicts(false).
-		WithMemTableSize(8 << 20).
-		WithNumMemtables(2).
-		WithBlockCacheSize(8 << 20).
-		WithIndexCacheSize(4 << 20).
-		// Every entry stays below the value threshold (see maxEntry), so
-		// the value log only ever holds its header: keep its files small.
-		WithValueLogFileSize(1 << 20).
-		WithValueThreshold(valueThreshold).
-		WithNumCompactors(2).
-		WithMetricsEnabled(false).
-		WithLogger(nil)
-	if opts.Logger != nil {
-		bo = bo.WithLogger(slogAdapter{opts.Logger})
-	}
-	return bo
+// Lesson is what the ledger has learned about one rule and one root cause:
+// how often the rule fired with that tag, and when.
+type Lesson struct {
+	Rule string
+	// Tag is the root-cause tag; "" gathers the entries that had no tags.
+	Tag string
+	// Dimension is the dimension of the latest entry counted.
+	Dimension trace.Dimension
+	Count     int
+	// FirstSeen and LastSeen are the earliest and latest entry times.
+	FirstSeen, LastSeen time.Time
+	// Examples holds up to five distinct trace ids, in the order first seen.
+	Examples []string
 }
 
-// openDB calls badger.Open, turning a panic on damaged files into an error.
-func openDB(bo badger.Options) (db *badger.DB, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			db, err = nil, &corruptError{fmt.Sprint("panic while opening: ", r)}
+// MaxExamples is the most trace ids a Lesson keeps.
+const MaxExamples = 5
+
+// Learn aggregates entries, which a store has already selected with q, by
+// rule and root-cause tag; a store's Lessons method is Learn over its
+// Entries.
+// An entry with several tags counts once under each; one with none counts
+// under Tag "". When q.Tag is set, only that tag is aggregated. The result
+// is sorted by Count, largest first, then by Rule and Tag; q.Limit, if
+// positive, keeps only that many lessons (not entries).
+func Learn(entries iter.Seq2[Entry, error], q Query) ([]Lesson, error) {
+	type lessonKey struct{ rule, tag string }
+	limit := q.Limit
+	q.Limit = 0
+	byKey := map[lessonKey]*Lesson{}
+	add := func(e *Entry, tag string) {
+		k := lessonKey{e.Rule, tag}
+		ls := byKey[k]
+		if ls == nil {
+			ls = &Lesson{Rule: e.Rule, Tag: tag, FirstSeen: e.Time, LastSeen: e.Time}
+			byKey[k] = ls
 		}
-	}()
-	db, err = badger.Open(bo)
-	return db, translate(err)
-}
-
-// lastSeq returns the largest sequence number stored, or 0.
-func lastSeq(db *badger.DB) (uint64, error) {
-	var last uint64
-	err := db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{Reverse: true, Prefix: []byte(entryPrefix)})
-		defer it.Close()
-		it.Seek(key(^uint64(0)))
-		if it.Valid() {
-			k := it.Item().Key()
-			if len(k) != len(entryPrefix)+8 {
-				return &corruptError{fmt.Sprintf("malformed key %q", k)}
-			}
-			last = binary.BigEndian.Uint64(k[len(entryPrefix):])
+		ls.Count++
+		ls.Dimension = e.Dimension // entries come in sequence order
+		if e.Time.Before(ls.FirstSeen) {
+			ls.FirstSeen = e.Time
 		}
-		return nil
-	})
-	return last, translate(err)
-}
-
-// key returns the key of the entry with sequence number seq.
-func key(seq uint64) []byte {
-	k := make([]byte, len(entryPrefix)+8)
-	copy(k, entryPrefix)
-	binary.BigEndian.PutUint64(k[len(entryPrefix):], seq)
-	return k
-}
-
-// Path returns the directory the ledger was opened in, or "" for an
-// in-memory ledger.
-func (l *Ledger) Path() string { return l.path }
-
-// Close flushes and closes the ledger. It waits for running operations to
-// finish: with Durable, every append already queued is committed and
-// acknowledged first. It then gives back the sequence numbers reserved but
-// not used, so that the next Open continues without a gap, and sets the
-// mode of every file in the directory to 0600. Calling Close again does
-// nothing and returns nil; any other method called after it returns
-// ErrClosed.
-func (l *Ledger) Close() error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
-		return nil
-	}
-	l.closed = true
-	if l.gc != nil {
-		l.gc.stop()
-	}
-	if err := l.db.Close(); err != nil {
-		// Keep the reservation: what was written may not all be on disk.
-		return l.error("close", translate(err))
-	}
-	if l.lease != nil {
-		if err := l.lease.release(l.next - 1); err != nil {
-			return l.error("close", err)
+		if e.Time.After(ls.LastSeen) {
+			ls.LastSeen = e.Time
 		}
-		if err := restrictModes(l.path); err != nil {
-			return l.error("close", err)
+		if e.TraceID != "" && len(ls.Examples) < MaxExamples && !slices.Contains(ls.Examples, e.TraceID) {
+			ls.Examples = append(ls.Examples, e.TraceID)
 		}
 	}
-	return nil
-}
-
-// acquire starts an operation: it fails if ctx is done or the ledger is
-// closed. On success the caller must call l.mu.RUnlock.
-func (l *Ledger) acquire(ctx context.Context, op string) error {
-	if err := ctx.Err(); err != nil {
-		return l.error(op, err)
-	}
-	l.mu.RLock()
-	if l.closed {
-		l.mu.RUnlock()
-		return l.error(op, ErrClosed)
-	}
-	return nil
-}
-
-func (l *Ledger) error(op string, err error) error {
-	return &Error{Op: op, Path: l.path, Err: err}
-}
-
-// Append stores v and returns its sequence number. A zero v.Time is set to
-// the current time in UTC; v.Evidence, v.Message and v.Question go through
-// Options.Redact, and v.Evidence is then cut to Options.MaxEvidence (and
-// the entry to 1 MiB of JSON). Append is safe for concurrent use; sequence
-// numbers are committed in the order they are given. Append implements the
-// guard package's Sink.
-//
-// With Options.Durable, v is on disk when Append returns nil. If ctx ends
-// while v waits for the group commit, Append returns ctx's error and v is
-// never written; once the commit that carries v has begun, Append waits for
-// it (one sync) and reports its outcome, whatever ctx does. So an error
-// matching ctx's means v was not stored; any other error means its commit
-// or sync failed, and v may or may not have been kept.
-func (l *Ledger) Append(ctx context.Context, v trace.Violation) (uint64, error) {
-	first, err := l.append(ctx, []trace.Violation{v})
-	return first, err
-}
-
-// AppendBatch stores vs in one transaction — all of them or none — and
-// returns their sequence numbers, in order. It prepares each violation as
-// Append does, and with Options.Durable it is acknowledged as Append is.
-// A batch larger than one badger transaction allows (about a megabyte of
-// JSON with the default options) fails; split it.
-func (l *Ledger) AppendBatch(ctx context.Context, vs []trace.Violation) ([]uint64, error) {
-	if len(vs) == 0 {
-		return nil, nil
-	}
-	first, err := l.append(ctx, vs)
-	if err != nil {
-		return nil, err
-	}
-	seqs := make([]uint64, len(vs))
-	for i := range seqs {
-		seqs[i] = first + uint64(i)
-	}
-	return seqs, nil
-}
-
-// append stores vs under consecutive sequence numbers and returns the first.
-func (l *Ledger) append(ctx context.Context, vs []trace.Violation) (uint64, error) {
-	const op = "append"
-	if err := l.acquire(ctx, op); err != nil {
-		return 0, err
-	}
-	defer l.mu.RUnlock()
-	if l.readOnly {
-		return 0, l.error(op, ErrReadOnly)
-	}
-	// Redact and encode here, on the caller's goroutine, before any lock.
-	now := time.Now().UTC()
-	bodies := make([][]byte, len(vs))
-	for i := range vs {
-		b, err := l.encode(&vs[i], now)
+	for e, err := range entries {
 		if err != nil {
-			return 0, l.error(op, err)
+			return nil, err
 		}
-		bodies[i] = b
-	}
-	if l.gc != nil {
-		first, err := l.gc.submit(ctx, bodies)
-		if err != nil {
-			return 0, l.error(op, err)
-		}
-		return first, nil
-	}
-
-	l.wmu.Lock()
-	defer l.wmu.Unlock()
-	if err := ctx.Err(); err != nil {
-		return 0, l.error(op, err)
-	}
-	if err := l.lease.reserve(l.next + uint64(len(bodies)) - 1); err != nil {
-		return 0, l.error(op, err)
-	}
-	txn := l.db.NewTransaction(true)
-	defer txn.Discard()
-	batches := [1][][]byte{bodies}
-	if _, err := fill(txn, batches[:], l.next); err != nil {
-		return 0, l.error(op, err)
-	}
-	first := l.next
-	// Advance even if the commit fails: a failed commit may have reached the
-	// log, and a sequence number must never be given twice.
-	l.next += uint64(len(bodies))
-	if err := txn.Commit(); err != nil {
-		return 0, l.error(op, translate(err))
-	}
-	return first, nil
-}
-
-// errTooBig reports a batch that does not fit in one transaction.
-type errTooBig int
-
-func (e errTooBig) Error() string {
-	return fmt.Sprintf("batch of %d entries is too large for one transaction", int(e))
-}
-
-// fill adds the entries of each batch to txn, numbering them from first on,
-// and returns how many batches it added whole. It stops at the first batch
-// that does not fit, with an errTooBig, leaving part of that batch in txn.
-func fill(txn *badger.Txn, batches [][][]byte, first uint64) (int, error) {
-	seq := first
-	for n, bodies := range batches {
-		for _, b := range bodies {
-			v := withSeq(seq, b)
-			if len(v) > maxEntry {
-				// encode keeps entries smaller; see maxEntry.
-				return n, fmt.Errorf("entry of %d bytes is larger than %d", len(v), maxEntry)
-			}
-			if err := txn.Set(key(seq), v); err != nil {
-				if errors.Is(err, badger.ErrTxnTooBig) {
-					return n, errTooBig(len(bodies))
+		switch {
+		case q.Tag != "":
+			add(&e, q.Tag)
+		case len(e.Tags) == 0:
+			add(&e, "")
+		default:
+			for i, tag := range e.Tags {
+				if !slices.Contains(e.Tags[:i], tag) {
+					add(&e, tag)
 				}
-				return n, translate(err)
 			}
-			seq++
 		}
 	}
-	return len(batches), nil
+	out := make([]Lesson, 0, len(byKey))
+	for _, ls := range byKey {
+		out = append(out, *ls)
+	}
+	slices.SortFunc(out, func(a, b Lesson) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Tag, b.Tag))
+	})
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+	}
+	return out, nil
 }
 
-// maxEntry is the largest entry the ledger stores, in bytes of JSON. badger
-// keeps values below its value threshold (1 MiB, its largest) in its
-// write-ahead log and memtables, and larger ones in a separate value log;
-// keeping every entry below it means the write-ahead log is the only log a
-// durable commit has to sync (see committer.sync).
-const maxEntry = valueThreshold - 1
-
-const valueThreshold = 1 << 20
-
-// encode prepares v for storage — time, redaction, evidence cap — and
-// returns its JSON. An entry that would be larger than maxEntry has its
-// Evidence, then its Message and Question, cut to fit.
-func (l *Ledger) encode(v *trace.Violation, now time.Time) ([]byte, error) {
-	w := *v
-	if w.Time.IsZero() {
-		w.Time = now
-	}
-	w.Message = l.redact(w.Message)
-	w.Question = l.redact(w.Question)
-	w.Evidence = l.evidence(w.Evidence)
-	for _, f := range []*string{&w.Evidence, &w.Message, &w.Question} {
-		for {
-			b, err := json.Marshal(&w)
-			// 28 bytes for the sequence number withSeq adds.
-			over := len(b) + 28 - maxEntry
-			if err != nil || over <= 0 {
-				return b, err
-			}
-			if *f == "" {
-				break
-			}
-			// Cut the field in proportion to its share of the JSON, and by
-			// at least a sixth of the excess: JSON spends 1 to 6 bytes on a
-			// byte of text.
-			share := int(float64(over) * float64(len(*f)) / float64(len(b)))
-			*f = cutMarked(*f, len(*f)-max(share, over/6)-1)
-		}
-	}
-	return nil, fmt.Errorf("violation is larger than %d bytes of JSON without its evidence, message and question", maxEntry)
+// Appender is what a guard reports findings to: Append files one violation
+// and returns its sequence number. guard.Sink is the same method set.
+type Appender interface {
+	Append(ctx context.Context, v trace.Violation) (uint64, error)
 }
 
-// cutMarked cuts s to at most max bytes, at a rune boundary, ending with
-// trace.TruncationMarker when it fits.
-func cutMarked(s string, max int) string {
-	if len(s) <= max {
-		return s
-	}
-	marker := trace.TruncationMarker
-	if max < len(marker) {
-		marker = ""
-	}
-	return s[:runeCut(s, max-len(marker))] + marker
+// BatchAppender also files several violations at once, all or none.
+type BatchAppender interface {
+	Appender
+	AppendBatch(ctx context.Context, vs []trace.Violation) ([]uint64, error)
 }
 
-// withSeq returns the JSON of the Entry with sequence number seq and the
-// violation whose JSON is body: body with a "seq" member put first. It
-// equals json.Marshal(Entry{seq, v}) and costs one small allocation.
-func withSeq(seq uint64, body []byte) []byte {
-	out := make([]byte, 0, len(body)+28)
-	out = append(out, `{"seq":`...)
-	out = strconv.AppendUint(out, seq, 10)
-	if len(body) > 2 {
-		out = append(out, ',')
-	}
-	return append(out, body[1:]...)
+// Reader is what the offline tools read a ledger through: the health
+// check, continuous evaluation and the agentguard command.
+type Reader interface {
+	// Query returns the entries that q selects, oldest first.
+	Query(ctx context.Context, q Query) ([]Entry, error)
+	// Entries streams the entries that q selects, oldest first.
+	Entries(ctx context.Context, q Query) iter.Seq2[Entry, error]
+	// Lessons is Learn over the entries that q selects.
+	Lessons(ctx context.Context, q Query) ([]Lesson, error)
+	// Export writes the entries that q selects as JSON Lines.
+	Export(ctx context.Context, w io.Writer, q Query) (int, error)
 }
 
-// Redacting very long evidence whole would cost time out of proportion to
-// what is kept, so only its first redactWindow(max) bytes are redacted,
-// and the last tailGuard bytes of those are dropped: a number or address
-// that the window cut in two could have escaped the redactor there, and
-// masks shorten the text, which could pull it below the cap.
-func redactWindow(max int) int { return 2*max + 1024 }
-
-const tailGuard = 320
-
-// evidence redacts s and cuts it to the ledger's cap: MaxEvidence, or with
-// a negative MaxEvidence the most an entry holds.
-func (l *Ledger) evidence(s string) string {
-	max := l.maxEvidence
-	if max < 0 {
-		max = maxEntry
-	}
-	if len(s) <= redactWindow(max) {
-		s, _ = trace.Truncate(l.redact(s), max)
-		return s
-	}
-	s = l.redact(s[:runeCut(s, redactWindow(max))])
-	s = s[:runeCut(s, len(s)-tailGuard)]
-	marker := trace.TruncationMarker
-	if max < len(marker) {
-		marker = ""
-	}
-	return s[:runeCut(s, max-len(marker))] + marker
-}
-
-// runeCut returns the largest n' <= n, at least 0, at which s can be cut
-// without splitting a rune.
-func runeCut(s string, n int) int {
-	if n >= len(s) {
-		return len(s)
-	}
-	if n <= 0 {
-		return 0
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return n
+// Store is a whole ledger: appends, reads and Close. ledger/badgerstore's
+// *Store is the implementation that ships.
+type Store interface {
+	BatchAppender
+	Reader
+	Close() error
 }

@@ -6,41 +6,42 @@ import (
 	"github.com/agentguard/agentguard/trace"
 )
 
-func TestStepCache(t *testing.T) {
-	c := stepCache{max: 2}
+// TestDecodeCached decodes each card step once per trace: the memo answers
+// the second time, and a broken step keeps its error.
+func TestDecodeCached(t *testing.T) {
 	step := func(value string) *trace.Step {
 		return CardStep(0, []Constraint{{Kind: KindPreference, Key: "language", Value: value, Status: Active}})
 	}
-	a, b, d := step("en"), step("zh"), step("fr")
+	a, b := step("en"), step("zh")
+	bad := &trace.Step{Kind: trace.KindMemory, Name: StepCard, Result: "{"}
+	tr := &trace.Trace{Steps: []*trace.Step{a, b, bad}}
 	for _, tt := range []struct {
 		name string
 		s    *trace.Step
 		want string
 	}{
 		{"first decode", a, "en"},
-		{"cached", a, "en"},
+		{"memoised", a, "en"},
 		{"second step", b, "zh"},
-		{"third step evicts the first", d, "fr"},
-		{"evicted step decodes again", a, "en"},
 	} {
-		cs, err := c.decode(tt.s)
+		cs, err := decodeCached(tr, tt.s)
 		if err != nil || len(cs) != 1 || cs[0].Value != tt.want {
 			t.Errorf("%s: decode = %v, %v; want %s", tt.name, cs, err, tt.want)
 		}
-		if len(c.m) > c.max || len(c.order) > c.max {
-			t.Errorf("%s: cache holds %d steps, %d in order; max %d", tt.name, len(c.m), len(c.order), c.max)
-		}
 	}
-	// A step whose Result changed (against the recorder's contract) is
-	// decoded again rather than answered from the cache.
-	a.Result = step("de").Result
-	if cs, _ := c.decode(a); len(cs) != 1 || cs[0].Value != "de" {
-		t.Errorf("after its Result changed, decode = %v; want de", cs)
+	// The memo, not the step, answers once a step was decoded: recorded
+	// steps never change.
+	a.Result = "{"
+	if cs, err := decodeCached(tr, a); err != nil || len(cs) != 1 {
+		t.Errorf("memoised step decoded again: %v, %v", cs, err)
 	}
-	bad := &trace.Step{Kind: trace.KindMemory, Name: StepCard, Result: "{"}
 	for range 2 {
-		if _, err := c.decode(bad); err == nil {
+		if _, err := decodeCached(tr, bad); err == nil {
 			t.Error("a broken card step decoded without error")
 		}
+	}
+	// Another trace holding the same step has a memo of its own.
+	if _, err := decodeCached(&trace.Trace{}, a); err == nil {
+		t.Error("a fresh trace answered from another trace's memo")
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sync"
 
 	"github.com/agentguard/agentguard/trace"
 )
@@ -55,54 +54,24 @@ func decodeStep(result string) ([]Constraint, error) {
 	return cs, nil
 }
 
-// decodedSteps remembers what recent card steps decoded to. Recorded steps
-// never change, and CardFromTrace reads every card step of a trace again
-// before each tool call (memory.Enforcer), so that without it a long
-// conversation would decode its whole history on every call.
-var decodedSteps = stepCache{max: 4096}
-
-// stepCache maps recorded steps to their decoded constraints, holding at
-// most max steps (the oldest go first). It holds the steps themselves, so a
-// step's address cannot be reused by another while it is cached; an entry
-// counts only while the step's Result is still the one decoded.
-type stepCache struct {
-	max   int
-	mu    sync.Mutex
-	m     map[*trace.Step]decodedStep
-	order []*trace.Step // ring of the cached steps, oldest at next
-	next  int
-}
+// decodedKey memoises what a card step decoded to in its trace (see
+// trace.Trace.Memo). Recorded steps never change, and CardFromTrace reads
+// every card step of a trace again before each tool call (memory.Enforcer),
+// so that without it a long conversation would decode its whole history on
+// every call.
+type decodedKey struct{ s *trace.Step }
 
 type decodedStep struct {
-	result string
-	cs     []Constraint // shared: callers only read it
-	err    error
+	cs  []Constraint // shared: callers only read it
+	err error
 }
 
-func (c *stepCache) decode(s *trace.Step) ([]Constraint, error) {
-	c.mu.Lock()
-	d, ok := c.m[s]
-	c.mu.Unlock()
-	if ok && d.result == s.Result {
-		return d.cs, d.err
-	}
-	cs, err := decodeStep(s.Result)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.m == nil {
-		c.m = make(map[*trace.Step]decodedStep, c.max)
-	}
-	if _, ok := c.m[s]; !ok {
-		if len(c.order) < c.max {
-			c.order = append(c.order, s)
-		} else {
-			delete(c.m, c.order[c.next])
-			c.order[c.next] = s
-			c.next = (c.next + 1) % c.max
-		}
-	}
-	c.m[s] = decodedStep{s.Result, cs, err}
-	return cs, err
+func decodeCached(t *trace.Trace, s *trace.Step) ([]Constraint, error) {
+	d := t.Memo(decodedKey{s}, func() any {
+		cs, err := decodeStep(s.Result)
+		return decodedStep{cs, err}
+	}).(decodedStep)
+	return d.cs, d.err
 }
 
 // CardFromTrace rebuilds the card as it stood after user turn upTo of t
@@ -128,7 +97,7 @@ func CardFromTrace(t *trace.Trace, upTo int) *Card {
 		if s.Turn > upTo {
 			continue
 		}
-		cs, err := decodedSteps.decode(s)
+		cs, err := decodeCached(t, s)
 		if err != nil {
 			continue
 		}

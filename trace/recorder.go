@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -62,8 +63,28 @@ func (r *Recorder) Add(s *Step) int {
 	s.Index = len(r.tr.Steps)
 	s.Turn = len(r.tr.UserTurns) - 1
 	r.tr.Steps = append(r.tr.Steps, s)
+	if len(r.tr.Pending) > 0 {
+		r.tr.Pending = slices.DeleteFunc(r.tr.Pending, func(p *Step) bool { return p == s })
+	}
 	r.mu.Unlock()
 	return s.Index
+}
+
+// Propose judges a step before it runs, atomically with every other
+// proposal and record of this trace: under the recorder's lock it sets
+// s.Index and s.Turn provisionally, calls judge with the trace so far, and,
+// when judge returns true, adds s to Trace.Pending until Add records it. So
+// two calls proposed at once are judged one after the other, the second
+// seeing the first. judge must not keep t or call back into the recorder;
+// a step that was added to Pending must reach Add.
+func (r *Recorder) Propose(s *Step, judge func(t *Trace) (run bool)) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s.Index = len(r.tr.Steps)
+	s.Turn = len(r.tr.UserTurns) - 1
+	if judge(&r.tr) {
+		r.tr.Pending = append(r.tr.Pending, s)
+	}
 }
 
 // capFields bounds every free-text field of s to the recorder's cap and
@@ -151,6 +172,7 @@ func (r *Recorder) Trace() *Trace {
 	t.UserTurns = append([]string(nil), r.tr.UserTurns...)
 	t.Tools = append([]ToolSpec(nil), r.tr.Tools...)
 	t.Steps = append([]*Step(nil), r.tr.Steps...)
+	t.Pending, t.memo = nil, nil
 	if r.tr.Meta != nil {
 		t.Meta = make(map[string]string, len(r.tr.Meta))
 		for k, v := range r.tr.Meta {

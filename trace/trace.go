@@ -29,6 +29,34 @@ type Trace struct {
 	Tools     []ToolSpec        `json:"tools,omitempty"` // the tools the agent was given: the allow-list
 	Steps     []*Step           `json:"steps"`
 	Meta      map[string]string `json:"meta,omitempty"`
+	// Pending holds tool calls that were judged and allowed but have not
+	// been recorded yet, because they are still running (Recorder.Propose).
+	// Rules that count calls (loops, step budgets) count them too, so that
+	// concurrent calls in one trace cannot overrun a limit together. It is
+	// never serialised and is empty in a finished trace.
+	Pending []*Step `json:"-"`
+
+	memo map[any]any // see Memo
+}
+
+// Memo returns the value kept in t under key, calling compute to make it
+// the first time. Rules keep there what they derive from recorded steps,
+// which never change (a step's decoded JSON, its origins), so that judging
+// step n does not redo the work for steps 0 to n-1: key it by the step
+// pointer and a type of the rule's own. The memo lives as long as t; it is
+// not copied by Recorder.Trace and not serialised. Memo is not safe for
+// concurrent use: a Recorder calls rules under its lock, and a trace being
+// evaluated offline belongs to one goroutine.
+func (t *Trace) Memo(key any, compute func() any) any {
+	if v, ok := t.memo[key]; ok {
+		return v
+	}
+	v := compute()
+	if t.memo == nil {
+		t.memo = make(map[any]any)
+	}
+	t.memo[key] = v
+	return v
 }
 
 // ToolSpec describes a tool the agent was offered.
@@ -176,10 +204,16 @@ type Violation struct {
 }
 
 // Prefix returns a view of t holding only its first n steps, without copying
-// them: the "trace so far" that rules see before step n.
+// them: the "trace so far" that rules see before step n. The view shares
+// t's Memo, since what rules keep there is derived from single steps; when t
+// has none yet, the view gets one of its own, which the prefixes taken from
+// the view share in turn. t itself is not changed.
 func (t *Trace) Prefix(n int) *Trace {
 	v := *t
 	v.Steps = t.Steps[:n:n]
+	if v.memo == nil {
+		v.memo = make(map[any]any)
+	}
 	return &v
 }
 

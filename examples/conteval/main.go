@@ -39,11 +39,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentguard/agentguard/guard/conteval"
 	"github.com/agentguard/agentguard/guard/guardtest"
-	"github.com/agentguard/agentguard/ledger"
+	"github.com/agentguard/agentguard/guard/replay"
+	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
-	"github.com/agentguard/agentguard/trace/conteval"
-	"github.com/agentguard/agentguard/trace/replay"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -140,7 +140,7 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 		ev.Judge = demoJudge()
 	}
 	if o.ledger != "" {
-		led, err := ledger.Open(o.ledger, ledger.Options{})
+		led, err := badgerstore.Open(o.ledger, badgerstore.Options{})
 		if err != nil {
 			return nil, err
 		}

@@ -11,9 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/agentguard/agentguard/guard/conteval"
+	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/ledger"
-	"github.com/agentguard/agentguard/trace/conteval"
-	"github.com/agentguard/agentguard/trace/replay"
+	"github.com/agentguard/agentguard/ledger/badgerstore"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -122,7 +123,7 @@ func TestLoopClosed(t *testing.T) {
 	if err != nil || len(points) != 2 || !points[1].VersionChanged {
 		t.Errorf("trend %+v, %v", points, err)
 	}
-	l, err := ledger.Open(led, ledger.Options{})
+	l, err := badgerstore.Open(led, badgerstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/agentguard/agentguard/examples/internal/models"
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/ledger"
+	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -71,7 +72,7 @@ func run(ctx context.Context, out string, shadow, quiet bool, modelSpec string, 
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return err
 	}
-	led, err := ledger.Open(filepath.Join(out, "ledger"), ledger.Options{})
+	led, err := badgerstore.Open(filepath.Join(out, "ledger"), badgerstore.Options{})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/ledger"
+	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -75,7 +76,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("%s: clean conversation, but rules fired %v", clean, fired[clean])
 		}
 	}
-	led, err := ledger.Open(filepath.Join(dir, "ledger"), ledger.Options{})
+	led, err := badgerstore.Open(filepath.Join(dir, "ledger"), badgerstore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/agentguard/agentguard/examples/customerservice/shop"
 	"github.com/agentguard/agentguard/guard"
-	"github.com/agentguard/agentguard/trace/replay"
+	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 )

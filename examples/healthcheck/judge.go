@@ -10,7 +10,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
-	"github.com/agentguard/agentguard/trace/replay"
+	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/tmc/langchaingo/llms"
 )
 

@@ -16,9 +16,9 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
-	"github.com/agentguard/agentguard/ledger/health"
+	"github.com/agentguard/agentguard/guard/health"
+	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/trace"
-	"github.com/agentguard/agentguard/trace/replay"
 	"github.com/tmc/langchaingo/llms"
 )
 

@@ -32,7 +32,7 @@
 // time limit of one run, defaults to one minute with the scripted model and
 // five with a real one; lower -parallel if the provider limits your rate.
 //
-// -judge adds a judge model (package ledger/health, Options.Judge): it
+// -judge adds a judge model (package guard/health, Options.Judge): it
 // gives a second opinion on each screened case — a case a hard filter hit
 // or a check failed — shown in the reports' Judge section with its reason
 // and cost, beside the computed scores, which it never changes (nor the
@@ -42,7 +42,7 @@
 // shown in the judge's prompt against the case's own baseline, so that the
 // offline run can show the feature: it is a stand-in, not an opinion.
 //
-// The demo's golden set is testdata/golden.jsonl (see package trace/replay
+// The demo's golden set is testdata/golden.jsonl (see package guard/replay
 // for the format); the agent is examples/customerservice/shop, with its
 // guard configuration (see demoConfig).
 package main
@@ -63,10 +63,10 @@ import (
 
 	"github.com/agentguard/agentguard/examples/customerservice/shop"
 	"github.com/agentguard/agentguard/examples/internal/models"
-	"github.com/agentguard/agentguard/ledger"
-	"github.com/agentguard/agentguard/ledger/health"
+	"github.com/agentguard/agentguard/guard/health"
+	"github.com/agentguard/agentguard/guard/replay"
+	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
-	"github.com/agentguard/agentguard/trace/replay"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -140,7 +140,7 @@ func run(ctx context.Context, o options, w io.Writer) error {
 			return err
 		}
 	}
-	led, err := ledger.Open(filepath.Join(o.out, "ledger"), ledger.Options{})
+	led, err := badgerstore.Open(filepath.Join(o.out, "ledger"), badgerstore.Options{})
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func judgeModel(spec string, cases []replay.Case) (llms.Model, error) {
 // report into out/label, and returns the report. When ctx ends the replay
 // early, it scores what finished, without the judge, and returns the
 // report with ctx's error.
-func replayAndScore(ctx context.Context, cases []replay.Case, led *ledger.Ledger, o options, m modelSet, label string, shadow bool) (*health.Report, error) {
+func replayAndScore(ctx context.Context, cases []replay.Case, led *badgerstore.Store, o options, m modelSet, label string, shadow bool) (*health.Report, error) {
 	dir := filepath.Join(o.out, label)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err

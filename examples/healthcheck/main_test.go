@@ -12,9 +12,9 @@ import (
 	"unicode"
 
 	"github.com/agentguard/agentguard/examples/customerservice/shop"
-	"github.com/agentguard/agentguard/ledger/health"
+	"github.com/agentguard/agentguard/guard/health"
+	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/trace"
-	"github.com/agentguard/agentguard/trace/replay"
 )
 
 // TestGoldenSet checks the demo golden set against what it must cover.

@@ -4,7 +4,7 @@
 //
 // It is a leaf package under trace — standard library only — so every room
 // can use it: the ledger redacts every violation it writes by default
-// (ledger.Options.Redact), trace/otelexport redacts what it exports, and the
+// (badgerstore.Options.Redact), trace/otelexport redacts what it exports, and the
 // guard can redact on its own side of the boundary.
 //
 // # What is masked

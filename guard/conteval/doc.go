@@ -1,0 +1,194 @@
+/*
+Package conteval evaluates production traces continuously. After release,
+monitoring watches for 500s, but an agent's failures are 200s: an invented
+policy clause, a citation nobody retrieved, a tool that should not have
+run. Every hour or day, a round of continuous evaluation samples the
+traces the agent recorded, runs cheap property assertions on every
+sample, and reports a pass rate with its confidence interval and its cost
+on the same line; red samples become regression cases for the health
+check and violations in the ledger, closing the loop.
+
+	traces ──Select──▶ samples ──Assertions──▶ pass/fail ──Gate──▶ verdict
+	                                   │                         │
+	                         red samples ──▶ Case (guard/replay)  trend line
+	                                     └─▶ ledger violation "ce_<assertion>"
+
+It reads traces in the trace package's model and reuses the guard's rules
+as assertions; it imports guard, ledger and guard/replay, and nothing
+imports it. The command examples/conteval runs a round over a trace file.
+
+# Sampling
+
+[Select] takes, deduplicated by trace id:
+
+  - forced bands, 100%: traces with an error ([BandError]), an intent
+    confidence below 0.6 ([BandLowConfidence]), or a cost above twice their
+    route's p99 ([BandOverCost]);
+  - the head ([BandHead]): an unbiased 5% of all traces, at least one;
+  - the tail ([BandTail]): per route, the 3 most expensive normal traces.
+
+A trace's cost is the sum of its steps' Cost; its intent confidence is the
+lowest Confidence of its steps with an Intent; its route is Trace.Route.
+The head sampler gives every trace a key uniform in [0, 1) and takes those
+below the rate, so a lower rate takes a subset of a higher one. Keys come
+from a PCG generator seeded from the config, in input order, or — with
+hash_consistent — from [HashKey] of the seed and the trace id, so that
+every evaluator with the config takes the same traces whatever else it
+reads. The head looks at every trace, forced ones included, which is what
+makes its pass rate the unbiased production level; it adds only normal
+traces to the sample.
+
+# Assertions
+
+An [Assertion] is a property, not a literal answer. The built-in ones
+([Defaults]) reuse the guard's rules: [JSONAnswer] (guard.Invariants'
+JSON check), [NonNegativeAmounts] (guard.NonNegativeAmounts),
+[CitationsRetrieved] (guard.Grounding, via guard.Citations), [AllowedTools]
+(guard.AllowList) and [RefusalWithoutEvidence] (guard.SimilarityGate).
+[Assert] makes one from a function; [FromRule] turns any guard.Rule into
+one and [FromEvaluate] any guard.Evaluate; the config's guard_rules runs
+some of the guard's rules as assertions by name. An assertion passes,
+fails or is skipped where it does not apply; a sample is red when any
+fails.
+
+Which tools return documents is the config's retrieval_tools (the guard's
+ToolPolicy.Retrieval); besides, retrieval steps and tool steps recorded
+with document ids count as retrievals. A retrieval that returned nothing
+records no ids, so only retrieval_tools can tell RefusalWithoutEvidence
+that it was one.
+
+The built-in assertions and FromRule judge outcomes, not attempts: what
+reached the user and what ran. A step that an enforcing guard blocked,
+replaced or sent back — a gate step judged it with a verdict other than
+allow, not in shadow mode — is not held against the trace, since the
+guard's own finding about it is already in the ledger. Traces recorded
+without a guard, or in shadow mode, are judged on everything the agent
+did. FromEvaluate judges attempts, to measure the agent itself.
+
+# The gate and the two curves
+
+[Gate.Judge] estimates a pass rate with two 95% intervals side by side:
+a percentile bootstrap, each of whose resamples is one binomial draw
+B(n, p̂) — resampling n flags and counting the passes is that draw — so it
+costs O(resamples) whatever n is; and the Wilson score interval in closed
+form. The draws are exact (inversion for n·p ≤ 30, BTPE beyond; see the
+comment on binomial in binomial.go). The verdict is taken on the union of
+the two intervals, because the percentile bootstrap collapses to a point
+when every flag passed:
+
+	interval wholly below the floor         red, however wide
+	interval wider than 0.15                not-enough-samples: add samples first
+	lower bound ≥ floor (0.95)              green
+	rate ≥ floor, lower bound below it      yellow
+	otherwise                               red
+
+The seed check — 120 flags with every 17th failing (flags 0, 17, …, 119) —
+gives 112/120 = 0.933, bootstrap [0.883, 0.975], Wilson [0.874, 0.966],
+width 0.101: judged, and red.
+
+A round reports two curves, never merged: the pass rate of the head sample
+only (the unbiased production level, which the verdict is taken on) and
+the pass rate of all samples (the density of problems, risk bands
+included, for ranking work). The command exits 0 on green, 0 with a
+warning on yellow, 1 on red, 2 on not-enough-samples.
+
+# Judging, cost, trend
+
+An optional judge model ([Evaluator].Judge, any llms.Model) scores every
+red sample and a fixed share of the head sample (the head samples with the
+smallest keys: again a subset at a lower share); its verdicts are reported
+beside the assertions' (confirmed, disputed, missed) and never change the
+pass rates. Its tokens come from the provider's usage (detect.Usage) or,
+when there is none, from trace.EstimateTokens. A round costs samples ×
+cost_per_sample plus the judge's calls; [Report.GateLine] puts it on the
+gate's line.
+
+Each round appends one [TrendPoint] to a trend file (JSON Lines): both
+curves, the verdict, the cost, each route's pass counts, the config
+version and a fingerprint of its parameters. The first round under a new
+version is marked version_changed; a round whose parameters changed under
+the same version is marked params_changed.
+
+# Closing the loop
+
+Each red sample becomes a [Case]: a health-check case (replay.Case) that
+replays its conversation beside the golden set — written by [WriteCases]
+in the format replay.LoadCases reads, tagged "ce_<assertion>" for every
+failed assertion and "continuous-eval" — and, in the details file
+([WriteCaseDetails]), the trace id, the failed assertions' findings, the
+config version and the route's recent pass-rate history. Each failed
+assertion is also appended to the ledger as a trace.Violation with the
+rule "ce_<assertion>", once per trace and rule however often the trace is
+evaluated.
+
+# The config file
+
+A round is configured by a JSON file ([LoadConfig]); every key but
+"version" may be left out, and then has the default shown. Unknown keys
+are errors.
+
+	{
+	  "version": "2025-06-01",          required; written into every result
+	  "sampling": {
+	    "seed": 1,                       head keys' seed (0)
+	    "hash_consistent": true,         keys from HashKey(seed, id) (false)
+	    "head_rate": 0.05,               share of all traces in the head, (0, 1]
+	    "tail_per_route": 3,             most expensive normal traces per route; <0 off
+	    "min_confidence": 0.6,           low-confidence band; <0 off
+	    "cost_percentile": 0.99,         the route percentile of the over-cost band
+	    "cost_multiplier": 2,            over-cost: cost > percentile × this; <0 off
+	    "route_cost": {"order-status": 0.004}   baseline percentile per route (computed)
+	  },
+	  "gate": {
+	    "floor": 0.95, "max_width": 0.15, "level": 0.95,
+	    "resamples": 10000, "seed": 1
+	  },
+	  "judge": {
+	    "head_share": 0.1,               share of the head sample judged; <0 none
+	    "max_calls": 100,
+	    "input_per_million": 0.15, "output_per_million": 0.6
+	  },
+	  "assertions": {
+	    "allowed_tools": ["query_order", "search_kb"],   (each trace's offered tools)
+	    "json_routes": ["order-api"],
+	    "retrieval_tools": ["search_kb"],
+	    "min_similarity": 0, "route_similarity": {},
+	    "refusal_texts": [],             (guard.DefaultRefusal, guard.DefaultHandoff)
+	    "disable": [],                   built-in assertions to leave out
+	    "guard_rules": ["grounding"]     guard rules to add, by name (GuardRuleNames)
+	  },
+	  "cost_per_sample": 0,              cost of evaluating one sample besides the judge
+	  "history_rounds": 10               rounds of route history in a case
+	}
+
+# Example
+
+	cfg, err := conteval.LoadConfig("conteval.json")
+	...
+	history, err := conteval.LoadTrend("trend.jsonl")
+	ev := &conteval.Evaluator{Config: cfg, Ledger: led, History: history}
+	rep, err := ev.Run(ctx, traces, time.Now())
+	fmt.Println(rep.GateLine())
+	err = conteval.WriteCases(casesFile, rep.Cases)
+	err = conteval.AppendTrend("trend.jsonl", rep.Trend)
+	os.Exit(rep.Verdict.ExitCode())
+
+# Performance
+
+Measured on 2 shared vCPUs (busy; figures vary by ±30%), with go test
+-bench over synthetic traces of three steps:
+
+	BenchmarkRound    a round over 1,000,000 traces: select, 5 assertions
+	                  on the ~76,000 samples, gate       1.3 s   (1.3 µs/trace)
+	BenchmarkSelect   the sampler alone, 1,000,000 traces  0.3–0.7 s
+	BenchmarkGate     the gate over 1,000,000 flags        1.2 ms
+	  baseline        resampling the flags themselves      ~10 ms per resample,
+	                                                        ~100 s for 10,000
+	BenchmarkBinomial one draw: BTPE at n = 10⁶            42 ns
+	                  inversion at n·min(p, 1-p) ≤ 30       ~110 ns
+
+In a round, the assertions cost most where they parse JSON (tool
+arguments for non-negative-amounts); the sampler's cost is reading the
+traces' steps and deduplicating ids (a radix sort of 64-bit hashes).
+*/
+package conteval

@@ -1,0 +1,497 @@
+package conteval
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentguard/agentguard/ledger"
+	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// RulePrefix starts the ledger rule, and the regression case tag, of every
+// assertion failure: "ce_" + the assertion's name.
+const RulePrefix = "ce_"
+
+// Ledger is where the evaluator files red samples, one violation per
+// failed assertion. Entries lets it skip violations filed by an earlier
+// round, so that evaluating a trace twice files it once. *badgerstore.Store
+// implements it.
+type Ledger interface {
+	Append(ctx context.Context, v trace.Violation) (uint64, error)
+	Entries(ctx context.Context, q ledger.Query) iter.Seq2[ledger.Entry, error]
+}
+
+// Evaluator runs rounds of continuous evaluation over production traces:
+// sample (Select), assert (Assertions) on every sample, gate (Gate) the
+// head sample's pass rate, optionally judge some samples with a model, and
+// close the loop by turning red samples into regression cases and ledger
+// violations.
+//
+// Set the fields before the first Run and do not change them while a Run
+// is in progress; Run is then safe for concurrent use. The zero Evaluator
+// runs the default configuration and assertions, with no judge and no
+// ledger.
+type Evaluator struct {
+	// Config is the round's configuration; the zero value means defaults.
+	Config Config
+	// Assertions run on every sample. Nil means Defaults(Config.Assertions).
+	// Names must be unique and not empty.
+	Assertions []Assertion
+	// Judge, when set, scores every red sample and a share of the head
+	// sample (Config.Judge), and its cost is counted. Its verdicts are
+	// reported beside the assertions', never merged into the pass rates.
+	Judge llms.Model
+	// Ledger, when set, receives one violation per failed assertion of
+	// each red sample, with the rule "ce_" + the assertion's name.
+	Ledger Ledger
+	// History holds earlier rounds, oldest first (see ReadTrend). It gives
+	// regression cases their route's recent pass rates and the new round's
+	// trend point its version-change mark.
+	History []TrendPoint
+}
+
+// AssertionResult is one assertion's outcome on one sample.
+type AssertionResult struct {
+	Name    string  `json:"name"`
+	Outcome Outcome `json:"outcome"`
+}
+
+// SampleResult is what the round found about one sample.
+type SampleResult struct {
+	TraceID   string  `json:"trace_id"`
+	SessionID string  `json:"session_id,omitempty"`
+	Route     string  `json:"route,omitempty"`
+	Bands     Band    `json:"bands"`
+	Cost      float64 `json:"cost"`
+	Key       float64 `json:"key"`
+	// Passed is false when an assertion failed: the sample is red.
+	Passed bool `json:"passed"`
+	// Results holds one outcome per assertion, in the evaluator's order.
+	Results []AssertionResult `json:"assertions"`
+	// Judge is the judge model's score, when it scored this sample.
+	Judge *JudgeResult `json:"judge,omitempty"`
+	// Trace is the sampled trace.
+	Trace *trace.Trace `json:"-"`
+}
+
+// Failed returns the outcomes of the assertions that failed.
+func (s *SampleResult) Failed() []AssertionResult {
+	var out []AssertionResult
+	for _, r := range s.Results {
+		if r.Outcome.Status == Fail {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// AssertionStats counts one assertion's outcomes over a round.
+type AssertionStats struct {
+	Name string `json:"name"`
+	// Applied counts the samples it applied to (not skipped), Failed those
+	// it failed, over all samples; HeadApplied and HeadFailed over the head
+	// sample only.
+	Applied     int `json:"applied"`
+	Failed      int `json:"failed"`
+	Skipped     int `json:"skipped"`
+	HeadApplied int `json:"head_applied"`
+	HeadFailed  int `json:"head_failed"`
+}
+
+// Rate returns the share of applied samples that passed, and false when
+// the assertion applied to none.
+func (a AssertionStats) Rate() (float64, bool) {
+	if a.Applied == 0 {
+		return 0, false
+	}
+	return float64(a.Applied-a.Failed) / float64(a.Applied), true
+}
+
+// Count is a number of passes out of a number of samples.
+type Count struct {
+	N      int `json:"n"`
+	Passes int `json:"passes"`
+}
+
+// Rate returns Passes/N, and false when N is 0.
+func (c Count) Rate() (float64, bool) {
+	if c.N == 0 {
+		return 0, false
+	}
+	return float64(c.Passes) / float64(c.N), true
+}
+
+func (c *Count) add(pass bool) {
+	c.N++
+	if pass {
+		c.Passes++
+	}
+}
+
+// RouteCounts are one route's pass counts in a round: over its head
+// samples and over all its samples.
+type RouteCounts struct {
+	Head Count `json:"head"`
+	All  Count `json:"all"`
+}
+
+// JudgeStats sums up the judge model's work in a round.
+type JudgeStats struct {
+	// Calls counts the calls made; Errors those that failed or gave no
+	// verdict; Left counts candidates not judged because of MaxCalls.
+	Calls  int `json:"calls"`
+	Errors int `json:"errors"`
+	Left   int `json:"left"`
+	// Red counts the red samples judged: Confirmed the judge failed too,
+	// Disputed it passed (a false alarm of the assertions, or of the judge).
+	Red       int `json:"red"`
+	Confirmed int `json:"confirmed"`
+	Disputed  int `json:"disputed"`
+	// Head counts the passing head samples judged; Missed those the judge
+	// failed: failures the assertions do not catch.
+	Head   int `json:"head"`
+	Missed int `json:"missed"`
+	// Tokens and cost of all calls.
+	TokensIn  int     `json:"tokens_in"`
+	TokensOut int     `json:"tokens_out"`
+	Cost      float64 `json:"cost"`
+}
+
+// RoundCost is what a round cost: samples × the cost of each, plus the
+// judge's calls.
+type RoundCost struct {
+	Samples    int     `json:"samples"`
+	PerSample  float64 `json:"per_sample"`
+	JudgeCalls int     `json:"judge_calls"`
+	Judge      float64 `json:"judge"`
+	Total      float64 `json:"total"`
+}
+
+// Report is the outcome of one round.
+type Report struct {
+	Time              time.Time `json:"time"`
+	ConfigVersion     string    `json:"config_version"`
+	ConfigFingerprint string    `json:"config_fingerprint"`
+	// Traces counts the traces considered, Duplicates those left out for a
+	// repeated id.
+	Traces     int `json:"traces"`
+	Duplicates int `json:"duplicates"`
+	// Bands counts the samples holding each single band; a sample taken
+	// for several reasons counts under each. HeadAdded counts the head
+	// samples in no forced band: those the head sampler added.
+	Bands     map[Band]int `json:"bands"`
+	HeadAdded int          `json:"head_added"`
+	// Routes is the over-cost band's view of each route.
+	Routes map[string]RouteCost `json:"routes"`
+	// Samples holds every sample's results, in input order.
+	Samples []SampleResult `json:"samples"`
+	// Assertions counts each assertion's outcomes, in the evaluator's order.
+	Assertions []AssertionStats `json:"assertion_stats"`
+	// Head is the pass rate over the head sample only: the unbiased
+	// production level, the one the gate's verdict is taken on. All is the
+	// pass rate over every sample: the density of problems, risk bands
+	// included, for ranking work. They are never merged; All's Verdict
+	// is what the gate would say of it, for reading only.
+	Head Estimate `json:"head"`
+	All  Estimate `json:"all"`
+	// RouteCounts are the pass counts of each route.
+	RouteCounts map[string]RouteCounts `json:"route_counts"`
+	// Verdict is Head.Verdict.
+	Verdict Verdict   `json:"verdict"`
+	Cost    RoundCost `json:"cost"`
+	// Judge is set when the evaluator had a judge model.
+	Judge *JudgeStats `json:"judge,omitempty"`
+	// Cases are the regression cases made from red samples, one per red
+	// sample; Uncased counts the red samples that could not become a case
+	// (no user turn to replay).
+	Cases   []Case `json:"cases"`
+	Uncased int    `json:"uncased"`
+	// Filed counts the violations appended to the ledger; AlreadyFiled
+	// those skipped because an earlier round filed them.
+	Filed        int `json:"filed"`
+	AlreadyFiled int `json:"already_filed"`
+	// Trend is this round's trend point, marked against History.
+	Trend TrendPoint `json:"trend"`
+}
+
+// Red returns the samples that failed an assertion.
+func (r *Report) Red() []*SampleResult {
+	var out []*SampleResult
+	for i := range r.Samples {
+		if !r.Samples[i].Passed {
+			out = append(out, &r.Samples[i])
+		}
+	}
+	return out
+}
+
+// GateLine is the one-line summary of the round: the head pass rate with
+// both intervals, the verdict, and the round's cost and config version.
+func (r *Report) GateLine() string {
+	h := r.Head
+	c := r.Cost
+	return fmt.Sprintf("gate: %s %.3f (%d/%d), %g%% CI bootstrap %v Wilson %v → %s (%s) · cost %.6f = %d samples × %.6f + %d judge calls %.6f · config %s",
+		"head pass rate", h.Rate, h.Passes, h.N, math.Round(h.Level*1000)/10, h.Bootstrap, h.Wilson, verdictWord(h.Verdict), h.Reason(),
+		c.Total, c.Samples, c.PerSample, c.JudgeCalls, c.Judge, r.ConfigVersion)
+}
+
+func verdictWord(v Verdict) string {
+	switch v {
+	case Green:
+		return "GREEN"
+	case Yellow:
+		return "YELLOW"
+	case Red:
+		return "RED"
+	}
+	return "NOT ENOUGH SAMPLES"
+}
+
+// Run evaluates one round over traces at time now: it samples them,
+// runs every assertion on every sample (in parallel across samples), gates
+// the head sample's pass rate, judges red samples and a share of the head
+// sample when a judge is set, makes a regression case of each red sample
+// and files its failures in the ledger. A judge call that fails is
+// recorded on the sample and does not stop the round; a ledger error does,
+// after the report is complete, and is returned with it. Cancelling ctx
+// stops judge calls and ledger appends.
+func (e *Evaluator) Run(ctx context.Context, traces []*trace.Trace, now time.Time) (*Report, error) {
+	if err := e.Config.Validate(); err != nil {
+		return nil, err
+	}
+	cfg := e.Config.withDefaults()
+	assertions := e.Assertions
+	if assertions == nil {
+		assertions = Defaults(cfg.Assertions)
+	}
+	names := make([]string, len(assertions))
+	for i, a := range assertions {
+		names[i] = a.Name()
+		if names[i] == "" || slices.Contains(names[:i], names[i]) {
+			return nil, &Error{Op: "run", Err: fmt.Errorf("%w: assertion %d has an empty or repeated name %q", ErrConfig, i, names[i])}
+		}
+	}
+
+	sel := Select(traces, cfg.Sampling)
+	rep := &Report{
+		Time: now.UTC(), ConfigVersion: cfg.Version, ConfigFingerprint: e.Config.Fingerprint(),
+		Traces: sel.Traces, Duplicates: sel.Duplicates, Routes: sel.Routes,
+		Bands: map[Band]int{}, RouteCounts: map[string]RouteCounts{},
+		Samples: make([]SampleResult, len(sel.Samples)),
+	}
+	for _, b := range Bands() {
+		rep.Bands[b] = sel.Count(b)
+	}
+	check(sel.Samples, rep.Samples, assertions)
+
+	rep.Assertions = make([]AssertionStats, len(assertions))
+	for i := range rep.Assertions {
+		rep.Assertions[i].Name = names[i]
+	}
+	var head, all Count
+	for i := range rep.Samples {
+		s := &rep.Samples[i]
+		inHead := s.Bands.Has(BandHead)
+		if inHead && !s.Bands.Has(Forced) {
+			rep.HeadAdded++
+		}
+		for j, r := range s.Results {
+			st := &rep.Assertions[j]
+			switch r.Outcome.Status {
+			case Skip:
+				st.Skipped++
+				continue
+			case Fail:
+				st.Failed++
+				if inHead {
+					st.HeadFailed++
+				}
+			}
+			st.Applied++
+			if inHead {
+				st.HeadApplied++
+			}
+		}
+		all.add(s.Passed)
+		rc := rep.RouteCounts[s.Route]
+		rc.All.add(s.Passed)
+		if inHead {
+			head.add(s.Passed)
+			rc.Head.add(s.Passed)
+		}
+		rep.RouteCounts[s.Route] = rc
+	}
+	rep.Head = cfg.Gate.Judge(head.Passes, head.N)
+	rep.All = cfg.Gate.Judge(all.Passes, all.N)
+	rep.Verdict = rep.Head.Verdict
+
+	if e.Judge != nil {
+		rep.Judge = e.judge(ctx, cfg, rep)
+	}
+	rep.Cost = RoundCost{Samples: len(rep.Samples), PerSample: cfg.CostPerSample}
+	if rep.Judge != nil {
+		rep.Cost.JudgeCalls, rep.Cost.Judge = rep.Judge.Calls, rep.Judge.Cost
+	}
+	rep.Cost.Total = float64(rep.Cost.Samples)*rep.Cost.PerSample + rep.Cost.Judge
+
+	rep.Trend = rep.trendPoint(e.History)
+	history := append(slices.Clip(e.History), rep.Trend)
+	if len(history) > cfg.HistoryRounds {
+		history = history[len(history)-cfg.HistoryRounds:]
+	}
+	for _, s := range rep.Red() {
+		if c, ok := newCase(s, rep, refusalTexts(cfg.Assertions), routeHistory(history, s.Route)); ok {
+			rep.Cases = append(rep.Cases, c)
+		} else {
+			rep.Uncased++
+		}
+	}
+	if e.Ledger != nil {
+		if err := e.file(ctx, rep); err != nil {
+			return rep, err
+		}
+	}
+	return rep, nil
+}
+
+// check runs the assertions on every sample, spreading the samples over
+// the available CPUs; results[i] belongs to samples[i].
+func check(samples []Sample, results []SampleResult, assertions []Assertion) {
+	one := func(i int) {
+		s := &samples[i]
+		r := SampleResult{
+			TraceID: s.Trace.ID, SessionID: s.Trace.SessionID, Route: s.Trace.Route,
+			Bands: s.Bands, Cost: s.Cost, Key: s.Key, Passed: true, Trace: s.Trace,
+			Results: make([]AssertionResult, len(assertions)),
+		}
+		for j, a := range assertions {
+			o := a.Check(s.Trace)
+			o.Status = o.status()
+			if o.Status == Fail {
+				r.Passed = false
+				o.Finding.Rule = RulePrefix + a.Name()
+			}
+			r.Results[j] = AssertionResult{Name: a.Name(), Outcome: o}
+		}
+		results[i] = r
+	}
+	workers := min(runtime.GOMAXPROCS(0), len(samples)/64+1)
+	if workers <= 1 {
+		for i := range samples {
+			one(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	chunk := (len(samples) + workers - 1) / workers
+	for lo := 0; lo < len(samples); lo += chunk {
+		hi := min(lo+chunk, len(samples))
+		wg.Go(func() {
+			for i := lo; i < hi; i++ {
+				one(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// judge scores the red samples, then the head samples whose key is below
+// HeadRate × HeadShare (at least one), up to MaxCalls calls.
+func (e *Evaluator) judge(ctx context.Context, cfg Config, rep *Report) *JudgeStats {
+	st := &JudgeStats{}
+	var red, head []*SampleResult
+	for i := range rep.Samples {
+		s := &rep.Samples[i]
+		if !s.Passed {
+			red = append(red, s)
+		}
+	}
+	if share := cfg.Judge.HeadShare; share > 0 {
+		var candidates []*SampleResult
+		for i := range rep.Samples {
+			if s := &rep.Samples[i]; s.Bands.Has(BandHead) && s.Passed {
+				candidates = append(candidates, s)
+			}
+		}
+		slices.SortFunc(candidates, func(a, b *SampleResult) int {
+			return byKey(&Sample{Key: a.Key, Trace: a.Trace}, &Sample{Key: b.Key, Trace: b.Trace})
+		})
+		cut := cfg.Sampling.HeadRate * share
+		for i, s := range candidates {
+			if i == 0 || s.Key < cut {
+				head = append(head, s)
+			}
+		}
+	}
+	pricing := cfg.Judge.Pricing()
+	calls := 0
+	for _, s := range append(red, head...) {
+		if calls == cfg.Judge.MaxCalls || ctx.Err() != nil {
+			st.Left++
+			continue
+		}
+		calls++
+		jr := judge(ctx, e.Judge, pricing, s.Trace, s.Failed())
+		s.Judge = &jr
+		st.Calls++
+		st.TokensIn += jr.TokensIn
+		st.TokensOut += jr.TokensOut
+		st.Cost += jr.Cost
+		if jr.Err != "" {
+			st.Errors++
+			continue
+		}
+		if !s.Passed {
+			st.Red++
+			if jr.Pass {
+				st.Disputed++
+			} else {
+				st.Confirmed++
+			}
+		} else {
+			st.Head++
+			if !jr.Pass {
+				st.Missed++
+			}
+		}
+	}
+	return st
+}
+
+// file appends the failures of red samples to the ledger, skipping those
+// an earlier round filed (same trace id and rule).
+func (e *Evaluator) file(ctx context.Context, rep *Report) error {
+	filed := map[string]map[string]bool{} // rule -> trace ids already in the ledger
+	for _, s := range rep.Red() {
+		for _, f := range s.Failed() {
+			rule := f.Outcome.Finding.Rule
+			if filed[rule] == nil {
+				filed[rule] = map[string]bool{}
+				for entry, err := range e.Ledger.Entries(ctx, ledger.Query{Rule: rule}) {
+					if err != nil {
+						return &Error{Op: "ledger", Err: err}
+					}
+					filed[rule][entry.TraceID] = true
+				}
+			}
+			if filed[rule][s.TraceID] {
+				rep.AlreadyFiled++
+				continue
+			}
+			v := trace.Violation{Time: rep.Time, TraceID: s.TraceID, SessionID: s.SessionID, Finding: f.Outcome.Finding}
+			if _, err := e.Ledger.Append(ctx, v); err != nil {
+				return &Error{Op: "ledger", Err: err}
+			}
+			filed[rule][s.TraceID] = true
+			rep.Filed++
+		}
+	}
+	return nil
+}

@@ -1,0 +1,113 @@
+/*
+Package health scores an agent's health offline: it screens the runs of a
+replay (package guard/replay) and the violations the guard sent to the
+ledger, scores five dimensions from 1 to 5, weighs them into a total, and
+writes the report — report.json, report.md and a self-contained
+report.html. [Compare] sets two reports side by side (unguarded and
+guarded, or two prompt versions) and flags side effects.
+
+# How it fits
+
+replay drives golden cases through the guard and returns the runs, each
+with its trace and answers; the guard sends every finding to the ledger.
+[Score] reads both: the traces and answers for the screens and the checks
+against each case, and the ledger (any [Violations], such as
+*badgerstore.Store) for the guard's findings on those runs. Every score is
+computed from what was recorded; an optional judge model gives a second
+opinion on the screened cases beside the scores, never in them (see Judge
+below).
+
+# Screening
+
+Four hard filters run on every run:
+
+  - fabrication: an answer cites a document id ("[KB-7]") that is not in
+    the knowledge base (Options.Knowledge, else the documents the run
+    retrieved), or quotes a clause, section or rule number ("clause 7.3",
+    "第5条") that no knowledge-base document quotes;
+  - cascade: a tool call failed or came back empty (detect.IsEmptyResult)
+    and the flow went on: a state-changing call ran after it in the same
+    turn, or the turn ended in a final answer that neither asks the user
+    nor says the step failed — an answer asserting absence ("there are no
+    records") always counts;
+  - amnesia: a case's constraints were lost (replay.Loss) Options.AmnesiaLosses
+    times or more over its runs (default 2);
+  - drift: more than Options.DriftThreshold of a case's runs (default a
+    quarter) disagree with its most common outcome (replay.Drift).
+
+Then the checks of each run against its case (answer elements,
+trajectory, intent, tool-call budget), its errors and retries, and every
+guard violation from the ledger. Each becomes a [Hit] with a dimension, an
+outcome — failed, recovered or minor — a root-cause tag and a cause chain
+("empty retrieval → invented clause"); [Score] documents which hit counts
+where.
+
+# Scoring
+
+For each dimension, the shares of runs whose worst hit in it failed, was
+recovered (a guard rail caught it: an enforced finding of severity error or
+critical), or was minor give the score through the [Rubric]. The shares are
+of all runs, except for memory: of the runs of cases that have constraints
+or memory hits, since a case with nothing to remember says nothing about
+memory.
+
+	5        healthy                        no hit
+	4        minor flaws                    minor hits, or under 10% of runs recovered
+	3        errors recovered by fallbacks  10% or more recovered, nothing failed
+	2.9 → 2  structural errors              failed in up to 40% of runs, falling linearly
+	2 → 1    unusable                       failed in 40% to all runs, falling linearly
+
+An error that gets through always costs more than one a guard rail
+catches; the linear parts keep two versions that fail in 25% and 15% of
+runs apart (2.4 and 2.6). The total weighs the scores with [Weights]
+(default accuracy 30, coherence 25, memory 20, stability 15, efficiency
+10; they must sum to 100), on the 1–5 scale and on a 100-point scale
+(total × 20): scores 4, 4, 5, 3, 4 give 4.05, 81 points. The band follows
+the points: healthy from 80, watch from 60, at risk from 40, critical
+below.
+
+A replay "without guard rails" runs the guard in shadow mode, so its
+findings are the same detectors' and count as failures where the guarded
+replay's count as recovered: the comparison shows what enforcing buys.
+
+# Judge
+
+Options.Judge, any llms.Model, is asked about each screened case — a case
+with a hit of a hard filter or a failed hit, not every case — once: one
+call per case, whatever its number of runs, at temperature 0 in JSON mode.
+The prompt gives the case's turns and its runs' answers (runs that
+answered alike shown once), the baseline's must and must-not elements and
+reference answer, the constraints, and excerpts of the knowledge-base
+rules the case touches: the documents its answers cite or its runs
+retrieved, else the best lexical matches of its turns and answers, cut to
+a bounded size. The judge answers {"score": 1-5, "reason": "..."} on the
+rubric's anchors; [ParseVerdict] holds it to exactly that.
+
+The verdicts never change the computed scores, the total, the band, the
+problems or the comparison: those stay reproducible from the runs alone.
+[JudgeReport] sets them beside the scores — the verdict and reason per
+screened case, how many verdicts confirm the screens (1 or 2) or dispute
+them (4 or 5), the calls, tokens and cost, and the judge's view of
+accuracy, coherence and memory: the same rubric, with each screened run's
+outcome in the dimensions it was screened in read from its case's verdict
+(5 none, 4 minor, 3 recovered, 2 or 1 failed). Stability and efficiency
+are measured, never judged. A failed call, a panic or an invalid answer is
+recorded as that case's judge error; it never fails [Score].
+
+# Before and after
+
+[Compare] gives per-dimension deltas and flags a side effect when the total
+rises by [SideEffectGain] points or more while a dimension the change did
+not target falls by [SideEffectDrop] or more.
+
+# Example
+
+	runs, _ := replay.Replay(ctx, cases, newAgent, replay.Config{Guard: cfg, Traces: f})
+	rep, err := health.Score(ctx, cases, runs, led, health.Options{Knowledge: kb, Judge: judge}) // judge may be nil
+	if err != nil {
+		return err
+	}
+	fmt.Printf("%.2f (%.0f points, %s)\n", rep.Total, rep.Points, rep.Band)
+	err = rep.WriteFiles("health-report")
+*/
+package health

@@ -1,0 +1,482 @@
+package health
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"math"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/replay"
+	"github.com/agentguard/agentguard/ledger/badgerstore"
+	"github.com/agentguard/agentguard/trace"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+func TestWeightsValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		w    Weights
+		ok   bool
+	}{
+		{"default", DefaultWeights(), true},
+		{"all on one", Weights{Accuracy: 100}, true},
+		{"fractions", Weights{12.5, 12.5, 25, 25, 25}, true},
+		{"sum 90", Weights{30, 25, 20, 15, 0}, false},
+		{"sum 110", Weights{40, 25, 20, 15, 10}, false},
+		{"negative", Weights{130, -30, 0, 0, 0}, false},
+		{"NaN", Weights{math.NaN(), 25, 20, 15, 10}, false},
+		{"infinite", Weights{math.Inf(1), 0, 0, 0, 0}, false},
+		{"zero", Weights{}, false}, // Options treats the zero value as the default
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.w.Validate()
+			if (err == nil) != tt.ok {
+				t.Fatalf("Validate() = %v, want ok=%v", err, tt.ok)
+			}
+			if err != nil && (!errors.Is(err, ErrWeights) || !strings.HasPrefix(err.Error(), "health: weights: ")) {
+				t.Errorf("err = %q, want an ErrWeights with the package prefix", err)
+			}
+		})
+	}
+}
+
+func TestScoreRejectsBadWeightsAndRubric(t *testing.T) {
+	if _, err := Score(context.Background(), nil, nil, nil, Options{Weights: Weights{Accuracy: 50}}); !errors.Is(err, ErrWeights) {
+		t.Errorf("bad weights: err = %v", err)
+	}
+	for _, r := range []Rubric{{Unusable: 1.5}, {Recovered: -0.1}, {Unusable: math.NaN()}} {
+		if _, err := Score(context.Background(), nil, nil, nil, Options{Rubric: r}); !errors.Is(err, ErrRubric) {
+			t.Errorf("rubric %+v: err = %v", r, err)
+		}
+	}
+}
+
+func TestTotal(t *testing.T) {
+	tests := []struct {
+		name          string
+		w             Weights
+		scores        [5]float64
+		total, points float64
+	}{
+		{"seed check", DefaultWeights(), [5]float64{4, 4, 5, 3, 4}, 4.05, 81},
+		{"all healthy", DefaultWeights(), [5]float64{5, 5, 5, 5, 5}, 5, 100},
+		{"all unusable", DefaultWeights(), [5]float64{1, 1, 1, 1, 1}, 1, 20},
+		{"accuracy only", Weights{Accuracy: 100}, [5]float64{2, 5, 5, 5, 5}, 2, 40},
+		{"fractions", DefaultWeights(), [5]float64{2.4, 2.3, 3, 4, 4}, 2.895, 57.9},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			scores := map[trace.Dimension]float64{}
+			for i, d := range Dimensions {
+				scores[d] = tt.scores[i]
+			}
+			total, points := tt.w.Total(scores)
+			if math.Abs(total-tt.total) > 1e-9 || math.Abs(points-tt.points) > 1e-9 {
+				t.Errorf("Total = %v, %v; want %v, %v", total, points, tt.total, tt.points)
+			}
+		})
+	}
+}
+
+func TestBandOf(t *testing.T) {
+	for _, tt := range []struct {
+		points float64
+		want   Band
+	}{{100, Healthy}, {80, Healthy}, {79.9, Watch}, {60, Watch}, {59, AtRisk}, {40, AtRisk}, {39.9, Critical}, {0, Critical}} {
+		if got := BandOf(tt.points); got != tt.want {
+			t.Errorf("BandOf(%v) = %s, want %s", tt.points, got, tt.want)
+		}
+	}
+}
+
+func TestRubricScore(t *testing.T) {
+	tests := []struct {
+		name                     string
+		rubric                   Rubric
+		failed, recovered, minor float64
+		want                     float64
+		reason                   string
+	}{
+		{"nothing", Rubric{}, 0, 0, 0, 5, "healthy"},
+		{"minor only", Rubric{}, 0, 0, 0.5, 4, "minor flaws"},
+		{"a little recovered", Rubric{}, 0, 0.05, 0, 4, "minor flaws"},
+		{"much recovered", Rubric{}, 0, 0.10, 0.3, 3, "errors recovered by fallbacks"},
+		{"one failure in 90 runs", Rubric{}, 1.0 / 90, 0.5, 0, 2.9, "structural errors"},
+		{"a tenth failed", Rubric{}, 0.10, 0, 0, 2.8, "structural errors"},
+		{"a quarter failed", Rubric{}, 0.25, 0, 0, 2.4, "structural errors"},
+		{"just below unusable", Rubric{}, 0.399, 0, 0, 2, "structural errors"},
+		{"unusable", Rubric{}, 0.40, 0, 0, 2, "unusable"},
+		{"70% failed", Rubric{}, 0.70, 0, 0, 1.5, "unusable"},
+		{"all failed", Rubric{}, 1, 0, 0, 1, "unusable"},
+		{"strict rubric", Rubric{Unusable: 0.2, Recovered: 0.05}, 0.1, 0, 0, 2.5, "structural errors"},
+		{"unusable only when all fail", Rubric{Unusable: 1}, 1, 0, 0, 2, "unusable"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, reason := tt.rubric.Score(tt.failed, tt.recovered, tt.minor)
+			if got != tt.want || !strings.HasPrefix(reason, tt.reason) {
+				t.Errorf("Score = %v %q, want %v %q…", got, reason, tt.want, tt.reason)
+			}
+		})
+	}
+}
+
+// run builds a run of caseID from answers and steps.
+func run(caseID string, answers []string, steps ...*trace.Step) *replay.Run {
+	r := &replay.Run{Case: caseID, TraceID: caseID + "-1", Trace: &trace.Trace{ID: caseID + "-1"}}
+	for i, s := range steps {
+		s.Index = i
+		r.Trace.Steps = append(r.Trace.Steps, s)
+	}
+	for _, a := range answers {
+		r.Turns = append(r.Turns, replay.Turn{Answer: a, Status: guard.StatusDone})
+	}
+	return r
+}
+
+func tool(turn int, name, args, result string) *trace.Step {
+	return &trace.Step{Kind: trace.KindTool, Turn: turn, Name: name, Args: args, Result: result}
+}
+
+func causes(hits []Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.Tag+": "+h.Cause)
+	}
+	return out
+}
+
+func TestFabrication(t *testing.T) {
+	kb := newKnowledgeBase([]Document{{ID: "KB-1", Text: "Returns within 7 days; see clause 2.1 and 第3条."}})
+	retrievers := map[string]bool{"search_kb": true}
+	docs := `[{"id":"KB-1","score":3.2}]`
+	tests := []struct {
+		name   string
+		turns  []string
+		answer string
+		steps  []*trace.Step
+		want   []string
+	}{
+		{"grounded", []string{"q"}, "Per clause 2.1 and 第3条 you may return it. [KB-1]", []*trace.Step{tool(0, "search_kb", "", docs)}, nil},
+		{"numbers that are not clauses", []string{"q"}, "Within 7 days, for ¥50, order A1003.", nil, nil},
+		{"invented clause after an empty retrieval", []string{"q"}, "According to clause 7.3 you get ¥50.", []*trace.Step{tool(0, "search_kb", "", "[]")},
+			[]string{"invented-clause: empty retrieval → invented clause"}},
+		{"invented section beside a real document", []string{"q"}, "Per section 4.2, it is covered. [KB-1]", []*trace.Step{tool(0, "search_kb", "", docs)},
+			[]string{"invented-clause: retrieved documents → invented clause"}},
+		{"unknown citation", []string{"q"}, "See [KB-9].", nil, []string{"bad-citation: no retrieval → cites an unknown document"}},
+		{"agreeing with the user's clause", []string{"第5条说意外损坏也保修，对吧？"}, "是的，第5条规定意外损坏也保修。", nil,
+			[]string{"invented-clause: user-asserted clause → agreed"}},
+		{"empty lookup of another tool", []string{"q"}, "Per rule 9 it does not exist.", []*trace.Step{tool(0, "query_order", "", "[]")},
+			[]string{"invented-clause: empty query_order → invented clause"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := &replay.Case{ID: "c", Turns: tt.turns}
+			got := causes(fabrication(c, run("c", []string{tt.answer}, tt.steps...), kb, retrievers))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("hits %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestCascade(t *testing.T) {
+	empty := tool(0, "query_order", `{"order_id":"A9"}`, "[]")
+	failed := &trace.Step{Kind: trace.KindTool, Name: "logistics", Error: "carrier down"}
+	found := tool(0, "query_order", `{"order_id":"A1"}`, `{"status":"shipped"}`)
+	write := tool(0, "update_address", `{"order_id":"A9"}`, `{"ok":true}`)
+	blockedWrite := &trace.Step{Kind: trace.KindTool, Name: "update_address", Blocked: true}
+	tests := []struct {
+		name   string
+		answer string
+		status guard.Status
+		steps  []*trace.Step
+		want   []string
+	}{
+		{"clean", "It has shipped.", guard.StatusDone, []*trace.Step{found}, nil},
+		{"asserted absence", "There are no records of order A9.", guard.StatusDone, []*trace.Step{empty},
+			[]string{"asserted-absence: empty query_order → asserted absence"}},
+		{"answer went on", "It ships tomorrow.", guard.StatusDone, []*trace.Step{empty}, []string{"empty-result: empty query_order → answer went on"}},
+		{"failed step, answer went on", "It is on its way.", guard.StatusDone, []*trace.Step{failed}, []string{"failed-result: failed logistics → answer went on"}},
+		{"failed step, acknowledged", "I cannot get a tracking update right now.", guard.StatusDone, []*trace.Step{failed}, nil},
+		{"asks the user", "I found nothing for A9. Could you check the number?", guard.StatusDone, []*trace.Step{empty}, nil},
+		{"guard clarified", "There are no records.", guard.StatusClarify, []*trace.Step{empty}, nil},
+		{"looked again and found it", "It has shipped.", guard.StatusDone, []*trace.Step{empty, found}, nil},
+		{"write after an empty lookup", "I could not change it.", guard.StatusDone, []*trace.Step{empty, write},
+			[]string{"write-after-failure: empty query_order → update_address ran"}},
+		{"blocked write", "I could not change it.", guard.StatusDone, []*trace.Step{empty, blockedWrite}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := run("c", []string{tt.answer}, tt.steps...)
+			r.Turns[0].Status = tt.status
+			got := causes(cascade(&replay.Case{ID: "c"}, r))
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("hits %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestAmnesia(t *testing.T) {
+	c := &replay.Case{ID: "c", Turns: []string{"Don't text me.", "Move it."}, Constraints: []replay.Constraint{{ID: "no-sms", Turn: 0, NoTool: "send_sms"}}}
+	sms := func() *replay.Run {
+		return run("c", []string{"ok", "moved"}, tool(1, "send_sms", `{"phone":"1"}`, "sent"))
+	}
+	quiet := func() *replay.Run { return run("c", []string{"ok", "moved"}, tool(1, "update_address", `{}`, "ok")) }
+	tests := []struct {
+		name    string
+		runs    []*replay.Run
+		min     int
+		want    int
+		outcome Outcome
+	}{
+		{"kept", []*replay.Run{quiet(), quiet(), quiet()}, 2, 0, ""},
+		{"lost once: minor", []*replay.Run{sms(), quiet(), quiet()}, 2, 1, Minor},
+		{"lost twice: amnesia", []*replay.Run{sms(), quiet(), sms()}, 2, 2, Failed},
+		{"lost twice, threshold 3", []*replay.Run{sms(), quiet(), sms()}, 3, 2, Minor},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runs := make([]replay.Run, len(tt.runs))
+			checks := make([]replay.Check, len(tt.runs))
+			for i, r := range tt.runs {
+				runs[i] = *r
+				checks[i] = c.Check(r)
+			}
+			hits := amnesia(c, runs, checks, tt.min)
+			if len(hits) != tt.want {
+				t.Fatalf("%d hits, want %d: %+v", len(hits), tt.want, hits)
+			}
+			for _, h := range hits {
+				if h.Outcome != tt.outcome || h.Dimension != trace.Memory || h.Cause != `constraint "no-sms" of turn 0 forgotten` || h.Detail != "send_sms ran" {
+					t.Errorf("hit %+v", h)
+				}
+			}
+		})
+	}
+}
+
+func TestDriftScreen(t *testing.T) {
+	c := &replay.Case{ID: "c", Answer: replay.Answer{MustNot: []string{"return"}}}
+	mk := func(answers ...string) []replay.Run {
+		var runs []replay.Run
+		for i, a := range answers {
+			r := run("c", []string{a})
+			r.TraceID = "c-" + string(rune('1'+i))
+			runs = append(runs, *r)
+		}
+		return runs
+	}
+	tests := []struct {
+		name      string
+		runs      []replay.Run
+		threshold float64
+		want      []string // trace ids hit
+	}{
+		{"agree", mk("shipped", "shipped", "shipped"), 0.25, nil},
+		{"one of three differs", mk("shipped", "return started", "shipped"), 0.25, []string{"c-2"}},
+		{"one of three, tolerated", mk("shipped", "return started", "shipped"), 0.34, nil},
+		{"one of five, tolerated", mk("a", "b return", "a", "a", "a"), 0.25, nil},
+		{"one of five, any difference", mk("a", "b return", "a", "a", "a"), 0, []string{"c-2"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, h := range drift(c, tt.runs, tt.threshold) {
+				got = append(got, h.TraceID)
+				if h.Outcome != Failed || h.Dimension != trace.Stability {
+					t.Errorf("hit %+v", h)
+				}
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("hits %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestViolationHit(t *testing.T) {
+	tests := []struct {
+		sev     trace.Severity
+		shadow  bool
+		verdict trace.Verdict
+		want    Outcome
+	}{
+		{trace.Error, true, trace.Block, Failed},
+		{trace.Critical, true, trace.Retry, Failed},
+		{trace.Error, false, trace.Block, Recovered},
+		{trace.Critical, false, trace.Allow, Recovered}, // a recovered tool panic
+		{trace.Warning, true, trace.Clarify, Minor},
+		{trace.Warning, false, trace.Clarify, Minor},
+		{trace.Info, false, trace.Allow, Minor},
+	}
+	for _, tt := range tests {
+		v := trace.Violation{TraceID: "t", Finding: trace.Finding{Rule: "r", Verdict: tt.verdict, Severity: tt.sev, Shadow: tt.shadow, Dimension: trace.Coherence, Tags: []string{"cascade", "asserted-absence"}}}
+		h := violationHit("c", v)
+		if h.Outcome != tt.want || h.Tag != "asserted-absence" || h.Dimension != trace.Coherence || h.Screen != "violation" {
+			t.Errorf("%s shadow=%v: hit %+v, want outcome %s", tt.sev, tt.shadow, h, tt.want)
+		}
+	}
+}
+
+func TestCompareSideEffect(t *testing.T) {
+	rep := func(points float64, scores ...float64) *Report {
+		r := &Report{Points: points, Total: points / 20}
+		for i, d := range Dimensions {
+			r.Dimensions = append(r.Dimensions, DimensionScore{Dimension: d, Score: scores[i]})
+		}
+		return r
+	}
+	tests := []struct {
+		name          string
+		before, after *Report
+		target        []trace.Dimension
+		want          []trace.Dimension
+	}{
+		{"gain, nothing falls", rep(50, 2, 2, 3, 3, 3), rep(70, 4, 3, 3, 3, 3), nil, nil},
+		{"gain, a target falls", rep(50, 2, 2, 3, 3, 3), rep(60, 5, 5, 1, 3, 3), []trace.Dimension{trace.Memory}, nil},
+		{"gain, a non-target falls by 2", rep(50, 2, 2, 3, 3, 3), rep(60, 5, 5, 3, 1, 3), []trace.Dimension{trace.Accuracy}, []trace.Dimension{trace.Stability}},
+		{"gain, falls by 1.9 only", rep(50, 2, 2, 3, 3, 3), rep(60, 5, 4, 3, 1.1, 3), nil, nil},
+		{"gain under 8 points", rep(50, 2, 2, 3, 3, 3), rep(57.9, 5, 5, 3, 1, 3), nil, nil},
+		{"no target: any dimension", rep(40, 1, 1, 3, 3, 3), rep(48, 4, 4, 1, 3, 3), nil, []trace.Dimension{trace.Memory}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c := Compare(tt.before, tt.after, tt.target...)
+			if !slices.Equal(c.SideEffects, tt.want) || c.Flagged != (len(tt.want) > 0) {
+				t.Errorf("side effects %v (flagged %v), want %v", c.SideEffects, c.Flagged, tt.want)
+			}
+			if c.PointsDelta != tt.after.Points-tt.before.Points {
+				t.Errorf("PointsDelta = %v", c.PointsDelta)
+			}
+		})
+	}
+}
+
+func TestScoreFixture(t *testing.T) {
+	unguarded := fixtureReport(t, "unguarded", true)
+	guarded := fixtureReport(t, "guarded", false)
+	if !(guarded.Rates.Fabrication < unguarded.Rates.Fabrication && guarded.Rates.Cascade < unguarded.Rates.Cascade) {
+		t.Errorf("rates: unguarded %+v, guarded %+v; want fabrication and cascade lower when guarded", unguarded.Rates, guarded.Rates)
+	}
+	if got := unguarded.Score(trace.Accuracy).Score; got != 1.6 {
+		t.Errorf("unguarded accuracy = %v, want 1.6", got)
+	}
+	// Memory is scored over the one case with something to remember.
+	if got := unguarded.Score(trace.Memory); got.Score != 1 || got.Failed != 1 {
+		t.Errorf("unguarded memory = %+v, want 1 with every run of the constrained case failed", got)
+	}
+	if !(guarded.Points > unguarded.Points) {
+		t.Errorf("points: unguarded %v, guarded %v", unguarded.Points, guarded.Points)
+	}
+	// The problem cases of the unguarded run, with their traces.
+	var ids []string
+	for _, p := range unguarded.Problems {
+		ids = append(ids, p.Case)
+		if len(p.Traces) == 0 || unguarded.traces[p.Traces[0]] == nil {
+			t.Errorf("problem %s has no trace to link to", p.Case)
+		}
+	}
+	if want := []string{"vip", "ghost", "no-sms", "vague"}; !slices.Equal(ids, want) {
+		t.Errorf("problem cases %v, want %v", ids, want)
+	}
+	if !guarded.Baseline.Stale || guarded.Baseline.Oldest != "2026-08-01" || guarded.Baseline.AgeDays != 120 {
+		t.Errorf("baseline %+v, want stale since 2026-08-01", guarded.Baseline)
+	}
+}
+
+// TestScoreFromLedger checks that the violations read from a ledger are
+// those the traces carry.
+func TestScoreFromLedger(t *testing.T) {
+	led, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	cases := fixtureCases(t)
+	runs := fixtureRuns(t, "unguarded", true, led, false)
+	// An earlier replay into the same ledger, with the same trace ids.
+	if _, err := led.Append(context.Background(), trace.Violation{Time: runs[0].Start.Add(-time.Hour), TraceID: runs[0].TraceID, Finding: trace.Finding{Rule: "stale", Severity: trace.Error, Shadow: true}}); err != nil {
+		t.Fatal(err)
+	}
+	opts := Options{Now: fixtureNow}
+	fromLedger, err := Score(context.Background(), cases, runs, led, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fromTraces, err := Score(context.Background(), cases, runs, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(fromLedger.Violations, fromTraces.Violations) || len(fromLedger.Violations) == 0 {
+		t.Errorf("from the ledger:\n%+v\nfrom the traces:\n%+v", fromLedger.Violations, fromTraces.Violations)
+	}
+	if !reflect.DeepEqual(fromLedger.Dimensions, fromTraces.Dimensions) {
+		t.Errorf("scores differ:\n%+v\n%+v", fromLedger.Dimensions, fromTraces.Dimensions)
+	}
+}
+
+func TestReportGolden(t *testing.T) {
+	unguarded := fixtureReport(t, "unguarded", true)
+	guarded := fixtureReport(t, "guarded", false)
+	for _, tt := range []struct {
+		dir   string
+		write func(dir string) error
+	}{
+		{"report", guarded.WriteFiles},
+		{"comparison", Compare(unguarded, guarded, trace.Accuracy, trace.Coherence).WriteFiles},
+	} {
+		t.Run(tt.dir, func(t *testing.T) {
+			out := t.TempDir()
+			if err := tt.write(out); err != nil {
+				t.Fatal(err)
+			}
+			for _, name := range []string{FileJSON, FileMarkdown, FileHTML} {
+				got, err := os.ReadFile(filepath.Join(out, name))
+				if err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join("testdata", tt.dir, name)
+				if *update {
+					if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+						t.Fatal(err)
+					}
+					if err := os.WriteFile(path, got, 0o644); err != nil {
+						t.Fatal(err)
+					}
+					continue
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run go test -update to create it)", err)
+				}
+				if string(got) != string(want) {
+					t.Errorf("%s differs from %s (run go test -update after checking the change)\n%s", name, path, firstDiff(string(got), string(want)))
+				}
+			}
+		})
+	}
+}
+
+// firstDiff shows the first line where got and want differ.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range min(len(g), len(w)) {
+		if g[i] != w[i] {
+			return "line " + strconv.Itoa(i+1) + ":\ngot:  " + g[i] + "\nwant: " + w[i]
+		}
+	}
+	return "lengths differ: " + strconv.Itoa(len(g)) + " and " + strconv.Itoa(len(w)) + " lines"
+}

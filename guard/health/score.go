@@ -1,0 +1,900 @@
+package health
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/replay"
+	"github.com/agentguard/agentguard/ledger"
+	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// Dimensions are the five health dimensions, in report order. Do not modify it.
+var Dimensions = []trace.Dimension{trace.Accuracy, trace.Coherence, trace.Memory, trace.Stability, trace.Efficiency}
+
+// Weights weigh the dimensions in the total. They are percentages: each at
+// least 0, summing to 100. The zero value means DefaultWeights.
+type Weights struct {
+	Accuracy   float64 `json:"accuracy"`
+	Coherence  float64 `json:"coherence"`
+	Memory     float64 `json:"memory"`
+	Stability  float64 `json:"stability"`
+	Efficiency float64 `json:"efficiency"`
+}
+
+// DefaultWeights returns accuracy 30, coherence 25, memory 20, stability 15
+// and efficiency 10.
+func DefaultWeights() Weights { return Weights{30, 25, 20, 15, 10} }
+
+func (w Weights) orDefault() Weights {
+	if w == (Weights{}) {
+		return DefaultWeights()
+	}
+	return w
+}
+
+// Of returns the weight of dimension d, 0 for an unknown one.
+func (w Weights) Of(d trace.Dimension) float64 {
+	switch d {
+	case trace.Accuracy:
+		return w.Accuracy
+	case trace.Coherence:
+		return w.Coherence
+	case trace.Memory:
+		return w.Memory
+	case trace.Stability:
+		return w.Stability
+	case trace.Efficiency:
+		return w.Efficiency
+	}
+	return 0
+}
+
+// Validate reports an error wrapping ErrWeights unless every weight is a
+// finite number of at least 0 and they sum to 100.
+func (w Weights) Validate() error {
+	sum := 0.0
+	for _, d := range Dimensions {
+		v := w.Of(d)
+		if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+			return &Error{Op: "weights", Err: fmt.Errorf("%w: %s weight %v is not a number of at least 0", ErrWeights, d, v)}
+		}
+		sum += v
+	}
+	if math.Abs(sum-100) > 1e-9 {
+		return &Error{Op: "weights", Err: fmt.Errorf("%w: they sum to %v, not 100", ErrWeights, sum)}
+	}
+	return nil
+}
+
+// Total returns the weighted total of per-dimension scores (1 to 5) on the
+// same 1–5 scale, and on a 100-point scale (total × 20). A dimension
+// missing from scores counts as 0. With the default weights, scores 4, 4,
+// 5, 3, 4 give 4.05 and 81 points.
+func (w Weights) Total(scores map[trace.Dimension]float64) (total, points float64) {
+	sum := 0.0
+	for _, d := range Dimensions {
+		sum += w.Of(d) * scores[d]
+	}
+	return sum / 100, sum / 5
+}
+
+// Band is a health band: where a total on the 100-point scale falls.
+type Band string
+
+// Bands.
+const (
+	Healthy  Band = "healthy"  // 80 points or more
+	Watch    Band = "watch"    // 60 to 80
+	AtRisk   Band = "at risk"  // 40 to 60
+	Critical Band = "critical" // below 40
+)
+
+// BandOf returns the band of a total on the 100-point scale.
+func BandOf(points float64) Band {
+	switch {
+	case points >= 80:
+		return Healthy
+	case points >= 60:
+		return Watch
+	case points >= 40:
+		return AtRisk
+	}
+	return Critical
+}
+
+// Rubric turns a dimension's outcome shares into its score from 1 to 5.
+// Its fields are shares of runs, in (0, 1]; the zero value means the
+// defaults given per field. With failed the share of runs with an error
+// that got through in the dimension, recovered the share of the others with
+// an error a guard rail caught, and minor the share of the rest with only
+// minor findings (see Score), the score is
+//
+//	5        healthy                        nothing failed, was recovered or was minor
+//	4        minor flaws                    some minor, or recovered under Recovered
+//	3        errors recovered by fallbacks  recovered ≥ Recovered, nothing failed
+//	2.9 → 2  structural errors              failed from just above 0 to Unusable, falling linearly
+//	2 → 1    unusable                       failed from Unusable to every run, falling linearly
+//
+// rounded to one decimal: with the defaults, 10% failed gives 2.8, 25%
+// gives 2.4, 70% gives 1.5. An error that gets through always costs more
+// than one a guard rail catches.
+type Rubric struct {
+	Unusable  float64 `json:"unusable"`  // zero means 0.40
+	Recovered float64 `json:"recovered"` // zero means 0.10
+}
+
+// DefaultRubric returns the default thresholds.
+func DefaultRubric() Rubric { return Rubric{Unusable: 0.40, Recovered: 0.10} }
+
+func (r Rubric) withDefaults() Rubric {
+	d := DefaultRubric()
+	if r.Unusable == 0 {
+		r.Unusable = d.Unusable
+	}
+	if r.Recovered == 0 {
+		r.Recovered = d.Recovered
+	}
+	return r
+}
+
+func (r Rubric) validate() error {
+	for _, v := range []float64{r.Unusable, r.Recovered} {
+		if !(v > 0 && v <= 1) {
+			return &Error{Op: "rubric", Err: fmt.Errorf("%w: %v is not a share in (0, 1]", ErrRubric, v)}
+		}
+	}
+	return nil
+}
+
+// Score applies the rubric to the shares of runs that failed, recovered
+// only, and had only minor findings, and says why.
+func (r Rubric) Score(failed, recovered, minor float64) (score float64, reason string) {
+	r = r.withDefaults()
+	switch {
+	case failed >= r.Unusable:
+		score = 2
+		if r.Unusable < 1 {
+			score -= (failed - r.Unusable) / (1 - r.Unusable)
+		}
+		reason = fmt.Sprintf("unusable: %s of runs failed (≥ %s)", pct(failed), pct(r.Unusable))
+	case failed > 0:
+		score = min(2.9, 3-failed/r.Unusable)
+		reason = fmt.Sprintf("structural errors: %s of runs failed, %s recovered", pct(failed), pct(recovered))
+	case recovered >= r.Recovered:
+		score, reason = 3, fmt.Sprintf("errors recovered by fallbacks: %s of runs (≥ %s)", pct(recovered), pct(r.Recovered))
+	case recovered > 0 || minor > 0:
+		score, reason = 4, fmt.Sprintf("minor flaws: %s recovered, %s minor", pct(recovered), pct(minor))
+	default:
+		score, reason = 5, "healthy: nothing failed, nothing to recover"
+	}
+	return math.Round(10*score) / 10, reason
+}
+
+func pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+
+// Document is a knowledge-base entry the fabrication screen checks answers
+// against: its id may be cited, and a clause number it quotes may be quoted.
+type Document struct {
+	ID   string `json:"id"`
+	Text string `json:"text"`
+}
+
+// Options configures Score. The zero value is ready to use.
+type Options struct {
+	// Label names the replay in the report. Empty means the runs' label.
+	Label string
+	// Weights weigh the dimensions; zero means DefaultWeights.
+	Weights Weights
+	// Rubric turns outcome shares into scores; zero means the defaults.
+	Rubric Rubric
+	// Knowledge is the knowledge base answers may cite. Nil means the
+	// documents retrieved in each run's trace.
+	Knowledge []Document
+	// DriftThreshold is the share of a case's runs that may disagree with
+	// the most common outcome (replay.Drift) before the case is screened
+	// as drifting. Zero means 0.25 (one run in three is too many);
+	// negative means any disagreement.
+	DriftThreshold float64
+	// AmnesiaLosses is how many constraint losses, over all runs of a
+	// case, make it suspected amnesia. Zero means 2.
+	AmnesiaLosses int
+	// ValidFor is how long a baseline stays valid after its
+	// last_verified date. Zero means 90 days.
+	ValidFor time.Duration
+	// Now is the time of the report. Zero means time.Now().
+	Now time.Time
+
+	// Judge, when set, gives a second opinion on the screened cases: one
+	// call per case with a hard-filter hit or a failed hit, reported in
+	// Report.Judge beside the computed scores, which it never changes (see
+	// Score). Nil means no judge. It is called from several goroutines at
+	// once.
+	Judge llms.Model
+	// JudgeName names the judge in the report, "openai:gpt-4o".
+	JudgeName string
+	// JudgePricing prices the judge's tokens. Zero means its cost is 0.
+	JudgePricing guard.Pricing
+	// JudgeParallel bounds the judge calls in flight. Zero means 4.
+	JudgeParallel int
+	// JudgeTimeout bounds one judge call. Zero means one minute; negative,
+	// none.
+	JudgeTimeout time.Duration
+}
+
+// Violations is where Score reads the guard's violations: *badgerstore.Store
+// implements it.
+type Violations interface {
+	Query(ctx context.Context, q ledger.Query) ([]ledger.Entry, error)
+}
+
+// Outcome says how a finding ended for the user.
+type Outcome string
+
+// Outcomes.
+const (
+	Failed    Outcome = "failed"    // the error reached the user or the world
+	Recovered Outcome = "recovered" // a guard rail caught it
+	Minor     Outcome = "minor"     // a minor flaw
+)
+
+// Hit is one finding about one run: a screen, a check against the case, or
+// a guard violation.
+type Hit struct {
+	Case    string `json:"case"`
+	TraceID string `json:"trace_id"`
+	// Turn is the user turn it happened in, -1 when it concerns the run.
+	Turn int `json:"turn"`
+	// Screen is what found it: "fabrication", "cascade", "amnesia",
+	// "drift" (the four hard filters), "answer", "trajectory", "intent",
+	// "budget", "error", "retry" (checks against the case and the run),
+	// or "violation" (a guard finding from the ledger).
+	Screen    string          `json:"screen"`
+	Dimension trace.Dimension `json:"dimension"`
+	Outcome   Outcome         `json:"outcome"`
+	// Tag is the root-cause tag hits are aggregated by, and Cause the
+	// chain that led to it: "empty retrieval → invented clause".
+	Tag    string `json:"tag"`
+	Cause  string `json:"cause"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// Rates are the screening rates of a replay.
+type Rates struct {
+	// Fabrication is the share of runs with an answer that cites a
+	// document or quotes a clause the knowledge base does not have.
+	Fabrication float64 `json:"fabrication"`
+	// Cascade is the share of runs in which a step failed or came back
+	// empty and the flow went on.
+	Cascade float64 `json:"cascade"`
+	// Amnesia is the share of runs of cases with constraints that lost one.
+	Amnesia float64 `json:"amnesia"`
+	// Drift is the share of cases screened as drifting.
+	Drift float64 `json:"drift"`
+}
+
+// DimensionScore is the score of one dimension and how it was derived.
+type DimensionScore struct {
+	Dimension trace.Dimension `json:"dimension"`
+	// Score is the rubric's score, from 1 to 5, to one decimal.
+	Score float64 `json:"score"`
+	// Failed, Recovered and Minor are shares of runs (for memory, of the
+	// runs of cases with constraints or memory hits): with an error that got
+	// through; with none but an error a guard rail caught; with only minor
+	// findings.
+	Failed    float64 `json:"failed"`
+	Recovered float64 `json:"recovered"`
+	Minor     float64 `json:"minor"`
+	Reason    string  `json:"reason"`
+}
+
+// Baseline is the age of the golden set's baselines.
+type Baseline struct {
+	Oldest   string `json:"oldest"` // the oldest last_verified date
+	Newest   string `json:"newest"`
+	AgeDays  int    `json:"age_days"` // days from Oldest to the report
+	ValidFor int    `json:"valid_for_days"`
+	Stale    bool   `json:"stale"` // Oldest is older than ValidFor
+}
+
+// Problem is a case with at least one failed run.
+type Problem struct {
+	Case     string          `json:"case"`
+	Category replay.Category `json:"category"`
+	Title    string          `json:"title,omitempty"`
+	Screens  []string        `json:"screens"` // what failed, in the order of Hit.Screen's list
+	Failed   int             `json:"failed_runs"`
+	Runs     int             `json:"runs"`
+	Causes   []string        `json:"causes"` // distinct causes of the failures
+	Traces   []string        `json:"traces"` // the failed runs' traces
+}
+
+// RootCause aggregates hits by tag.
+type RootCause struct {
+	Tag       string       `json:"tag"`
+	Count     int          `json:"count"`
+	Failed    int          `json:"failed"`
+	Recovered int          `json:"recovered"`
+	Minor     int          `json:"minor"`
+	Cases     []string     `json:"cases"`
+	Causes    []CauseCount `json:"causes"` // most frequent first
+}
+
+// CauseCount is how often one cause occurred.
+type CauseCount struct {
+	Cause string `json:"cause"`
+	Count int    `json:"count"`
+}
+
+// RuleCount aggregates the guard's violations by rule.
+type RuleCount struct {
+	Rule      string          `json:"rule"`
+	Dimension trace.Dimension `json:"dimension"`
+	Tags      []string        `json:"tags,omitempty"`
+	Enforced  int             `json:"enforced"`
+	Shadow    int             `json:"shadow"` // found in shadow mode: not enforced
+	Cases     []string        `json:"cases"`
+}
+
+// Report is the health of one replay.
+type Report struct {
+	Label      string           `json:"label"`
+	Generated  time.Time        `json:"generated"`
+	Metrics    replay.Metrics   `json:"metrics"`
+	Rates      Rates            `json:"rates"`
+	Dimensions []DimensionScore `json:"dimensions"`
+	Weights    Weights          `json:"weights"`
+	Total      float64          `json:"total"`  // 1 to 5
+	Points     float64          `json:"points"` // 0 to 100
+	Band       Band             `json:"band"`
+	Baseline   Baseline         `json:"baseline"`
+	Problems   []Problem        `json:"problems"`
+	RootCauses []RootCause      `json:"root_causes"`
+	Violations []RuleCount      `json:"violations"`
+	Hits       []Hit            `json:"hits"`
+	// Judge is the judge's second opinion, nil without Options.Judge.
+	Judge *JudgeReport `json:"judge,omitempty"`
+
+	traces map[string]*trace.Trace // of failed runs, for the HTML timelines
+}
+
+// Score returns a DimensionScore by dimension.
+func (r *Report) Score(d trace.Dimension) DimensionScore {
+	for _, s := range r.Dimensions {
+		if s.Dimension == d {
+			return s
+		}
+	}
+	return DimensionScore{Dimension: d}
+}
+
+// Score screens and scores the runs of a replay of cases. It reads the
+// guard's violations for those runs from v — the entries of the runs'
+// trace ids logged while the run went on — or, when v is nil, from the
+// gate steps of the runs' traces.
+//
+// Every run gets hits: the four hard filters (fabrication, cascade,
+// amnesia, drift), the checks against its case (answer elements,
+// trajectory, intent, tool-call budget), its errors and retries, and every
+// guard violation. Each hit counts against a dimension with an outcome:
+//
+//	accuracy    fabrication, answer elements, the guard's accuracy findings
+//	coherence   cascade, trajectory, intent, the guard's coherence findings
+//	memory      amnesia (constraint losses), the guard's memory findings
+//	stability   drift, agent errors and timeouts (failed), retries (minor), the guard's stability findings
+//	efficiency  tool calls over the budget (failed) or over the trajectory (minor), the guard's efficiency findings
+//
+// Screens and checks fail, except these, which are minor: a constraint
+// loss in a case with fewer than Options.AmnesiaLosses, a retry, and more
+// tool calls than a strict or unordered trajectory has (within budget).
+// Runs of cases not in cases are ignored. A guard finding of
+// severity error or critical fails when it was found in shadow mode (the
+// agent went on) and is recovered when it was enforced (or its verdict was
+// Allow: the guard handled it, as with a recovered tool panic); one of
+// severity warning or info is minor.
+//
+// A dimension's score follows from the shares of runs whose worst hit in it
+// failed, was recovered, or was minor (see Rubric) — of all runs, but for
+// memory of the runs of cases with constraints or memory hits; the total
+// weighs the five with Options.Weights.
+//
+// With Options.Judge set, Score then asks the judge about each screened
+// case — a case with a hit of a hard filter, or a failed hit — once, and
+// records its verdicts, their cost and the judge's view of accuracy,
+// coherence and memory in Report.Judge (see JudgeReport and JudgedScore).
+// The computed scores stay the scores: the judge changes no dimension's
+// Score, nor the total, band, problems or comparison, so that two reports
+// of the same runs agree whatever the judge said. A judge call that fails,
+// panics or answers with an invalid verdict (ParseVerdict) is recorded on
+// its case and never fails Score; when ctx ends, the cases not yet asked
+// are recorded as not judged.
+func Score(ctx context.Context, cases []replay.Case, runs []replay.Run, v Violations, opts Options) (*Report, error) {
+	weights := opts.Weights.orDefault()
+	if err := weights.Validate(); err != nil {
+		return nil, err
+	}
+	rubric := opts.Rubric.withDefaults()
+	if err := rubric.validate(); err != nil {
+		return nil, err
+	}
+	s := newScorer(cases, runs, opts)
+	violations, err := s.violations(ctx, v)
+	if err != nil {
+		return nil, err
+	}
+	s.screen(violations)
+
+	rep := &Report{Label: s.label, Generated: s.now, Weights: weights, Metrics: replay.Measure(cases, s.runs), traces: map[string]*trace.Trace{}}
+	rep.Rates = s.rates()
+	scores := map[trace.Dimension]float64{}
+	for _, d := range Dimensions {
+		f, r, m := s.shares(d)
+		ds := DimensionScore{Dimension: d, Failed: f, Recovered: r, Minor: m}
+		ds.Score, ds.Reason = rubric.Score(f, r, m)
+		scores[d] = ds.Score
+		rep.Dimensions = append(rep.Dimensions, ds)
+	}
+	rep.Total, rep.Points = weights.Total(scores)
+	rep.Band = BandOf(rep.Points)
+	rep.Baseline = baseline(cases, s.now, opts.ValidFor)
+	rep.Hits = s.hits
+	rep.Problems = s.problems()
+	rep.RootCauses = rootCauses(s.hits)
+	rep.Violations = ruleCounts(violations, s.caseOf)
+	if opts.Judge != nil {
+		rep.Judge = s.judge(ctx, rubric, rep.Dimensions)
+	}
+	for _, h := range s.hits {
+		if h.Outcome == Failed || (rep.Judge != nil && slices.Contains(hardFilters, h.Screen)) { // the runs linked to
+			if r := s.byTrace[h.TraceID]; r != nil && r.Trace != nil {
+				rep.traces[h.TraceID] = r.Trace
+			}
+		}
+	}
+	return rep, nil
+}
+
+type scorer struct {
+	opts    Options
+	label   string
+	now     time.Time
+	cases   []replay.Case
+	caseIdx map[string]int
+	runs    []replay.Run // runs of known cases, in the given order
+	byTrace map[string]*replay.Run
+	caseOf  map[string]string // trace id -> case id
+	hits    []Hit
+	// retrievers are the tools that returned documents in some run.
+	retrievers map[string]bool
+}
+
+func newScorer(cases []replay.Case, runs []replay.Run, opts Options) *scorer {
+	s := &scorer{opts: opts, label: opts.Label, now: opts.Now, cases: cases, caseIdx: map[string]int{},
+		byTrace: map[string]*replay.Run{}, caseOf: map[string]string{}, retrievers: map[string]bool{}}
+	if s.now.IsZero() {
+		s.now = time.Now()
+	}
+	for i, c := range cases {
+		s.caseIdx[c.ID] = i
+	}
+	for _, r := range runs {
+		if _, ok := s.caseIdx[r.Case]; ok {
+			s.runs = append(s.runs, r)
+		}
+	}
+	for i := range s.runs {
+		r := &s.runs[i]
+		s.byTrace[r.TraceID] = r
+		s.caseOf[r.TraceID] = r.Case
+		if s.label == "" {
+			s.label = r.Label
+		}
+		if r.Trace != nil {
+			for _, st := range r.Trace.Steps {
+				if ids, _ := docs(st); len(ids) > 0 {
+					s.retrievers[st.Name] = true
+				}
+			}
+		}
+	}
+	return s
+}
+
+// violations returns the guard's findings on the runs, from v or the traces.
+func (s *scorer) violations(ctx context.Context, v Violations) ([]trace.Violation, error) {
+	var out []trace.Violation
+	if v == nil {
+		for _, r := range s.runs {
+			if r.Trace == nil {
+				continue
+			}
+			for _, st := range r.Trace.Steps {
+				if st.Kind == trace.KindGate && st.Finding != nil {
+					out = append(out, trace.Violation{Time: st.Start, TraceID: r.TraceID, SessionID: r.Trace.SessionID, Finding: *st.Finding})
+				}
+			}
+		}
+		return out, nil
+	}
+	if len(s.runs) == 0 {
+		return nil, nil
+	}
+	since := s.runs[0].Start
+	for _, r := range s.runs {
+		since = minTime(since, r.Start)
+	}
+	entries, err := v.Query(ctx, ledger.Query{Since: since.Add(-time.Second)})
+	if err != nil {
+		return nil, &Error{Op: "score", Err: err}
+	}
+	for _, e := range entries {
+		r := s.byTrace[e.TraceID]
+		// Only the entries logged while this run went on: a trace id may
+		// be reused by a later replay into the same ledger.
+		if r == nil || e.Time.Before(r.Start.Add(-time.Second)) || e.Time.After(r.Start.Add(r.Duration+time.Second)) {
+			continue
+		}
+		out = append(out, e.Violation)
+	}
+	return out, nil
+}
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// screen computes every hit.
+func (s *scorer) screen(violations []trace.Violation) {
+	kb := s.knowledge()
+	byCase := map[string][]int{} // case id -> indexes into s.runs
+	for i := range s.runs {
+		byCase[s.runs[i].Case] = append(byCase[s.runs[i].Case], i)
+	}
+	for ci := range s.cases {
+		c := &s.cases[ci]
+		idx := byCase[c.ID]
+		if len(idx) == 0 {
+			continue
+		}
+		runs := make([]replay.Run, len(idx))
+		checks := make([]replay.Check, len(idx))
+		for j, i := range idx {
+			runs[j] = s.runs[i]
+			checks[j] = c.Check(&s.runs[i])
+		}
+		for j := range runs {
+			r := &runs[j]
+			s.add(fabrication(c, r, kb(r), s.retrievers)...)
+			s.add(cascade(c, r)...)
+			s.add(caseChecks(c, r, &checks[j])...)
+			s.add(runChecks(c, r)...)
+		}
+		s.add(amnesia(c, runs, checks, s.amnesiaLosses())...)
+		s.add(drift(c, runs, s.driftThreshold())...)
+	}
+	for _, v := range violations {
+		h := violationHit(s.caseOf[v.TraceID], v)
+		if r := s.byTrace[v.TraceID]; r != nil && r.Trace != nil && v.Step >= 0 && v.Step < len(r.Trace.Steps) {
+			h.Turn = r.Trace.Steps[v.Step].Turn
+		}
+		s.add(h)
+	}
+}
+
+func (s *scorer) add(hits ...Hit) { s.hits = append(s.hits, hits...) }
+
+func (s *scorer) amnesiaLosses() int {
+	if s.opts.AmnesiaLosses > 0 {
+		return s.opts.AmnesiaLosses
+	}
+	return 2
+}
+
+func (s *scorer) driftThreshold() float64 {
+	switch t := s.opts.DriftThreshold; {
+	case t < 0:
+		return 0
+	case t == 0:
+		return 0.25
+	default:
+		return t
+	}
+}
+
+// knowledge returns the knowledge base for a run.
+func (s *scorer) knowledge() func(r *replay.Run) *knowledgeBase {
+	if len(s.opts.Knowledge) > 0 {
+		kb := newKnowledgeBase(s.opts.Knowledge)
+		return func(*replay.Run) *knowledgeBase { return kb }
+	}
+	return func(r *replay.Run) *knowledgeBase {
+		var ds []Document
+		if r.Trace != nil {
+			for _, st := range r.Trace.Steps {
+				ids, _ := docs(st)
+				for _, id := range ids {
+					ds = append(ds, Document{ID: id, Text: st.Result})
+				}
+			}
+		}
+		return newKnowledgeBase(ds)
+	}
+}
+
+// rates computes the screening rates.
+func (s *scorer) rates() Rates {
+	var rt Rates
+	runsWith := func(screen string) float64 {
+		seen := map[string]bool{}
+		for _, h := range s.hits {
+			if h.Screen == screen && h.Outcome == Failed {
+				seen[h.TraceID] = true
+			}
+		}
+		if len(s.runs) == 0 {
+			return 0
+		}
+		return float64(len(seen)) / float64(len(s.runs))
+	}
+	rt.Fabrication = runsWith("fabrication")
+	rt.Cascade = runsWith("cascade")
+	constrained, lost := 0, map[string]bool{}
+	for _, r := range s.runs {
+		if len(s.cases[s.caseIdx[r.Case]].Constraints) > 0 {
+			constrained++
+		}
+	}
+	for _, h := range s.hits {
+		if h.Screen == "amnesia" {
+			lost[h.TraceID] = true
+		}
+	}
+	if constrained > 0 {
+		rt.Amnesia = float64(len(lost)) / float64(constrained)
+	}
+	cases, drifting := map[string]bool{}, map[string]bool{}
+	for _, r := range s.runs {
+		cases[r.Case] = true
+	}
+	for _, h := range s.hits {
+		if h.Screen == "drift" {
+			drifting[h.Case] = true
+		}
+	}
+	if len(cases) > 0 {
+		rt.Drift = float64(len(drifting)) / float64(len(cases))
+	}
+	return rt
+}
+
+// shares returns the shares of runs whose worst hit in dimension d failed,
+// was recovered, and was minor. The runs are all runs, except for memory:
+// the runs of cases with constraints or with memory hits, since a case with
+// nothing to remember says nothing about memory.
+func (s *scorer) shares(d trace.Dimension) (failed, recovered, minor float64) {
+	return s.sharesWith(d, nil)
+}
+
+// sharesWith is shares with the outcomes of some runs, by trace id, set
+// instead of their worst hit's; "" counts as no hit.
+func (s *scorer) sharesWith(d trace.Dimension, set map[string]Outcome) (failed, recovered, minor float64) {
+	worst := map[string]Outcome{}
+	rank := map[Outcome]int{Minor: 1, Recovered: 2, Failed: 3}
+	exercised := map[string]bool{} // case ids
+	for _, h := range s.hits {
+		if h.Dimension != d {
+			continue
+		}
+		exercised[h.Case] = true
+		if rank[h.Outcome] > rank[worst[h.TraceID]] {
+			worst[h.TraceID] = h.Outcome
+		}
+	}
+	for id, o := range set {
+		if o == "" {
+			delete(worst, id)
+		} else {
+			worst[id] = o
+		}
+	}
+	n := 0
+	for _, r := range s.runs {
+		if d != trace.Memory || exercised[r.Case] || len(s.cases[s.caseIdx[r.Case]].Constraints) > 0 {
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0, 0
+	}
+	var f, r, m int
+	for _, o := range worst {
+		switch o {
+		case Failed:
+			f++
+		case Recovered:
+			r++
+		case Minor:
+			m++
+		}
+	}
+	return float64(f) / float64(n), float64(r) / float64(n), float64(m) / float64(n)
+}
+
+// screenOrder orders Problem.Screens.
+var screenOrder = []string{"fabrication", "cascade", "amnesia", "drift", "answer", "trajectory", "intent", "budget", "error", "retry", "violation"}
+
+func (s *scorer) problems() []Problem {
+	var out []Problem
+	runsOf := map[string]int{}
+	for _, r := range s.runs {
+		runsOf[r.Case]++
+	}
+	for _, c := range s.cases {
+		var p *Problem
+		failedRuns := map[string]bool{}
+		for _, h := range s.hits {
+			if h.Case != c.ID || h.Outcome != Failed {
+				continue
+			}
+			if p == nil {
+				p = &Problem{Case: c.ID, Category: c.Category, Title: c.Title, Runs: runsOf[c.ID]}
+			}
+			if !slices.Contains(p.Screens, h.Screen) {
+				p.Screens = append(p.Screens, h.Screen)
+			}
+			if !slices.Contains(p.Causes, h.Cause) {
+				p.Causes = append(p.Causes, h.Cause)
+			}
+			if !failedRuns[h.TraceID] {
+				failedRuns[h.TraceID] = true
+				p.Traces = append(p.Traces, h.TraceID)
+			}
+		}
+		if p == nil {
+			continue
+		}
+		p.Failed = len(failedRuns)
+		slices.SortFunc(p.Screens, func(a, b string) int {
+			return cmp.Compare(slices.Index(screenOrder, a), slices.Index(screenOrder, b))
+		})
+		slices.Sort(p.Traces)
+		out = append(out, *p)
+	}
+	return out
+}
+
+func rootCauses(hits []Hit) []RootCause {
+	byTag := map[string]*RootCause{}
+	causes := map[string]map[string]int{}
+	for _, h := range hits {
+		rc := byTag[h.Tag]
+		if rc == nil {
+			rc = &RootCause{Tag: h.Tag}
+			byTag[h.Tag] = rc
+			causes[h.Tag] = map[string]int{}
+		}
+		rc.Count++
+		switch h.Outcome {
+		case Failed:
+			rc.Failed++
+		case Recovered:
+			rc.Recovered++
+		default:
+			rc.Minor++
+		}
+		if !slices.Contains(rc.Cases, h.Case) {
+			rc.Cases = append(rc.Cases, h.Case)
+		}
+		causes[h.Tag][h.Cause]++
+	}
+	out := make([]RootCause, 0, len(byTag))
+	for tag, rc := range byTag {
+		for c, n := range causes[tag] {
+			rc.Causes = append(rc.Causes, CauseCount{c, n})
+		}
+		slices.SortFunc(rc.Causes, func(a, b CauseCount) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Cause, b.Cause)) })
+		slices.Sort(rc.Cases)
+		out = append(out, *rc)
+	}
+	slices.SortFunc(out, func(a, b RootCause) int {
+		return cmp.Or(cmp.Compare(b.Failed, a.Failed), cmp.Compare(b.Count, a.Count), cmp.Compare(a.Tag, b.Tag))
+	})
+	return out
+}
+
+func ruleCounts(vs []trace.Violation, caseOf map[string]string) []RuleCount {
+	by := map[string]*RuleCount{}
+	for _, v := range vs {
+		rc := by[v.Rule]
+		if rc == nil {
+			rc = &RuleCount{Rule: v.Rule, Dimension: v.Dimension}
+			by[v.Rule] = rc
+		}
+		if v.Shadow {
+			rc.Shadow++
+		} else {
+			rc.Enforced++
+		}
+		for _, t := range v.Tags {
+			if !slices.Contains(rc.Tags, t) {
+				rc.Tags = append(rc.Tags, t)
+			}
+		}
+		if c := caseOf[v.TraceID]; c != "" && !slices.Contains(rc.Cases, c) {
+			rc.Cases = append(rc.Cases, c)
+		}
+	}
+	out := make([]RuleCount, 0, len(by))
+	for _, rc := range by {
+		slices.Sort(rc.Cases)
+		out = append(out, *rc)
+	}
+	slices.SortFunc(out, func(a, b RuleCount) int {
+		return cmp.Or(cmp.Compare(b.Enforced+b.Shadow, a.Enforced+a.Shadow), cmp.Compare(a.Rule, b.Rule))
+	})
+	return out
+}
+
+func baseline(cases []replay.Case, now time.Time, validFor time.Duration) Baseline {
+	if validFor <= 0 {
+		validFor = 90 * 24 * time.Hour
+	}
+	b := Baseline{ValidFor: int(validFor / (24 * time.Hour))}
+	for _, c := range cases {
+		if b.Oldest == "" || c.LastVerified < b.Oldest {
+			b.Oldest = c.LastVerified
+		}
+		if c.LastVerified > b.Newest {
+			b.Newest = c.LastVerified
+		}
+	}
+	if t, err := time.Parse(replay.DateLayout, b.Oldest); err == nil {
+		age := now.Sub(t)
+		b.AgeDays = int(age / (24 * time.Hour))
+		b.Stale = age > validFor
+	}
+	return b
+}
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrWeights: the weights are negative, not numbers, or do not sum to 100.
+	ErrWeights = errors.New("invalid weights")
+	// ErrRubric: a rubric threshold is not a share in (0, 1].
+	ErrRubric = errors.New("invalid rubric")
+	// ErrVerdict: a judge's answer is not a valid verdict (ParseVerdict).
+	ErrVerdict = errors.New("invalid verdict")
+)
+
+// Error is the error type of package health.
+type Error struct {
+	Op  string // "weights", "rubric", "score", "judge", "write"
+	Err error
+}
+
+// Error returns "health: OP: ERR".
+func (e *Error) Error() string { return "health: " + e.Op + ": " + e.Err.Error() }
+
+// Unwrap returns e.Err.
+func (e *Error) Unwrap() error { return e.Err }
+
+// clip cuts s to n runes, marking the cut with "…".
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

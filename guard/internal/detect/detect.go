@@ -1,0 +1,253 @@
+package detect
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+)
+
+// absence matches answers that assert there is nothing.
+var absence = regexp.MustCompile(`(?i)\b(no|not any|none|zero)\s+(records?|results?|orders?|matches|entries|data|information|reservations?|transactions?)\b|\bcould(n't| not) find any\b|\bdoes(n't| not) exist\b|\bthere (is|are) no\b|没有(找到|符合|相关|任何|记录|结果|订单)|不存在|查无|无记录|未找到`)
+
+var (
+	bracketCite = regexp.MustCompile(`\[([A-Za-z][A-Za-z0-9_.:#/-]*[0-9][A-Za-z0-9_.:#/-]*)\]`)
+	clauseRef   = regexp.MustCompile(`(?i)\b(?:clause|section|article|rule|paragraph|policy|§)\s*(?:no\.?\s*)?(\d+(?:\.\d+)*)|第\s*(\d+(?:\.\d+)*)\s*[条款章节项]`)
+)
+
+// CitedIDs returns the bracketed document ids a text cites ("[KB-RET-02]"),
+// in order, once each.
+func CitedIDs(text string) []string {
+	var out []string
+	for _, m := range bracketCite.FindAllStringSubmatch(text, -1) {
+		if !slices.Contains(out, m[1]) {
+			out = append(out, m[1])
+		}
+	}
+	return out
+}
+
+// ClauseRef is a clause, section, article or rule number quoted in a text.
+type ClauseRef struct {
+	Number string // "7.3"
+	Text   string // the words that quote it: "clause 7.3", "第5条"
+}
+
+// ClauseRefs returns the clause numbers a text quotes, in order.
+func ClauseRefs(text string) []ClauseRef {
+	var out []ClauseRef
+	for _, m := range clauseRef.FindAllStringSubmatch(text, -1) {
+		out = append(out, ClauseRef{Number: m[1] + m[2], Text: strings.TrimSpace(m[0])})
+	}
+	return out
+}
+
+// AssertsAbsence reports whether an answer asserts there is nothing: "no
+// records", "could not find any", "没有符合条件的记录".
+func AssertsAbsence(text string) bool { return absence.MatchString(text) }
+
+var writeVerbs = []string{
+	"add", "append", "approve", "assign", "book", "buy", "cancel", "change", "charge", "close", "create",
+	"delete", "deposit", "disable", "edit", "enable", "exchange", "grant", "insert", "invite", "issue", "modify",
+	"move", "order", "pay", "post", "publish", "purchase", "refund", "remove", "rename", "reply", "reschedule",
+	"reserve", "reset", "return", "revoke", "schedule", "send", "set", "share", "submit", "toggle", "transfer",
+	"update", "upload", "upsert", "withdraw", "write",
+}
+
+// writeVerbSet is writeVerbs as a set.
+var writeVerbSet = func() map[string]bool {
+	m := make(map[string]bool, len(writeVerbs))
+	for _, v := range writeVerbs {
+		m[v] = true
+	}
+	return m
+}()
+
+// IsWriteVerb reports whether VerbOf(name) is a write verb, without
+// allocating: it runs on every tool call.
+func IsWriteVerb(name string) bool {
+	// The verb ends at the first separator, or else at the first upper-case
+	// letter after the first byte.
+	end, upper := len(name), len(name)
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if c == '_' || c == '-' || c == '.' || c == ' ' {
+			end = i
+			break
+		}
+		if i > 0 && upper == len(name) && c >= 'A' && c <= 'Z' {
+			upper = i
+		}
+	}
+	if end == len(name) {
+		end = upper
+	}
+	var buf [16]byte
+	if end > len(buf) {
+		return false // longer than any write verb
+	}
+	for i := 0; i < end; i++ {
+		c := name[i]
+		if c >= 0x80 {
+			return writeVerbSet[VerbOf(name)] // non-ASCII: Unicode lower-casing
+		}
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		buf[i] = c
+	}
+	return writeVerbSet[string(buf[:end])]
+}
+
+// VerbOf returns the verb a tool name starts with, in lower case:
+// "send" for send_email, sendEmail and send-email.
+func VerbOf(name string) string {
+	verb := strings.ToLower(name)
+	if i := strings.IndexAny(verb, "_-. "); i >= 0 {
+		return verb[:i]
+	}
+	for i, r := range name {
+		if i > 0 && r >= 'A' && r <= 'Z' {
+			return strings.ToLower(name[:i])
+		}
+	}
+	return verb
+}
+
+// IsEmptyResult is the default emptiness test of the empty-result gate: a
+// blank result, a JSON null, empty array or empty object, an object whose
+// every value is one of those, or a plain "no results" / "not found" /
+// "0 rows" / "无结果" / "未找到" / "没有找到" reply.
+func IsEmptyResult(result string) bool {
+	s := strings.TrimSpace(result)
+	if s == "" {
+		return true
+	}
+	var v any
+	if json.Unmarshal([]byte(s), &v) == nil {
+		return emptyJSON(v, 0)
+	}
+	l := strings.ToLower(strings.TrimRight(s, ".!。！ "))
+	switch l {
+	case "none", "null", "nil", "no results", "no result", "not found", "no records", "no record found", "no records found", "0 rows", "0 results",
+		"无结果", "未找到", "没有找到", "查无结果", "无记录", "没有记录":
+		return true
+	}
+	return false
+}
+
+func emptyJSON(v any, depth int) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case string:
+		return strings.TrimSpace(x) == "" && depth == 0
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		if depth > 0 {
+			return len(x) == 0
+		}
+		for _, e := range x {
+			if !emptyJSON(e, depth+1) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// Documents reads document ids and similarity scores from a retrieval
+// result (see ToolPolicy.Retrieval). A score that is missing is NaN-free:
+// it is reported as -1, and such documents do not count for the similarity
+// gate.
+func Documents(result string) (ids []string, scores []float64) {
+	var docs []map[string]any
+	if json.Unmarshal([]byte(result), &docs) != nil {
+		var wrapped map[string][]map[string]any
+		if json.Unmarshal([]byte(result), &wrapped) != nil {
+			return nil, nil
+		}
+		for _, k := range []string{"documents", "docs", "results", "hits", "items"} {
+			if d, ok := wrapped[k]; ok {
+				docs = d
+				break
+			}
+		}
+	}
+	for _, d := range docs {
+		id := firstString(d, "id", "doc_id", "document_id", "source")
+		if id == "" {
+			if md, ok := d["metadata"].(map[string]any); ok {
+				id = firstString(md, "id", "doc_id", "source")
+			}
+		}
+		score := -1.0
+		for _, k := range []string{"score", "similarity", "relevance", "relevance_score"} {
+			if f, ok := d[k].(float64); ok {
+				score = f
+				break
+			}
+		}
+		ids = append(ids, id)
+		scores = append(scores, score)
+	}
+	return ids, scores
+}
+
+func firstString(m map[string]any, keys ...string) string {
+	for _, k := range keys {
+		switch v := m[k].(type) {
+		case string:
+			if v != "" {
+				return v
+			}
+		case float64:
+			b, _ := json.Marshal(v)
+			return string(b)
+		}
+	}
+	return ""
+}
+
+// Usage reads token counts from a choice's GenerationInfo, whichever
+// provider wrote it: PromptTokens/CompletionTokens (OpenAI, Ollama, Google)
+// or InputTokens/OutputTokens (Anthropic, whose input count excludes cache
+// reads and writes: they are added back). ok is false when neither is
+// there, or when both counts are zero — what clients report when they did
+// not count — so that the caller falls back to an estimate.
+func Usage(info map[string]any) (in, out int, ok bool) {
+	for _, keys := range [][2]string{{"PromptTokens", "CompletionTokens"}, {"InputTokens", "OutputTokens"}, {"prompt_tokens", "completion_tokens"}, {"input_tokens", "output_tokens"}} {
+		i, iok := AsInt(info[keys[0]])
+		o, ook := AsInt(info[keys[1]])
+		if !iok && !ook {
+			continue
+		}
+		if keys[0] == "InputTokens" {
+			for _, k := range []string{"CacheCreationInputTokens", "CacheReadInputTokens"} {
+				c, _ := AsInt(info[k])
+				i += c
+			}
+		}
+		return i, o, i != 0 || o != 0
+	}
+	return 0, 0, false
+}
+
+func AsInt(v any) (int, bool) {
+	switch n := v.(type) {
+	case int:
+		return n, true
+	case int32:
+		return int(n), true
+	case int64:
+		return int(n), true
+	case float64:
+		return int(n), true
+	case json.Number:
+		i, err := n.Int64()
+		return int(i), err == nil
+	}
+	return 0, false
+}

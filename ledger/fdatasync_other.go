@@ -1,8 +1,0 @@
-//go:build !linux
-
-package ledger
-
-import "os"
-
-// datasync flushes f to stable storage.
-func datasync(f *os.File) error { return f.Sync() }
