@@ -14,7 +14,7 @@ import (
 
 // Domain policies as code: rules from the airline agent policy that
 // τ-bench's airline agents ran under (../shared/corpus/policies/
-// airline_tau_bench.md), written as guard.RuleFunc over the trace so far.
+// airline_tau_bench.md), written as guard.NewRule over the trace so far.
 // Each rule judges a proposed write call against what earlier tool results
 // said: the reservation as last seen (a lookup, or the record a previous
 // change returned) and the user's profile. The policy itself warns that
@@ -36,11 +36,11 @@ var airlineNow = time.Date(2024, 5, 15, 15, 0, 0, 0, time.UTC)
 // airlineRules returns the airline policies as rules, judged at now.
 func airlineRules(now time.Time) []guard.Rule {
 	return []guard.Rule{
-		guard.RuleFunc(basicEconomyFlights),
-		guard.RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding { return cancellation(t, s, now) }),
-		guard.RuleFunc(paymentMethods),
-		guard.RuleFunc(checkedBags),
-		guard.RuleFunc(lookFirst),
+		guard.NewRule("basic-economy-flights", basicEconomyFlights),
+		guard.NewRule("cancellation", func(t *trace.Trace, s *trace.Step) []trace.Finding { return cancellation(t, s, now) }),
+		guard.NewRule("payment-methods", paymentMethods),
+		guard.NewRule("checked-bags", checkedBags),
+		guard.NewRule("look-first", lookFirst),
 	}
 }
 
@@ -92,7 +92,7 @@ func flightSet(v any) []string {
 
 func airlineFinding(rule string, s *trace.Step, format string, args ...any) []trace.Finding {
 	return []trace.Finding{{
-		Rule: rule, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.Error,
+		Rule: rule, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 		Message: fmt.Sprintf(format, args...), Evidence: s.Args, Tags: []string{"airline-policy"},
 	}}
 }

@@ -113,7 +113,7 @@ func Invariants(jsonRoutes []string, invariants ...Invariant) Rule {
 	if defaults {
 		invariants = []Invariant{NonNegativeAmounts, ValidDates}
 	}
-	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(RuleInvariant, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		var raw, tool string
 		switch {
 		case s.Kind == trace.KindTool:
@@ -128,7 +128,7 @@ func Invariants(jsonRoutes []string, invariants ...Invariant) Rule {
 			var v any
 			if err := json.Unmarshal([]byte(raw), &v); err != nil {
 				return []trace.Finding{{
-					Rule: RuleInvariant, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Error,
+					Rule: RuleInvariant, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 					Message: fmt.Sprintf("the answer must be JSON on route %q: %v", t.Route, err), Evidence: s.Result, Tags: []string{"bad-json-answer"},
 				}}
 			}
@@ -144,7 +144,7 @@ func Invariants(jsonRoutes []string, invariants ...Invariant) Rule {
 			for _, inv := range invariants {
 				if err := inv(tool, path, leaf); err != nil {
 					out = append(out, trace.Finding{
-						Rule: RuleInvariant, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Error,
+						Rule: RuleInvariant, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 						Message: err.Error(), Evidence: raw, Tags: []string{"invalid-value"},
 					})
 				}
@@ -254,7 +254,7 @@ var affirmative = regexp.MustCompile(`(?im)(^|[.!?;:。！？；：]\s*|^\s*(?:[
 // the user's previous turn. Otherwise the verdict is Clarify, asking the
 // user to confirm that exact call.
 func Confirmation(tools ToolPolicies, all bool) Rule {
-	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(RuleConfirmation, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool {
 			return nil
 		}
@@ -267,7 +267,7 @@ func Confirmation(tools ToolPolicies, all bool) Rule {
 		}
 		q := fmt.Sprintf("Before I %s (%s), can you confirm that this is what you want? Please answer yes or no.", strings.ReplaceAll(s.Name, "_", " "), compactArgs(s.Args))
 		return []trace.Finding{{
-			Rule: RuleConfirmation, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Accuracy, Severity: trace.Warning,
+			Rule: RuleConfirmation, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 			Message: fmt.Sprintf("%q changes state and the user has not confirmed it", s.Name), Question: q,
 			Evidence: s.Args, Tags: []string{"unconfirmed-write"},
 		}}

@@ -55,7 +55,7 @@ func BenchmarkGuardedStep(b *testing.B) {
 // every other call, written to a sink.
 func BenchmarkGuardedStepViolation(b *testing.B) {
 	sink := guard.SinkFunc(func(context.Context, trace.Violation) (uint64, error) { return 1, nil })
-	benchStep(b, guard.New(guard.Config{LoopLimit: 2, Ledger: sink}), func(int) string { return orderArgs[0] })
+	benchStep(b, guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2}, Observe: guard.Observation{Ledger: sink}}), func(int) string { return orderArgs[0] })
 }
 
 // BenchmarkOTelSpanBaseline is the yardstick: one OpenTelemetry SDK span
@@ -88,7 +88,7 @@ func (discardExporter) Shutdown(context.Context) error                          
 // BenchmarkGuardDisabled is the kill switch: a wrapped tool call with the
 // guard disabled, which must cost what the bare call costs.
 func BenchmarkGuardDisabled(b *testing.B) {
-	benchCall(b, guard.New(guard.Config{Disabled: true}).WrapTool(benchTool{}))
+	benchCall(b, guard.New(guard.Config{Bypass: true}).WrapTool(benchTool{}))
 }
 
 // BenchmarkBareTool is the tool called directly, without a guard.

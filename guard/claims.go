@@ -58,7 +58,7 @@ var (
 // was blocked or failed, with no later successful call of that tool. The
 // verdict is Retry: the agent is asked to answer truthfully.
 func FalseClaims(tools ToolPolicies) Rule {
-	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(RuleFalseClaim, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindModel || len(s.Calls) > 0 || s.Result == "" || s.Blocked || s.Intent != "" {
 			return nil
 		}
@@ -86,7 +86,7 @@ func FalseClaims(tools ToolPolicies) Rule {
 						what = "failed"
 					}
 					out = append(out, trace.Finding{
-						Rule: RuleFalseClaim, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Error,
+						Rule: RuleFalseClaim, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 						Message:  fmt.Sprintf("the answer claims %q happened, but the call %s", name, what),
 						Evidence: strings.TrimSpace(sent), Tags: []string{"false-claim"},
 					})

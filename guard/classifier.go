@@ -33,7 +33,7 @@ func (f ClassifierFunc) Classify(ctx context.Context, text string) (Intent, erro
 // result. It returns a terminal verdict's finding when the flow must stop.
 func (g *Guard) classify(ctx context.Context, rec *trace.Recorder, text string) (trace.Verdict, trace.Finding, []trace.Finding) {
 	s := &trace.Step{Kind: trace.KindModel, Name: "intent", Args: text, Start: g.now()}
-	in, err := g.cfg.Classifier.Classify(ctx, text)
+	in, err := g.cfg.Gates.Classifier.Classify(ctx, text)
 	s.Duration = g.now().Sub(s.Start)
 	if err != nil {
 		s.Error = err.Error()

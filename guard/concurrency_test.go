@@ -112,9 +112,13 @@ func TestConcurrentSessions(t *testing.T) {
 	}
 	defer led.Close()
 	g := guard.New(guard.Config{
-		Ledger:       led,
-		Memory:       &guard.MemoryOptions{},
-		AllowedTools: []string{"query_order", "send_sms", "send_email", "call_customer", "update_address"},
+		Memory: &guard.MemoryOptions{},
+		Gates: guard.Gates{
+			AllowedTools: []string{"query_order", "send_sms", "send_email", "call_customer", "update_address"},
+		},
+		Observe: guard.Observation{
+			Ledger: led,
+		},
 	})
 
 	// A follower reads the ledger while the sessions append to it, resuming

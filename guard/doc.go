@@ -24,7 +24,7 @@
 //
 //	verdict  tool step (Run)                       tool step (WrapTool)     model step
 //	allow    the tool runs                         the tool runs            the answer stands
-//	retry    not run; the model is told to fix it  same, as an observation  asked again (Config.MaxRetries), then refuse
+//	retry    not run; the model is told to fix it  same, as an observation  asked again (Config.Gates.MaxRetries), then refuse
 //	block    not run; the model is told why        same, as an observation  refusal template
 //	clarify  not run; Run ends asking the question *Interrupt error         answer replaced by the question
 //	refuse   not run; Run ends with the refusal    *Interrupt error         refusal template
@@ -42,7 +42,7 @@
 // by name (BuiltinRules), Config.Rules adds your own:
 //
 //   - AllowList, ValidArguments (JSON schema), LoopLimit, MaxSteps;
-//   - IntentGate: a misread or unsure intent (Config.Classifier) → Clarify
+//   - IntentGate: a misread or unsure intent (Config.Gates.Classifier) → Clarify
 //     with a question offering the top candidates;
 //   - EmptyResultGate: an empty tool result may not become "there are no
 //     records" or invented data → Clarify (confirm the key), Retry or Handoff;
@@ -64,11 +64,11 @@
 // with an optional fallback model. Tools run on the caller's goroutine with
 // a context that expires at their timeout; one that ignores it is isolated
 // on a goroutine of its own from then on. Streamed answers are judged too
-// (Config.BufferStreams).
+// (Config.Answers.BufferStreams).
 //
 // # Offline
 //
-// Evaluate scores a recorded trace (100 minus Config.Penalty per violation;
+// Evaluate scores a recorded trace (100 minus Config.Evaluation.Penalty per violation;
 // a critical violation fails it), TrajectoryMatch compares its tool calls
 // with an expected trajectory, and LoadPolicy reads a Config from a JSON
 // policy file, as examples/evaluate does.
@@ -77,9 +77,9 @@
 //
 // Steps go into the trace carried by the context (StartTrace), as
 // trace.Step values: model turns, tool calls, and one gate step per finding.
-// Each finding is also sent to Config.Ledger, which the ledger package
+// Each finding is also sent to Config.Observe.Ledger, which the ledger package
 // implements on badger; guard itself never imports badger. Findings reach
-// the ledger (and Config.Logger) off the agent's step, from a queue; Flush
+// the ledger (and Config.Observe.Logger) off the agent's step, from a queue; Flush
 // waits for them and Close, before exit, delivers the rest.
 //
 // # Performance
@@ -88,11 +88,11 @@
 // allocations (the step and the tool's context) and the rules' scans of its
 // arguments: about a microsecond, no JSON encoding, no logging, no lock held
 // across the call. BenchmarkGuardedStep measures it against one
-// OpenTelemetry span. Config.Disabled costs nothing.
+// OpenTelemetry span. Config.Bypass costs nothing.
 //
 // # Example
 //
-//	g := guard.New(guard.Config{Ledger: led})
+//	g := guard.New(guard.Config{Observe: guard.Observation{Ledger: led}})
 //	defer g.Close(ctx)
 //	ctx, rec := g.StartTrace(ctx, sessionID, "after-sales")
 //	res, err := g.Run(ctx, model, []tools.Tool{queryOrder, submitReturn}, msgs)

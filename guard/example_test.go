@@ -34,7 +34,7 @@ func ExampleGuard_Run() {
 }
 
 func ExampleGuard_WrapTool() {
-	g := guard.New(guard.Config{LoopLimit: 2})
+	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2}})
 	tool := g.WrapTool(guardtest.NewTool("logistics", "Track a parcel", nil))
 	ctx, _ := g.StartTrace(context.Background(), "session-7", "tracking")
 	for range 2 {
@@ -66,12 +66,12 @@ func ExampleEvaluate() {
 	// 1 argument-provenance to="+8613800000000" comes from no user turn, memory or earlier tool result
 }
 
-func ExampleRuleFunc() {
+func ExampleNewRule() {
 	// A domain policy as code: never promise a refund amount.
-	noAmounts := guard.RuleFunc(func(_ *trace.Trace, s *trace.Step) []trace.Finding {
+	noAmounts := guard.NewRule("no-refund-amounts", func(_ *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind == trace.KindModel && strings.Contains(s.Result, "¥") {
 			return []trace.Finding{{Rule: "no-refund-amounts", Verdict: trace.Handoff, Dimension: trace.Accuracy,
-				Severity: trace.Error, Message: "the answer promises an amount"}}
+				Severity: trace.SeverityError, Message: "the answer promises an amount"}}
 		}
 		return nil
 	})

@@ -67,7 +67,7 @@ func TestExecutorWithWrappedParts(t *testing.T) {
 // model as an observation and the executor carries on, and that a terminal
 // verdict stops the executor with an *Interrupt.
 func TestExecutorBlockIsAnObservation(t *testing.T) {
-	g := guard.New(guard.Config{LoopLimit: 2})
+	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2}})
 	call := guardtest.ToolCall("query_order", `{"order_id":"A1001"}`)
 	model := guardtest.Script(call, call, guardtest.Text("It shipped."))
 	agent := agents.NewOpenAIFunctionsAgent(g.WrapModel(model), []tools.Tool{g.WrapTool(orderTool())})
@@ -81,7 +81,7 @@ func TestExecutorBlockIsAnObservation(t *testing.T) {
 		t.Errorf("observations = %q", r)
 	}
 
-	stop := guard.RuleFunc(func(_ *trace.Trace, s *trace.Step) []trace.Finding {
+	stop := guard.NewRule("human-only", func(_ *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind == trace.KindTool {
 			return []trace.Finding{{Rule: "human-only", Verdict: trace.Handoff, Message: "orders are handled by people today"}}
 		}
@@ -99,7 +99,7 @@ func TestExecutorBlockIsAnObservation(t *testing.T) {
 // TestWrapModelReplacesTerminalAnswers checks that a model answer judged
 // Refuse becomes the refusal template, without the tool calls.
 func TestWrapModelReplacesTerminalAnswers(t *testing.T) {
-	refuse := guard.RuleFunc(func(_ *trace.Trace, s *trace.Step) []trace.Finding {
+	refuse := guard.NewRule("fabrication", func(_ *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind == trace.KindModel && strings.Contains(s.Result, "clause 9.9") {
 			return []trace.Finding{{Rule: "fabrication", Verdict: trace.Refuse, Message: "quotes a clause that does not exist"}}
 		}

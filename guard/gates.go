@@ -48,7 +48,7 @@ func sameTurn(t *trace.Trace, turn int) []*trace.Step {
 }
 
 // IntentGate stops a flow whose intent was misread. A step that reports an
-// intent (Step.Intent, set by Config.Classifier) outside labels (when labels
+// intent (Step.Intent, set by Config.Gates.Classifier) outside labels (when labels
 // is not empty) or with a confidence below min is judged Clarify, with a
 // question offering the top candidate intents; so is any tool call proposed
 // after such a step in the same turn. min <= 0 means 0.6.
@@ -67,7 +67,7 @@ func IntentGate(labels []string, min float64) Rule {
 		}
 		return ""
 	}
-	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(RuleIntent, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		src := s
 		if s.Intent == "" {
 			if s.Kind != trace.KindTool {
@@ -98,7 +98,7 @@ func IntentGate(labels []string, min float64) Rule {
 			candidates = slices.DeleteFunc(candidates, func(c string) bool { return !slices.Contains(labels, c) })
 		}
 		return []trace.Finding{{
-			Rule: RuleIntent, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Coherence, Severity: trace.Warning,
+			Rule: RuleIntent, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Coherence, Severity: trace.SeverityWarning,
 			Message: why, Question: clarifyingQuestion(candidates, user), Evidence: src.Intent, Tags: []string{"low-confidence-intent"},
 		}}
 	})
@@ -142,7 +142,7 @@ func EmptyResultGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 	if verdict == "" {
 		verdict = trace.Clarify
 	}
-	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(RuleEmptyResult, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		write := s.Kind == trace.KindTool && stateChanging(s.Name, tools[s.Name])
 		answer := s.Kind == trace.KindModel && len(s.Calls) == 0 && strings.TrimSpace(s.Result) != "" && !s.Blocked && s.Intent == ""
 		if !write && !answer {
@@ -178,7 +178,7 @@ func EmptyResultGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 			tag = "asserted-absence"
 		}
 		return []trace.Finding{{
-			Rule: RuleEmptyResult, Step: s.Index, Verdict: verdict, Dimension: trace.Coherence, Severity: trace.Error,
+			Rule: RuleEmptyResult, Step: s.Index, Verdict: verdict, Dimension: trace.Coherence, Severity: trace.SeverityError,
 			Message: msg, Question: confirmQuestion(empty, t, s.Turn), Evidence: empty.Args, Tags: []string{"cascade", tag},
 		}}
 	})
@@ -220,7 +220,7 @@ func compactArgs(args string) string {
 // gets the refusal template instead of a fluent guess. min <= 0 checks only
 // for retrievals that returned nothing.
 func SimilarityGate(tools ToolPolicies, min float64, byRoute map[string]float64) Rule {
-	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(RuleSimilarity, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindModel || s.Intent != "" {
 			return nil
 		}
@@ -254,7 +254,7 @@ func SimilarityGate(tools ToolPolicies, min float64, byRoute map[string]float64)
 			return nil
 		}
 		return []trace.Finding{{
-			Rule: RuleSimilarity, Step: s.Index, Verdict: trace.Refuse, Dimension: trace.Accuracy, Severity: trace.Warning,
+			Rule: RuleSimilarity, Step: s.Index, Verdict: trace.Refuse, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 			Message: msg, Evidence: last.Args, Tags: []string{"weak-evidence"},
 		}}
 	})
@@ -282,7 +282,7 @@ var denial = regexp.MustCompile(`(?i)\b(no such|not|cannot|can't|couldn't|could 
 // is a suspected fabrication, judged Retry: the model is asked once more,
 // then the answer is refused.
 func Grounding(tools ToolPolicies) Rule {
-	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(RuleGrounding, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindModel || s.Result == "" || s.Blocked {
 			return nil
 		}
@@ -310,7 +310,7 @@ func Grounding(tools ToolPolicies) Rule {
 		for _, c := range cites {
 			if !slices.Contains(retrieved, c) {
 				out = append(out, trace.Finding{
-					Rule: RuleGrounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Critical,
+					Rule: RuleGrounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
 					Message:  fmt.Sprintf("cites %q, which no retrieval in this trace returned", c),
 					Evidence: c, Tags: []string{"fabrication", "bad-citation"},
 				})
@@ -321,7 +321,7 @@ func Grounding(tools ToolPolicies) Rule {
 		for _, ref := range refs {
 			if num := ref.Number; !known[num] && !(denies && clauseNumbers(said.String())[num]) {
 				out = append(out, trace.Finding{
-					Rule: RuleGrounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Critical,
+					Rule: RuleGrounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
 					Message:  fmt.Sprintf("quotes %q, which appears in no retrieved document", ref.Text),
 					Evidence: ref.Text, Tags: []string{"fabrication", "invented-clause"},
 				})

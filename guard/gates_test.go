@@ -32,7 +32,7 @@ type gateCase struct {
 	tools      []tools.Tool
 	turns      []string // one Run per user turn, same trace
 	script     []guardtest.Reply
-	wantStatus guard.Status
+	wantStatus guard.RunStatus
 	wantRules  []string
 	wantAnswer string // substring of the final answer
 	wantCalls  int    // model calls made, when > 0
@@ -85,7 +85,7 @@ func TestIntentGate(t *testing.T) {
 		}
 		return guard.Intent{Label: "return_the_item", Confidence: 0.4, Alternatives: []string{"check_its_status"}}, nil
 	})
-	cfg := guard.Config{Classifier: classify, Intents: []string{"return_the_item", "check_its_status"}}
+	cfg := guard.Config{Gates: guard.Gates{Classifier: classify, Intents: []string{"return_the_item", "check_its_status"}}}
 	for _, tc := range []gateCase{
 		{
 			name: "low confidence asks before any tool", cfg: cfg, turns: []string{"this thing I bought"},
@@ -125,7 +125,7 @@ func TestEmptyResultGate(t *testing.T) {
 		},
 		{
 			name: "invented data after an empty result", tools: []tools.Tool{empty}, turns: []string{"Where is A9?"},
-			cfg:        guard.Config{EmptyResult: trace.Handoff},
+			cfg:        guard.Config{Gates: guard.Gates{EmptyResult: trace.Handoff}},
 			script:     []guardtest.Reply{guardtest.ToolCall("query_order", `{"order_id":"A9"}`), guardtest.Text("A9 ships tomorrow.")},
 			wantStatus: guard.StatusHandoff, wantRules: []string{"empty-result@handoff"},
 		},
@@ -170,12 +170,12 @@ func TestSimilarityGate(t *testing.T) {
 		},
 		{
 			name: "below the route's threshold", route: "after-sales",
-			cfg:   guard.Config{Tools: policies, MinSimilarity: 0.5, RouteSimilarity: map[string]float64{"after-sales": 0.9}},
+			cfg:   guard.Config{Tools: policies, Gates: guard.Gates{MinSimilarity: 0.5, RouteSimilarity: map[string]float64{"after-sales": 0.9}}},
 			tools: kb, turns: []string{"returns?"}, script: []guardtest.Reply{search, guardtest.Text("Within 7 days. [KB-RET-01]")},
 			wantStatus: guard.StatusRefused, wantRules: []string{"retrieval-similarity@refuse"}, wantCalls: 1,
 		},
 		{
-			name: "above the threshold", cfg: guard.Config{Tools: policies, MinSimilarity: 0.5},
+			name: "above the threshold", cfg: guard.Config{Tools: policies, Gates: guard.Gates{MinSimilarity: 0.5}},
 			tools: kb, turns: []string{"returns?"}, script: []guardtest.Reply{search, guardtest.Text("Within 7 days. [KB-RET-01]")},
 			wantStatus: guard.StatusDone, wantAnswer: "Within 7 days", wantCalls: 2,
 		},
@@ -239,7 +239,7 @@ func TestValueInvariants(t *testing.T) {
 			wantStatus: guard.StatusDone, wantRules: []string{"value-invariant@retry"},
 		},
 		{
-			name: "JSON route answers JSON", route: "api", cfg: guard.Config{JSONRoutes: []string{"api"}}, turns: []string{"status?"},
+			name: "JSON route answers JSON", route: "api", cfg: guard.Config{Gates: guard.Gates{JSONRoutes: []string{"api"}}}, turns: []string{"status?"},
 			script:     []guardtest.Reply{guardtest.Text("status: ok"), guardtest.Text("```json\n{\"status\":\"ok\",\"total\":-1}\n```"), guardtest.Text(`{"status":"ok"}`)},
 			wantStatus: guard.StatusRefused, wantRules: []string{"value-invariant@retry", "value-invariant@retry"},
 		},
@@ -359,7 +359,7 @@ func TestConfirmationGate(t *testing.T) {
 			wantStatus: guard.StatusDone, wantRules: []string{"confirmation@clarify"},
 		},
 		{
-			name: "every write with ConfirmWrites", cfg: guard.Config{ConfirmWrites: true}, tools: []tools.Tool{cancel}, turns: []string{"Cancel ZFA04Y", "确认"},
+			name: "every write with ConfirmWrites", cfg: guard.Config{Gates: guard.Gates{ConfirmWrites: true}}, tools: []tools.Tool{cancel}, turns: []string{"Cancel ZFA04Y", "确认"},
 			script:     []guardtest.Reply{call, call, guardtest.Text("已取消。")},
 			wantStatus: guard.StatusDone, wantRules: []string{"confirmation@clarify"},
 		},
@@ -388,7 +388,7 @@ func TestBreakerOpensAndRecovers(t *testing.T) {
 		calls.Add(1)
 		return "", errors.New("carrier API: 503")
 	})
-	g := guard.New(guard.Config{LoopLimit: -1, Resilience: guard.Resilience{BreakerFailures: 2, BreakerOpenFor: time.Hour}})
+	g := guard.New(guard.Config{Resilience: guard.Resilience{BreakerFailures: 2, BreakerOpenFor: time.Hour}, Gates: guard.Gates{LoopLimit: -1}})
 	wrapped := g.WrapTool(flaky)
 	ctx, rec := g.StartTrace(context.Background(), "", "")
 	for i := range 2 {
@@ -531,7 +531,7 @@ func TestCriticalFindingFailsTrace(t *testing.T) {
 	if rep.Score != 80 || rep.Passed {
 		t.Errorf("score %d passed %v: one critical violation must fail the trace", rep.Score, rep.Passed)
 	}
-	rep = guard.New(guard.Config{Penalty: 5, PassScore: 90, Disable: []string{guard.RuleProvenance}}).Evaluate(tr)
+	rep = guard.New(guard.Config{Disable: []string{guard.RuleProvenance}, Evaluation: guard.Evaluation{Penalty: 5, PassScore: 90}}).Evaluate(tr)
 	if rep.Score != 100 || !rep.Passed {
 		t.Errorf("with provenance disabled: score %d passed %v", rep.Score, rep.Passed)
 	}
@@ -595,7 +595,7 @@ func TestBreakerSequence(t *testing.T) {
 		}
 		return `{"eta":"tomorrow"}`, nil
 	})
-	g := guard.New(guard.Config{LoopLimit: -1, MaxSteps: -1, Resilience: guard.Resilience{BreakerFailures: 3, BreakerOpenFor: openFor}})
+	g := guard.New(guard.Config{Resilience: guard.Resilience{BreakerFailures: 3, BreakerOpenFor: openFor}, Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1}})
 	wrapped := g.WrapTool(tool)
 	for i, st := range steps {
 		time.Sleep(st.wait)

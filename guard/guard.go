@@ -16,8 +16,52 @@ import (
 )
 
 // Config configures a Guard. The zero value is a working guard with the
-// default rules, no ledger and enforcement on.
+// default rules, no ledger and enforcement on. Fields are grouped by who
+// reads them: Gates by the built-in rules, Answers by what the user is told,
+// Observe by where records and findings go, Evaluation by offline scoring
+// only.
 type Config struct {
+	// Tools annotates tools by name: effect, trust, confirmation, retrieval,
+	// emptiness, timeout, retries and schema. Unlisted tools get the zero
+	// ToolPolicy.
+	Tools ToolPolicies
+	// Gates tunes the built-in rules.
+	Gates Gates
+	// Answers sets what the user is told when a rule stops a run, and
+	// whether streamed answers wait until they are judged.
+	Answers Answers
+	// Memory turns on the pinned memory card: constraints extracted from
+	// every user turn, injected into every model call, kept through
+	// compression and enforced before tool calls. Nil means off.
+	Memory *MemoryOptions
+	// Rules run after the built-in rules, in order. A rule that implements
+	// NamedRule can be left out by Disable like a built-in one.
+	Rules []Rule
+	// Disable names rules to leave out: built-in ones (BuiltinRules) and
+	// named ones of Rules. An unknown name is ignored.
+	Disable []string
+	// Resilience sets timeouts, retries, circuit breakers and a fallback
+	// model for every tool and model call.
+	Resilience Resilience
+	// Observe says where findings and records go: ledger, logger, pricing,
+	// field caps.
+	Observe Observation
+	// Evaluation tunes Evaluate's score; the online guard ignores it.
+	Evaluation Evaluation
+	// Shadow turns on detect-only mode: every rule runs and every finding is
+	// recorded and sent to the ledger, marked Shadow, but no verdict is
+	// enforced.
+	Shadow bool
+	// Bypass turns the guard off: wrapped models and tools call straight
+	// through, recording and judging nothing, without allocating; Run still
+	// drives the loop but judges nothing and records only the user turns.
+	// It is the kill switch for an incident, not a mode to measure in (see
+	// Shadow).
+	Bypass bool
+}
+
+// Gates tunes the built-in rules. The zero value is the default of each.
+type Gates struct {
 	// AllowedTools is the tool allow-list. Empty means the tools the agent
 	// was offered in the run (from llms.WithTools / WithFunctions, or Run's
 	// tools).
@@ -28,10 +72,6 @@ type Config struct {
 	// MaxSteps hands the run to a human after this many tool calls in one
 	// trace. Zero means 25; negative disables the rule.
 	MaxSteps int
-	// Tools annotates tools by name: effect, trust, confirmation, retrieval,
-	// emptiness, timeout, retries and schema. Unlisted tools get the zero
-	// ToolPolicy.
-	Tools ToolPolicies
 	// Classifier, when set, classifies each new user turn before the model
 	// is called; the result is recorded as a step and judged by the intent
 	// gate.
@@ -57,14 +97,22 @@ type Config struct {
 	// ConfirmWrites requires user confirmation before every state-changing
 	// call, not only those whose ToolPolicy sets Confirm.
 	ConfirmWrites bool
-	// Memory turns on the pinned memory card: constraints extracted from
-	// every user turn, injected into every model call, kept through
-	// compression and enforced before tool calls. Nil means off.
-	Memory *MemoryOptions
-	// Disable names built-in rules to leave out (e.g. RuleProvenance).
-	Disable []string
-	// Rules run after the built-in rules, in order.
-	Rules []Rule
+	// RequireApproval names tools whose calls pause Run until a human
+	// approves them (see Result.Pending and Guard.Resume).
+	RequireApproval []string
+	// MaxRetries bounds how often a model step judged Retry is asked again
+	// within one call. Zero means 1; negative means never.
+	MaxRetries int
+}
+
+// Answers sets what the user is told when a rule stops a run.
+type Answers struct {
+	// RefusalTemplate is the answer given when a verdict is Refuse or a
+	// blocked model answer has to be replaced. Empty means DefaultRefusal.
+	RefusalTemplate string
+	// HandoffMessage is the answer given on a Handoff verdict. Empty means
+	// DefaultHandoff.
+	HandoffMessage string
 	// BufferStreams makes streamed answers wait until they are judged: the
 	// caller's llms.WithStreamingFunc receives the chunks only once the
 	// answer is allowed, or the replacement answer instead. BufferRoutes
@@ -73,24 +121,10 @@ type Config struct {
 	// replacement as a last chunk, its findings tagged "already-streamed".
 	BufferStreams bool
 	BufferRoutes  []string
-	// PassScore is the trajectory score a trace needs to pass in Evaluate.
-	// Zero means 80.
-	PassScore int
-	// Penalty is the score lost per violation in Evaluate. Zero means 20.
-	Penalty int
-	// Resilience sets timeouts, retries, circuit breakers and a fallback
-	// model for every tool and model call.
-	Resilience Resilience
-	// Disabled turns the guard off: wrapped models and tools call straight
-	// through, recording and judging nothing, without allocating; Run still
-	// drives the loop but judges nothing and records only the user turns.
-	// It is the kill switch for an incident, not a mode to measure in (see
-	// Shadow).
-	Disabled bool
-	// Shadow turns on detect-only mode: every rule runs and every finding is
-	// recorded and sent to the ledger, marked Shadow, but no verdict is
-	// enforced.
-	Shadow bool
+}
+
+// Observation says where a guard's findings and records go.
+type Observation struct {
 	// Ledger receives every finding, Allow ones included (a recovered tool
 	// panic is worth a lesson). Nil means findings stay in the trace only.
 	// Findings are appended off the agent's step, by a goroutine of the
@@ -102,18 +136,6 @@ type Config struct {
 	// Logger receives gate decisions and ledger errors, off the step like
 	// the ledger. Nil means silent.
 	Logger *slog.Logger
-	// MaxRetries bounds how often a model step judged Retry is asked again
-	// within one call. Zero means 1; negative means never.
-	MaxRetries int
-	// RefusalTemplate is the answer given when a verdict is Refuse or a
-	// blocked model answer has to be replaced. Empty means DefaultRefusal.
-	RefusalTemplate string
-	// HandoffMessage is the answer given on a Handoff verdict. Empty means
-	// DefaultHandoff.
-	HandoffMessage string
-	// RequireApproval names tools whose calls pause Run until a human
-	// approves them (see Result.Pending and Guard.Resume).
-	RequireApproval []string
 	// Pricing turns token counts into cost. Zero means cost is not recorded.
 	Pricing Pricing
 	// MaxField caps recorded arguments and results, in bytes (see
@@ -121,9 +143,22 @@ type Config struct {
 	MaxField int
 }
 
+// Evaluation tunes the score Evaluate gives a recorded trace.
+type Evaluation struct {
+	// PassScore is the trajectory score a trace needs to pass. Zero means 80.
+	PassScore int
+	// Penalty is the score lost per violation. Zero means 20.
+	Penalty int
+}
+
 // Pricing is the price of a model's tokens, in any currency unit per million tokens.
 type Pricing struct {
 	InputPerMillion, OutputPerMillion float64
+}
+
+// Cost is the price of in input and out output tokens.
+func (p Pricing) Cost(in, out int) float64 {
+	return (float64(in)*p.InputPerMillion + float64(out)*p.OutputPerMillion) / 1e6
 }
 
 // Default answers.
@@ -160,82 +195,95 @@ type Guard struct {
 func New(cfg Config) *Guard {
 	g := &Guard{cfg: cfg, now: time.Now}
 	g.reports.g = g
-	if g.cfg.LoopLimit == 0 {
-		g.cfg.LoopLimit = 3
+	if g.cfg.Gates.LoopLimit == 0 {
+		g.cfg.Gates.LoopLimit = 3
 	}
-	if g.cfg.MaxSteps == 0 {
-		g.cfg.MaxSteps = 25
+	if g.cfg.Gates.MaxSteps == 0 {
+		g.cfg.Gates.MaxSteps = 25
 	}
-	if g.cfg.MaxRetries == 0 {
-		g.cfg.MaxRetries = 1
+	if g.cfg.Gates.MaxRetries == 0 {
+		g.cfg.Gates.MaxRetries = 1
 	}
 	g.cfg.Resilience = g.cfg.Resilience.withDefaults()
-	if g.cfg.PassScore == 0 {
-		g.cfg.PassScore = 80
+	if g.cfg.Evaluation.PassScore == 0 {
+		g.cfg.Evaluation.PassScore = 80
 	}
-	if g.cfg.Penalty == 0 {
-		g.cfg.Penalty = 20
+	if g.cfg.Evaluation.Penalty == 0 {
+		g.cfg.Evaluation.Penalty = 20
 	}
-	if g.cfg.RefusalTemplate == "" {
-		g.cfg.RefusalTemplate = DefaultRefusal
+	if g.cfg.Answers.RefusalTemplate == "" {
+		g.cfg.Answers.RefusalTemplate = DefaultRefusal
 	}
-	if g.cfg.HandoffMessage == "" {
-		g.cfg.HandoffMessage = DefaultHandoff
+	if g.cfg.Answers.HandoffMessage == "" {
+		g.cfg.Answers.HandoffMessage = DefaultHandoff
 	}
 	for name, p := range cfg.Tools {
 		if len(p.Schema) > 0 {
 			g.addSchema(name, p.Schema)
 		}
 	}
-	for _, b := range g.builtin() {
-		if !slices.Contains(cfg.Disable, b.name) {
-			g.rules = append(g.rules, b.rule)
+	for _, r := range g.builtin() {
+		if !slices.Contains(cfg.Disable, r.Name()) {
+			g.rules = append(g.rules, r)
 		}
 	}
 	if cfg.Memory != nil && !slices.Contains(cfg.Disable, RuleMemory) {
 		g.rules = append(g.rules, memory.Enforcer{})
 	}
-	g.rules = append(g.rules, cfg.Rules...)
+	for _, r := range cfg.Rules {
+		if !slices.Contains(cfg.Disable, r.Name()) {
+			g.rules = append(g.rules, r)
+		}
+	}
 	g.breakers = newBreakers(g.cfg)
 	return g
 }
 
-type namedRule struct {
-	name string
-	rule Rule
-}
-
 // BuiltinRules returns the names of the built-in rules, in the order they
-// run: the names Config.Disable understands. The last, RuleMemory, runs
-// only when Config.Memory is set.
+// run: the registry that Config.Disable, policy files and continuous
+// evaluation read. The last, RuleMemory, runs only when Config.Memory is
+// set.
 func BuiltinRules() []string {
 	var names []string
-	for _, b := range (&Guard{}).builtin() {
-		names = append(names, b.name)
+	for _, r := range (&Guard{}).builtin() {
+		names = append(names, r.Name())
 	}
 	return append(names, RuleMemory) // runs when Config.Memory is set
 }
 
-func (g *Guard) builtin() []namedRule {
+// builtin returns the built-in rules, configured by g.cfg, in the order
+// they run.
+func (g *Guard) builtin() []Rule {
 	cfg := g.cfg
-	return []namedRule{
-		{RuleAllowList, AllowList(cfg.AllowedTools...)},
-		{RuleArguments, validArguments{lookup: g.toolSchema}},
-		{RuleLoop, LoopLimit(g.cfg.LoopLimit)},
-		{RuleMaxSteps, MaxSteps(g.cfg.MaxSteps)},
-		{RuleIntent, IntentGate(cfg.Intents, cfg.MinIntentConfidence)},
-		{RuleEmptyResult, EmptyResultGate(cfg.Tools, cfg.EmptyResult)},
-		{RuleSimilarity, SimilarityGate(cfg.Tools, cfg.MinSimilarity, cfg.RouteSimilarity)},
-		{RuleGrounding, Grounding(cfg.Tools)},
-		{RuleInvariant, Invariants(cfg.JSONRoutes, cfg.Invariants...)},
-		{RuleProvenance, Provenance(cfg.Tools)},
-		{RuleConfirmation, Confirmation(cfg.Tools, cfg.ConfirmWrites)},
-		{RuleFalseClaim, FalseClaims(cfg.Tools)},
+	return []Rule{
+		AllowList(cfg.Gates.AllowedTools...),
+		validArguments{lookup: g.toolSchema},
+		LoopLimit(cfg.Gates.LoopLimit),
+		MaxSteps(cfg.Gates.MaxSteps),
+		IntentGate(cfg.Gates.Intents, cfg.Gates.MinIntentConfidence),
+		EmptyResultGate(cfg.Tools, cfg.Gates.EmptyResult),
+		SimilarityGate(cfg.Tools, cfg.Gates.MinSimilarity, cfg.Gates.RouteSimilarity),
+		Grounding(cfg.Tools),
+		Invariants(cfg.Gates.JSONRoutes, cfg.Gates.Invariants...),
+		Provenance(cfg.Tools),
+		Confirmation(cfg.Tools, cfg.Gates.ConfirmWrites),
+		FalseClaims(cfg.Tools),
 	}
 }
 
 // Rules returns the rules the guard runs, built-in ones first.
 func (g *Guard) Rules() []Rule { return append([]Rule(nil), g.rules...) }
+
+// Rule returns the rule the guard runs under name, configured as the guard
+// configures it; ok is false when no rule of that name runs.
+func (g *Guard) Rule(name string) (r Rule, ok bool) {
+	for _, r := range g.rules {
+		if r.Name() == name {
+			return r, true
+		}
+	}
+	return nil, false
+}
 
 type compiledSchema struct {
 	node *schemaNode
@@ -267,7 +315,7 @@ func (g *Guard) toolSchema(name string) (compiledSchema, bool) {
 }
 
 func (g *Guard) newRecorder(sessionID, route string) *trace.Recorder {
-	return trace.NewRecorder(rand.Text(), sessionID, route, trace.RecorderOptions{MaxField: g.cfg.MaxField})
+	return trace.NewRecorder(rand.Text(), sessionID, route, trace.RecorderOptions{MaxField: g.cfg.Observe.MaxField})
 }
 
 type recorderKey struct{}
@@ -302,9 +350,9 @@ func (g *Guard) recorder(ctx context.Context) *trace.Recorder {
 	if rec := RecorderFrom(ctx); rec != nil {
 		return rec
 	}
-	if g.cfg.Logger != nil {
+	if g.cfg.Observe.Logger != nil {
 		g.untraced.Do(func() {
-			g.cfg.Logger.Warn("agentguard: a wrapped call had no trace in its context; each such call is judged on its own (use Guard.StartTrace per request)")
+			g.cfg.Observe.Logger.Warn("agentguard: a wrapped call had no trace in its context; each such call is judged on its own (use Guard.StartTrace per request)")
 		})
 	}
 	return g.newRecorder("", "")

@@ -138,7 +138,7 @@ func TestFirstRules(t *testing.T) {
 		name       string
 		cfg        guard.Config
 		script     []guardtest.Reply
-		wantStatus guard.Status
+		wantStatus guard.RunStatus
 		wantRules  []string
 		wantResult string // a substring of some tool result the model saw
 		wantRuns   int    // how often the tool really ran
@@ -152,7 +152,7 @@ func TestFirstRules(t *testing.T) {
 		},
 		{
 			name:       "explicit allow-list",
-			cfg:        guard.Config{AllowedTools: []string{"logistics"}},
+			cfg:        guard.Config{Gates: guard.Gates{AllowedTools: []string{"logistics"}}},
 			script:     []guardtest.Reply{loopCall, guardtest.Text("I cannot look that up.")},
 			wantStatus: guard.StatusDone,
 			wantRules:  []string{"tool-allow-list@block"},
@@ -168,7 +168,7 @@ func TestFirstRules(t *testing.T) {
 		},
 		{
 			name:       "loop limit 2",
-			cfg:        guard.Config{LoopLimit: 2},
+			cfg:        guard.Config{Gates: guard.Gates{LoopLimit: 2}},
 			script:     []guardtest.Reply{loopCall, guardtest.ToolCall("query_order", `{ "order_id" : "A1001" }`), guardtest.Text("It shipped.")},
 			wantStatus: guard.StatusDone,
 			wantRules:  []string{"loop@block"},
@@ -176,7 +176,7 @@ func TestFirstRules(t *testing.T) {
 		},
 		{
 			name: "max steps",
-			cfg:  guard.Config{MaxSteps: 2, LoopLimit: -1},
+			cfg:  guard.Config{Gates: guard.Gates{MaxSteps: 2, LoopLimit: -1}},
 			script: []guardtest.Reply{
 				loopCall, guardtest.ToolCall("query_order", `{"order_id":"A1002"}`), guardtest.ToolCall("query_order", `{"order_id":"A1003"}`),
 			},
@@ -293,10 +293,14 @@ func TestShadowModeRecordsButNeverBlocks(t *testing.T) {
 
 func TestToolPanicIsRecovered(t *testing.T) {
 	var got []trace.Violation
-	g := guard.New(guard.Config{Ledger: guard.SinkFunc(func(_ context.Context, v trace.Violation) (uint64, error) {
-		got = append(got, v)
-		return uint64(len(got)), nil
-	})})
+	g := guard.New(guard.Config{
+		Observe: guard.Observation{
+			Ledger: guard.SinkFunc(func(_ context.Context, v trace.Violation) (uint64, error) {
+				got = append(got, v)
+				return uint64(len(got)), nil
+			}),
+		},
+	})
 	boom := guardtest.NewTool("logistics", "Track a parcel", func(context.Context, string) (string, error) { panic("index out of range") })
 
 	// Under Run the panic becomes the tool's result and the loop goes on.
@@ -314,7 +318,7 @@ func TestToolPanicIsRecovered(t *testing.T) {
 	if err := g.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Rule != guard.RuleToolError || got[0].Severity != trace.Critical {
+	if len(got) != 1 || got[0].Rule != guard.RuleToolError || got[0].Severity != trace.SeverityCritical {
 		t.Errorf("ledger got %+v", got)
 	}
 
@@ -327,13 +331,13 @@ func TestToolPanicIsRecovered(t *testing.T) {
 }
 
 func TestWrapToolVerdicts(t *testing.T) {
-	clarify := guard.RuleFunc(func(_ *trace.Trace, s *trace.Step) []trace.Finding {
+	clarify := guard.NewRule("vague", func(_ *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind == trace.KindTool && strings.Contains(s.Args, "?") {
 			return []trace.Finding{{Rule: "vague", Verdict: trace.Clarify, Question: "Which order do you mean?", Message: "order id is vague"}}
 		}
 		return nil
 	})
-	g := guard.New(guard.Config{Rules: []guard.Rule{clarify}, AllowedTools: []string{"query_order"}})
+	g := guard.New(guard.Config{Rules: []guard.Rule{clarify}, Gates: guard.Gates{AllowedTools: []string{"query_order"}}})
 	tool := g.WrapTool(orderTool())
 	ctx, rec := g.StartTrace(context.Background(), "s1", "order-status")
 
@@ -360,7 +364,7 @@ func TestWrapToolVerdicts(t *testing.T) {
 }
 
 func TestRetryVerdictOnModelAnswer(t *testing.T) {
-	noNumbers := guard.RuleFunc(func(_ *trace.Trace, s *trace.Step) []trace.Finding {
+	noNumbers := guard.NewRule("no-digits", func(_ *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind == trace.KindModel && strings.ContainsAny(s.Result, "0123456789") {
 			return []trace.Finding{{Rule: "no-digits", Verdict: trace.Retry, Message: "the answer quotes a number"}}
 		}
@@ -370,7 +374,7 @@ func TestRetryVerdictOnModelAnswer(t *testing.T) {
 	tests := []struct {
 		name       string
 		script     []guardtest.Reply
-		wantStatus guard.Status
+		wantStatus guard.RunStatus
 		wantAnswer string
 	}{
 		{"recovers", []guardtest.Reply{guardtest.Text("You have 30 days."), guardtest.Text("You can return it within a month.")}, guard.StatusDone, "You can return it within a month."},
@@ -398,7 +402,7 @@ func TestRetryVerdictOnModelAnswer(t *testing.T) {
 }
 
 func TestPauseForApprovalAndResume(t *testing.T) {
-	g := guard.New(guard.Config{RequireApproval: []string{"submit_return"}})
+	g := guard.New(guard.Config{Gates: guard.Gates{RequireApproval: []string{"submit_return"}}})
 	ret := guardtest.NewTool("submit_return", "Submit a return", nil)
 	model := guardtest.Script(
 		guardtest.Reply{Calls: []guardtest.Call{{Name: "query_order", Args: `{"order_id":"A1001"}`}, {Name: "submit_return", Args: `{"order_id":"A1001"}`}}},
@@ -449,7 +453,7 @@ func TestPauseForApprovalAndResume(t *testing.T) {
 }
 
 func TestTerminalVerdictFromToolClosesConversation(t *testing.T) {
-	handoff := guard.RuleFunc(func(_ *trace.Trace, s *trace.Step) []trace.Finding {
+	handoff := guard.NewRule("needs-agent", func(_ *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind == trace.KindTool && s.Name == "submit_return" {
 			return []trace.Finding{{Rule: "needs-agent", Verdict: trace.Handoff, Message: "returns over 1000 need an agent"}}
 		}
@@ -499,7 +503,7 @@ func TestCallerMessagesUntouched(t *testing.T) {
 }
 
 func TestDisabledGuardIsFreeAndSilent(t *testing.T) {
-	g := guard.New(guard.Config{Disabled: true, AllowedTools: []string{"other"}})
+	g := guard.New(guard.Config{Bypass: true, Gates: guard.Gates{AllowedTools: []string{"other"}}})
 	bare := func(context.Context, string) (string, error) { return "ok", nil }
 	tool := g.WrapTool(guardtest.NewTool("query_order", "", bare))
 	ctx := context.Background()

@@ -116,7 +116,7 @@ func TestHostileInputRun(t *testing.T) {
 		// wantErr is matched with errors.Is against Run's error; nil means
 		// Run must succeed with wantStatus.
 		wantErr    error
-		wantStatus guard.Status
+		wantStatus guard.RunStatus
 		wantRules  []string // rule@verdict, each among the findings
 		wantRan    int      // how often the tool ran
 		// wantResult is a substring of every tool result message.
@@ -198,7 +198,7 @@ func TestHostileInputRun(t *testing.T) {
 					t.Errorf("%d loop findings, want %d (calls 3 to 26)", got, want)
 				}
 			}},
-		{name: "1000 calls without a step limit", cfg: guard.Config{MaxSteps: -1},
+		{name: "1000 calls without a step limit", cfg: guard.Config{Gates: guard.Gates{MaxSteps: -1}},
 			model:      guardtest.Script(manyCalls(1000, func(i int) string { return fmt.Sprintf(`{"order_id":"A%d"}`, i) }), guardtest.Text("Done.")),
 			wantStatus: guard.StatusDone, wantRan: 1000},
 
@@ -282,7 +282,7 @@ func TestHostileInputRun(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sink := &violationSink{}
 			cfg := tt.cfg
-			cfg.Ledger = sink
+			cfg.Observe.Ledger = sink
 			g := guard.New(cfg)
 			tool := newHostileTool(tt.tool)
 			var res *guard.Result
@@ -365,7 +365,7 @@ func TestHostileInputWrapTool(t *testing.T) {
 			tool: func(context.Context, string) (string, error) { return "\xff\xfe broken \xc3", nil }},
 		{name: "100k open brackets", input: nested(100_000, false), wantOut: "not valid JSON", wantRules: []string{"tool-arguments@retry"}},
 		{name: "100k nested arrays in a property", input: `{"order_id":"A1","x":` + nested(100_000, true) + `}`, wantOut: "not valid JSON", wantRules: []string{"tool-arguments@retry"}},
-		{name: "not on the allow-list", cfg: guard.Config{AllowedTools: []string{"send_email"}}, input: `{"order_id":"A1001"}`,
+		{name: "not on the allow-list", cfg: guard.Config{Gates: guard.Gates{AllowedTools: []string{"send_email"}}}, input: `{"order_id":"A1001"}`,
 			wantOut: "allow-list", wantRules: []string{"tool-allow-list@block"}},
 		{name: "tool returns 50 MB", input: `{"order_id":"A1001"}`, wantRan: 1,
 			tool: func(context.Context, string) (string, error) { return strings.Repeat("x", 50*mb), nil },
@@ -395,7 +395,7 @@ func TestHostileInputWrapTool(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			sink := &violationSink{}
 			cfg := tt.cfg
-			cfg.Ledger = sink
+			cfg.Observe.Ledger = sink
 			g := guard.New(cfg)
 			tool := newHostileTool(tt.tool)
 			ctx, rec := g.StartTrace(context.Background(), "s", "")

@@ -19,7 +19,7 @@ const (
 const errorLevel = slog.LevelError
 
 func levelOf(f trace.Finding) slog.Level {
-	if f.Severity == trace.Error || f.Severity == trace.Critical {
+	if f.Severity == trace.SeverityError || f.Severity == trace.SeverityCritical {
 		return slog.LevelWarn
 	}
 	return slog.LevelInfo

@@ -14,7 +14,7 @@ import (
 
 func TestGateDecisionsAreLogged(t *testing.T) {
 	var buf bytes.Buffer
-	g := guard.New(guard.Config{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	g := guard.New(guard.Config{Observe: guard.Observation{Logger: slog.New(slog.NewJSONHandler(&buf, nil))}})
 	_, err := g.Run(context.Background(), guardtest.Script(guardtest.ToolCall("nope", "{}"), guardtest.Text("ok")), []tools.Tool{orderTool()}, human("hi"))
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ type MemoryOptions struct {
 // and returns the card and the latest new turn's text.
 func (g *Guard) observeTurns(ctx context.Context, rec *trace.Recorder, messages []llms.MessageContent) (*memory.Card, string) {
 	var card *memory.Card
-	if g.cfg.Memory != nil && !g.cfg.Disabled {
+	if g.cfg.Memory != nil && !g.cfg.Bypass {
 		card = memory.CardFromTrace(rec.Trace(), rec.UserTurns()-1)
 	}
 	seen := rec.UserTurns()
@@ -45,8 +45,8 @@ func (g *Guard) observeTurns(ctx context.Context, rec *trace.Recorder, messages 
 			if card != nil {
 				turn := rec.UserTurns() - 1
 				cs, err := card.Observe(ctx, g.cfg.Memory.Extractor, turn, latest)
-				if err != nil && g.cfg.Logger != nil {
-					g.cfg.Logger.LogAttrs(ctx, errorLevel, "agentguard memory extraction failed", attrTrace(rec.ID()), attrError(err))
+				if err != nil && g.cfg.Observe.Logger != nil {
+					g.cfg.Observe.Logger.LogAttrs(ctx, errorLevel, "agentguard memory extraction failed", attrTrace(rec.ID()), attrError(err))
 				}
 				rec.Add(memory.CardStep(turn, cs))
 			}

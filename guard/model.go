@@ -32,7 +32,7 @@ type guardedModel struct {
 }
 
 func (w *guardedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
-	if w.g.cfg.Disabled {
+	if w.g.cfg.Bypass {
 		return w.m.GenerateContent(ctx, messages, options...)
 	}
 	rec := w.g.recorder(ctx)
@@ -89,7 +89,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		turn.verdict, turn.finding, turn.resp = v, f, textResponse(g.answer(f))
 		return turn, st.replace(turn.resp.Choices[0].Content)
 	}
-	if latest != "" && g.cfg.Classifier != nil {
+	if latest != "" && g.cfg.Gates.Classifier != nil {
 		v, f, findings := g.classify(ctx, rec, latest)
 		turn.findings = append(turn.findings, findings...)
 		if v != trace.Allow {
@@ -138,7 +138,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		}
 		g.commit(ctx, rec, s, findings)
 		turn.findings = append(turn.findings, findings...)
-		if v == trace.Retry && retries < g.cfg.MaxRetries && !st.streamed {
+		if v == trace.Retry && retries < g.cfg.Gates.MaxRetries && !st.streamed {
 			st.reset()
 			f := strongest(findings, v)
 			messages = append(slices.Clip(messages), llms.TextParts(llms.ChatMessageTypeHuman,
@@ -201,8 +201,8 @@ func (g *Guard) usage(s *trace.Step, choice *llms.ContentChoice, messages []llms
 		}
 	}
 	s.TokensIn, s.TokensOut = in, out
-	p := g.cfg.Pricing
-	s.Cost = (float64(in)*p.InputPerMillion + float64(out)*p.OutputPerMillion) / 1e6
+	p := g.cfg.Observe.Pricing
+	s.Cost = p.Cost(in, out)
 }
 
 // mergeChoices folds a response's choices into one. langchaingo's

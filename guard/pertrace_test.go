@@ -55,8 +55,8 @@ func TestConcurrentCallsInOneTraceHoldLimits(t *testing.T) {
 		allowed int
 		rule    string
 	}{
-		{"step budget", guard.Config{MaxSteps: 5, LoopLimit: -1}, func(i int) string { return fmt.Sprintf(`{"order_id":"A%d"}`, i) }, 5, guard.RuleMaxSteps},
-		{"loop limit", guard.Config{MaxSteps: -1, LoopLimit: 3}, func(int) string { return `{"order_id":"A1"}` }, 2, guard.RuleLoop},
+		{"step budget", guard.Config{Gates: guard.Gates{MaxSteps: 5, LoopLimit: -1}}, func(i int) string { return fmt.Sprintf(`{"order_id":"A%d"}`, i) }, 5, guard.RuleMaxSteps},
+		{"loop limit", guard.Config{Gates: guard.Gates{MaxSteps: -1, LoopLimit: 3}}, func(int) string { return `{"order_id":"A1"}` }, 2, guard.RuleLoop},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := guard.New(tt.cfg)

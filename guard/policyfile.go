@@ -478,26 +478,9 @@ func (p *policyFile) config() (Config, error) {
 	}
 
 	cfg := Config{
-		AllowedTools:        p.AllowedTools,
-		LoopLimit:           p.LoopLimit,
-		MaxSteps:            p.MaxSteps,
-		Intents:             p.Intents,
-		MinIntentConfidence: p.MinIntentConfidence,
-		EmptyResult:         trace.Verdict(p.EmptyResult),
-		MinSimilarity:       p.MinSimilarity,
-		RouteSimilarity:     p.RouteSimilarity,
-		JSONRoutes:          p.JSONRoutes,
-		ConfirmWrites:       p.ConfirmWrites,
-		Disable:             p.Disable,
-		RequireApproval:     p.RequireApproval,
-		Shadow:              p.Shadow,
-		MaxRetries:          p.MaxRetries,
-		RefusalTemplate:     p.RefusalTemplate,
-		HandoffMessage:      p.HandoffMessage,
-		MaxField:            p.MaxField,
-		PassScore:           p.PassScore,
-		Memory:              p.Memory.options(),
-		Penalty:             p.Penalty,
+		Disable: p.Disable,
+		Shadow:  p.Shadow,
+		Memory:  p.Memory.options(),
 		Resilience: Resilience{
 			ToolTimeout:     time.Duration(p.Resilience.ToolTimeout),
 			ModelTimeout:    time.Duration(p.Resilience.ModelTimeout),
@@ -507,6 +490,31 @@ func (p *policyFile) config() (Config, error) {
 			Backoff:         time.Duration(p.Resilience.Backoff),
 			BreakerFailures: uint32(p.Resilience.BreakerFailures),
 			BreakerOpenFor:  time.Duration(p.Resilience.BreakerOpenFor),
+		},
+		Gates: Gates{
+			AllowedTools:        p.AllowedTools,
+			LoopLimit:           p.LoopLimit,
+			MaxSteps:            p.MaxSteps,
+			Intents:             p.Intents,
+			MinIntentConfidence: p.MinIntentConfidence,
+			EmptyResult:         trace.Verdict(p.EmptyResult),
+			MinSimilarity:       p.MinSimilarity,
+			RouteSimilarity:     p.RouteSimilarity,
+			JSONRoutes:          p.JSONRoutes,
+			ConfirmWrites:       p.ConfirmWrites,
+			RequireApproval:     p.RequireApproval,
+			MaxRetries:          p.MaxRetries,
+		},
+		Answers: Answers{
+			RefusalTemplate: p.RefusalTemplate,
+			HandoffMessage:  p.HandoffMessage,
+		},
+		Observe: Observation{
+			MaxField: p.MaxField,
+		},
+		Evaluation: Evaluation{
+			PassScore: p.PassScore,
+			Penalty:   p.Penalty,
 		},
 	}
 	for _, name := range sortedKeys(p.Tools) {

@@ -22,13 +22,13 @@ func TestLoadPolicy(t *testing.T) {
 		wantErr string // the whole message
 	}{
 		{name: "empty object is the default guard", in: `{}`, check: func(t *testing.T, cfg guard.Config) {
-			if cfg.LoopLimit != 0 || cfg.MaxSteps != 0 || cfg.Tools != nil || cfg.Disable != nil {
+			if cfg.Gates.LoopLimit != 0 || cfg.Gates.MaxSteps != 0 || cfg.Tools != nil || cfg.Disable != nil {
 				t.Errorf("got %+v, want the zero Config", cfg)
 			}
 		}},
 		{name: "thresholds", in: `{"loop_limit": -1, "max_steps": 40, "min_intent_confidence": 0.75, "min_similarity": 0.3, "route_similarity": {"refund": 0.5}, "empty_result": "handoff"}`,
 			check: func(t *testing.T, cfg guard.Config) {
-				if cfg.LoopLimit != -1 || cfg.MaxSteps != 40 || cfg.MinIntentConfidence != 0.75 || cfg.MinSimilarity != 0.3 || cfg.RouteSimilarity["refund"] != 0.5 || cfg.EmptyResult != trace.Handoff {
+				if cfg.Gates.LoopLimit != -1 || cfg.Gates.MaxSteps != 40 || cfg.Gates.MinIntentConfidence != 0.75 || cfg.Gates.MinSimilarity != 0.3 || cfg.Gates.RouteSimilarity["refund"] != 0.5 || cfg.Gates.EmptyResult != trace.Handoff {
 					t.Errorf("got %+v", cfg)
 				}
 			}},
@@ -54,9 +54,9 @@ func TestLoadPolicy(t *testing.T) {
 		}},
 		{name: "lists", in: `{"allowed_tools": ["a", "b"], "disable": ["confirmation", "argument-provenance"], "json_routes": ["api"], "intents": ["refund"], "require_approval": ["b"], "confirm_writes": true, "shadow": true}`,
 			check: func(t *testing.T, cfg guard.Config) {
-				if !slices.Equal(cfg.AllowedTools, []string{"a", "b"}) || !slices.Equal(cfg.Disable, []string{guard.RuleConfirmation, guard.RuleProvenance}) ||
-					!slices.Equal(cfg.JSONRoutes, []string{"api"}) || !slices.Equal(cfg.Intents, []string{"refund"}) || !slices.Equal(cfg.RequireApproval, []string{"b"}) ||
-					!cfg.ConfirmWrites || !cfg.Shadow {
+				if !slices.Equal(cfg.Gates.AllowedTools, []string{"a", "b"}) || !slices.Equal(cfg.Disable, []string{guard.RuleConfirmation, guard.RuleProvenance}) ||
+					!slices.Equal(cfg.Gates.JSONRoutes, []string{"api"}) || !slices.Equal(cfg.Gates.Intents, []string{"refund"}) || !slices.Equal(cfg.Gates.RequireApproval, []string{"b"}) ||
+					!cfg.Gates.ConfirmWrites || !cfg.Shadow {
 					t.Errorf("got %+v", cfg)
 				}
 			}},
@@ -68,7 +68,7 @@ func TestLoadPolicy(t *testing.T) {
 				}
 			}},
 		{name: "nulls mean the default", in: `{"tools": null, "allowed_tools": null, "resilience": null, "max_steps": null}`, check: func(t *testing.T, cfg guard.Config) {
-			if cfg.Tools != nil || cfg.AllowedTools != nil || cfg.MaxSteps != 0 {
+			if cfg.Tools != nil || cfg.Gates.AllowedTools != nil || cfg.Gates.MaxSteps != 0 {
 				t.Errorf("got %+v", cfg)
 			}
 		}},
@@ -188,7 +188,7 @@ func ExampleLoadPolicy() {
 		fmt.Println(err)
 		return
 	}
-	fmt.Println(cfg.MaxSteps, cfg.ConfirmWrites, cfg.Tools["read_inbox"].Untrusted)
+	fmt.Println(cfg.Gates.MaxSteps, cfg.Gates.ConfirmWrites, cfg.Tools["read_inbox"].Untrusted)
 
 	_, err = guard.LoadPolicy(strings.NewReader(`{"tools": {"send_email": {"confirm": true, "efect": "write"}}}`))
 	fmt.Println(err)

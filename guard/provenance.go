@@ -165,7 +165,7 @@ type source struct {
 //
 // Findings are judged Block.
 func Provenance(tools ToolPolicies) Rule {
-	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(RuleProvenance, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool {
 			return nil
 		}
@@ -218,7 +218,7 @@ func Provenance(tools ToolPolicies) Rule {
 			case trusted:
 			case untrusted:
 				out = append(out, trace.Finding{
-					Rule: RuleInjection, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.Critical,
+					Rule: RuleInjection, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
 					Message:  fmt.Sprintf("%s=%q reaches %q only from untrusted content", identPaths[i], v, s.Name),
 					Evidence: v, Tags: []string{"injection"},
 				})
@@ -227,7 +227,7 @@ func Provenance(tools ToolPolicies) Rule {
 				// a result the recorder cut.
 			default:
 				out = append(out, trace.Finding{
-					Rule: RuleProvenance, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.Error,
+					Rule: RuleProvenance, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 					Message:  fmt.Sprintf("%s=%q comes from no user turn, memory or earlier tool result", identPaths[i], v),
 					Evidence: v, Tags: []string{"unsourced-value"},
 				})
@@ -312,7 +312,7 @@ func entityMismatch(t *trace.Trace, s *trace.Step, idents, contents []string) (t
 		}
 	}
 	return trace.Finding{
-		Rule: RuleProvenance, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.Critical,
+		Rule: RuleProvenance, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
 		Message: fmt.Sprintf("%q sends content from %s(%s) to %s, a different entity",
 			s.Name, from.Name, strings.Join(about, ", "), strings.Join(idents, ", ")),
 		Evidence: s.Args, Tags: []string{"entity-mismatch"},

@@ -58,7 +58,7 @@ func (r *reporter) start() {
 // send queues f, or delivers it at once when the queue is full or closed.
 func (r *reporter) send(ctx context.Context, v trace.Violation) {
 	rep := report{v: v}
-	if r.g.cfg.Logger != nil {
+	if r.g.cfg.Observe.Logger != nil {
 		rep.ctx = context.WithoutCancel(ctx) // for the handler's values, past the step's end
 	}
 	r.mu.RLock()
@@ -151,7 +151,7 @@ func (g *Guard) deliver(batch []report) {
 			close(rep.flushed)
 			continue
 		}
-		if log := g.cfg.Logger; log != nil {
+		if log := g.cfg.Observe.Logger; log != nil {
 			f := rep.v.Finding
 			log.LogAttrs(rep.ctx, levelOf(f), "agentguard finding",
 				attrRule(f.Rule), attrVerdict(f.Verdict), attrTrace(rep.v.TraceID), attrStep(f.Step), attrMessage(f.Message))
@@ -164,22 +164,22 @@ func (g *Guard) deliver(batch []report) {
 // appendViolations writes vs to the ledger. A failing ledger never stops
 // the agent: the error is logged.
 func (g *Guard) appendViolations(vs []trace.Violation) {
-	if len(vs) == 0 || g.cfg.Ledger == nil {
+	if len(vs) == 0 || g.cfg.Observe.Ledger == nil {
 		return
 	}
 	ctx := context.Background()
 	var err error
-	if b, ok := g.cfg.Ledger.(BatchSink); ok && len(vs) > 1 {
+	if b, ok := g.cfg.Observe.Ledger.(BatchSink); ok && len(vs) > 1 {
 		_, err = b.AppendBatch(ctx, vs)
 	} else {
 		for _, v := range vs {
-			if _, e := g.cfg.Ledger.Append(ctx, v); e != nil {
+			if _, e := g.cfg.Observe.Ledger.Append(ctx, v); e != nil {
 				err = e
 			}
 		}
 	}
-	if err != nil && g.cfg.Logger != nil {
-		g.cfg.Logger.LogAttrs(ctx, errorLevel, "agentguard ledger append failed", attrRule(vs[0].Rule), attrError(err))
+	if err != nil && g.cfg.Observe.Logger != nil {
+		g.cfg.Observe.Logger.LogAttrs(ctx, errorLevel, "agentguard ledger append failed", attrRule(vs[0].Rule), attrError(err))
 	}
 }
 

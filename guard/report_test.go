@@ -62,7 +62,7 @@ func loopCalls(t *testing.T, g *guard.Guard, n int) *trace.Recorder {
 // findings queued meanwhile go out in batches, in order.
 func TestReportsLeaveTheStep(t *testing.T) {
 	sink := &gateSink{open: make(chan struct{})}
-	g := guard.New(guard.Config{LoopLimit: 2, MaxSteps: -1, Ledger: sink})
+	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2, MaxSteps: -1}, Observe: guard.Observation{Ledger: sink}})
 	var rec *trace.Recorder
 	within(t, 10*time.Second, func() { rec = loopCalls(t, g, 51) }) // the sink is shut: only a queue lets these return
 	close(sink.open)
@@ -87,7 +87,7 @@ func TestReportsLeaveTheStep(t *testing.T) {
 // but nothing is lost.
 func TestFullReportQueueLosesNothing(t *testing.T) {
 	sink := &gateSink{open: make(chan struct{})}
-	g := guard.New(guard.Config{LoopLimit: 2, MaxSteps: -1, Ledger: sink})
+	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2, MaxSteps: -1}, Observe: guard.Observation{Ledger: sink}})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -108,7 +108,7 @@ func TestFullReportQueueLosesNothing(t *testing.T) {
 // called again.
 func TestReportAfterClose(t *testing.T) {
 	sink := &violationSink{}
-	g := guard.New(guard.Config{LoopLimit: 2, Ledger: sink})
+	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2}, Observe: guard.Observation{Ledger: sink}})
 	loopCalls(t, g, 2)
 	if err := g.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -135,7 +135,7 @@ func TestDurableLedgerThroughTheGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer led.Close()
-	g := guard.New(guard.Config{LoopLimit: 2, MaxSteps: -1, Ledger: led})
+	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2, MaxSteps: -1}, Observe: guard.Observation{Ledger: led}})
 	rec := loopCalls(t, g, 41)
 	if err := g.Close(context.Background()); err != nil {
 		t.Fatal(err)
@@ -161,7 +161,7 @@ func ExampleGuard_Close() {
 		panic(err)
 	}
 	defer led.Close()
-	g := guard.New(guard.Config{Ledger: led, LoopLimit: 2})
+	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2}, Observe: guard.Observation{Ledger: led}})
 	// ... the agent runs; findings reach the ledger off its steps ...
 	ctx, _ := g.StartTrace(context.Background(), "s1", "")
 	tool := g.WrapTool(benchTool{})

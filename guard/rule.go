@@ -21,15 +21,28 @@ import (
 // included. Check returns nil when it has nothing to say, or a new slice
 // that the caller then owns (the guard sets each finding's Step and Shadow
 // in place); it must not modify t or s, and must be safe for concurrent use.
+//
+// Name is the rule's name: what Config.Disable, policy files and the
+// offline evaluators call it by. It is usually also the Rule of its
+// findings, but a rule may file findings under other names (the memory
+// card's rule files memory.RuleProhibition and others).
 type Rule interface {
+	Name() string
 	Check(t *trace.Trace, s *trace.Step) []trace.Finding
 }
 
-// RuleFunc adapts a function to the Rule interface.
-type RuleFunc func(t *trace.Trace, s *trace.Step) []trace.Finding
+// NewRule returns a Rule with the given name that calls check.
+func NewRule(name string, check func(t *trace.Trace, s *trace.Step) []trace.Finding) Rule {
+	return funcRule{name, check}
+}
 
-// Check calls f.
-func (f RuleFunc) Check(t *trace.Trace, s *trace.Step) []trace.Finding { return f(t, s) }
+type funcRule struct {
+	name  string
+	check func(t *trace.Trace, s *trace.Step) []trace.Finding
+}
+
+func (r funcRule) Name() string                                          { return r.name }
+func (r funcRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding { return r.check(t, s) }
 
 // Names of the built-in rules, as they appear in findings and in the ledger.
 const (
@@ -49,7 +62,7 @@ const (
 // the allow-list is the tools the agent was offered (Trace.Tools); when that
 // is empty too, the rule stays silent.
 func AllowList(allowed ...string) Rule {
-	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(RuleAllowList, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool {
 			return nil
 		}
@@ -63,7 +76,7 @@ func AllowList(allowed ...string) Rule {
 			}
 		}
 		return []trace.Finding{{
-			Rule: RuleAllowList, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.Error,
+			Rule: RuleAllowList, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 			Message:  fmt.Sprintf("tool %q is not on the allow-list", s.Name),
 			Evidence: s.Name, Tags: []string{"unknown-tool"},
 		}}
@@ -74,7 +87,7 @@ func AllowList(allowed ...string) Rule {
 // arguments (compared ignoring white space outside strings). Other tools' calls in between break the run; gate steps do not.
 // n below 2 disables the rule.
 func LoopLimit(n int) Rule {
-	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(RuleLoop, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool || n < 2 {
 			return nil
 		}
@@ -100,7 +113,7 @@ func LoopLimit(n int) Rule {
 			return nil
 		}
 		return []trace.Finding{{
-			Rule: RuleLoop, Step: s.Index, Verdict: trace.Block, Dimension: trace.Efficiency, Severity: trace.Warning,
+			Rule: RuleLoop, Step: s.Index, Verdict: trace.Block, Dimension: trace.Efficiency, Severity: trace.SeverityWarning,
 			Message:  fmt.Sprintf("tool %q called %d times in a row with the same arguments", s.Name, same),
 			Evidence: s.Args, Tags: tagsLoop,
 		}}
@@ -112,7 +125,7 @@ var tagsLoop = []string{"loop"}[:1:1] // shared: a full slice, so an append copi
 // MaxSteps hands the run to a human when the agent proposes more than n tool
 // calls in one trace. n below 1 disables the rule.
 func MaxSteps(n int) Rule {
-	return RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(RuleMaxSteps, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool || n < 1 {
 			return nil
 		}
@@ -126,7 +139,7 @@ func MaxSteps(n int) Rule {
 			return nil
 		}
 		return []trace.Finding{{
-			Rule: RuleMaxSteps, Step: s.Index, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.Error,
+			Rule: RuleMaxSteps, Step: s.Index, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
 			Message: fmt.Sprintf("tool call %d exceeds the limit of %d per run", calls, n),
 			Tags:    []string{"step-budget"},
 		}}
@@ -147,6 +160,8 @@ type validArguments struct {
 	specs  []trace.ToolSpec
 	lookup func(name string) (compiledSchema, bool) // schemas a guard holds; may be nil
 }
+
+func (r validArguments) Name() string { return RuleArguments }
 
 func (r validArguments) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Kind != trace.KindTool {
@@ -181,7 +196,7 @@ func (r validArguments) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	}
 	if err != nil {
 		return []trace.Finding{{
-			Rule: RuleArguments, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Error,
+			Rule: RuleArguments, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 			Message:  fmt.Sprintf("arguments of %q: %v", s.Name, err),
 			Evidence: s.Args, Tags: []string{"bad-arguments"},
 		}}

@@ -12,21 +12,21 @@ import (
 	"github.com/tmc/langchaingo/tools"
 )
 
-// Status says how a Run ended.
-type Status string
+// RunStatus says how a Run ended.
+type RunStatus string
 
 // Run statuses.
 const (
-	StatusDone    Status = "done"    // the model gave its final answer
-	StatusClarify Status = "clarify" // the user is asked a question (Result.Answer)
-	StatusRefused Status = "refused" // the answer is the refusal template
-	StatusHandoff Status = "handoff" // a human takes over
-	StatusPaused  Status = "paused"  // tool calls wait for approval: see Guard.Resume
+	StatusDone    RunStatus = "done"    // the model gave its final answer
+	StatusClarify RunStatus = "clarify" // the user is asked a question (Result.Answer)
+	StatusRefused RunStatus = "refused" // the answer is the refusal template
+	StatusHandoff RunStatus = "handoff" // a human takes over
+	StatusPaused  RunStatus = "paused"  // tool calls wait for approval: see Guard.Resume
 )
 
 // Result is the outcome of Run or Resume.
 type Result struct {
-	Status Status
+	Status RunStatus
 	// Answer is what to show the user: the model's final text, the
 	// clarifying question, the refusal template or the handoff message.
 	Answer string
@@ -57,7 +57,7 @@ type Result struct {
 // messages are not modified. A model error ends the run with that error and
 // the Result so far; a tool error is shown to the model as the tool's result.
 //
-// Calls to tools named in Config.RequireApproval pause the run (StatusPaused);
+// Calls to tools named in Config.Gates.RequireApproval pause the run (StatusPaused);
 // Resume continues it once a human has decided.
 func (g *Guard) Run(ctx context.Context, model llms.Model, tls []tools.Tool, messages []llms.MessageContent, options ...llms.CallOption) (*Result, error) {
 	rec := RecorderFrom(ctx)
@@ -110,7 +110,7 @@ func (g *Guard) Resume(ctx context.Context, model llms.Model, tls []tools.Tool, 
 
 func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]tools.Tool, res *Result) (*Result, error) {
 	opts := append([]llms.CallOption{llms.WithTools(llmsTools(index))}, res.options...)
-	limit := 2 * g.cfg.MaxSteps
+	limit := 2 * g.cfg.Gates.MaxSteps
 	if limit <= 0 {
 		limit = 100
 	}
@@ -136,7 +136,7 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 			return g.finish(res), nil
 		}
 		for i, call := range calls {
-			if slices.Contains(g.cfg.RequireApproval, call.FunctionCall.Name) {
+			if slices.Contains(g.cfg.Gates.RequireApproval, call.FunctionCall.Name) {
 				res.Pending = append(res.Pending, call)
 				continue
 			}
@@ -154,7 +154,7 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 		}
 	}
 	f := trace.Finding{
-		Rule: RuleIterations, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.Error,
+		Rule: RuleIterations, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
 		Message: fmt.Sprintf("no final answer after %d model turns", limit), Tags: []string{"step-budget"},
 	}
 	if g.cfg.Shadow {
@@ -163,7 +163,7 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 	f.Step = res.rec.Add(&trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: g.now(), Finding: &f})
 	g.report(ctx, res.rec, f)
 	res.Findings = append(res.Findings, f)
-	res.Status, res.Answer = StatusHandoff, g.cfg.HandoffMessage
+	res.Status, res.Answer = StatusHandoff, g.cfg.Answers.HandoffMessage
 	res.Messages = append(res.Messages, llms.TextParts(llms.ChatMessageTypeAI, res.Answer))
 	return g.finish(res), nil
 }
@@ -199,7 +199,7 @@ func (g *Guard) finish(res *Result) *Result {
 	return res
 }
 
-func statusOf(v trace.Verdict) Status {
+func statusOf(v trace.Verdict) RunStatus {
 	switch v {
 	case trace.Clarify:
 		return StatusClarify
@@ -210,7 +210,7 @@ func statusOf(v trace.Verdict) Status {
 	}
 }
 
-func terminalVerdict(s Status) trace.Verdict {
+func terminalVerdict(s RunStatus) trace.Verdict {
 	switch s {
 	case StatusClarify:
 		return trace.Clarify

@@ -16,7 +16,7 @@ import (
 // judge runs every rule on the proposed step s against rec's trace so far
 // and returns the findings and the verdict to enforce (Allow in shadow mode).
 func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trace.Verdict) {
-	if g.cfg.Disabled {
+	if g.cfg.Bypass {
 		return nil, trace.Allow
 	}
 	var out []trace.Finding
@@ -66,7 +66,7 @@ func strongest(findings []trace.Finding, v trace.Verdict) trace.Finding {
 // commit records s, then a gate step for each finding, and sends each
 // finding to the ledger.
 func (g *Guard) commit(ctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding) {
-	if g.cfg.Disabled {
+	if g.cfg.Bypass {
 		return
 	}
 	idx := rec.Add(s)
@@ -89,7 +89,7 @@ type gateStep struct {
 // report hands f to the reporter, which logs it and appends it to the
 // ledger off the step.
 func (g *Guard) report(ctx context.Context, rec *trace.Recorder, f trace.Finding) {
-	if g.cfg.Ledger == nil && g.cfg.Logger == nil {
+	if g.cfg.Observe.Ledger == nil && g.cfg.Observe.Logger == nil {
 		return
 	}
 	g.reports.send(ctx, trace.Violation{Time: g.now().UTC(), TraceID: rec.ID(), SessionID: rec.SessionID(), Finding: f})
@@ -111,7 +111,7 @@ func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool,
 	findings, v := g.judge(rec, s)
 	if t == nil && !slices.ContainsFunc(findings, func(f trace.Finding) bool { return f.Rule == RuleAllowList }) {
 		findings = append(findings, trace.Finding{
-			Rule: RuleAllowList, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.Error,
+			Rule: RuleAllowList, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 			Message: fmt.Sprintf("tool %q does not exist", call.Name), Evidence: call.Name, Tags: []string{"unknown-tool"},
 		})
 		v = g.enforced(findings)
@@ -170,12 +170,12 @@ func outcomeFindings(s *trace.Step) []trace.Finding {
 	case strings.Contains(s.Error, ErrToolPanic.Error()):
 		msg, _, _ := strings.Cut(s.Error, "\n")
 		return []trace.Finding{{
-			Rule: RuleToolError, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.Critical,
+			Rule: RuleToolError, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityCritical,
 			Message: msg, Tags: []string{"panic"},
 		}}
 	case strings.Contains(s.Error, ErrBreakerOpen.Error()):
 		return []trace.Finding{{
-			Rule: RuleBreaker, Step: s.Index, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.Error,
+			Rule: RuleBreaker, Step: s.Index, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.SeverityError,
 			Message: fmt.Sprintf("tool %q is failing and its circuit breaker is open", s.Name), Tags: []string{"breaker-open"},
 		}}
 	}
@@ -207,9 +207,9 @@ func (g *Guard) answer(f trace.Finding) string {
 		}
 		return "Could you tell me a little more about what you need?"
 	case trace.Handoff:
-		return g.cfg.HandoffMessage
+		return g.cfg.Answers.HandoffMessage
 	default:
-		return g.cfg.RefusalTemplate
+		return g.cfg.Answers.RefusalTemplate
 	}
 }
 

@@ -24,7 +24,7 @@ type stream struct {
 func (g *Guard) newStream(ctx context.Context, rec *trace.Recorder, opts llms.CallOptions) *stream {
 	st := &stream{ctx: ctx, user: opts.StreamingFunc}
 	if st.user != nil {
-		st.buffered = g.cfg.BufferStreams || slices.Contains(g.cfg.BufferRoutes, rec.Route())
+		st.buffered = g.cfg.Answers.BufferStreams || slices.Contains(g.cfg.Answers.BufferRoutes, rec.Route())
 		st.passThrough = !st.buffered
 	}
 	return st

@@ -24,9 +24,9 @@ func TestStreamingNeverBypassesChecks(t *testing.T) {
 		wantTag    bool // findings tagged already-streamed
 	}{
 		{"pass-through, allowed", guard.Config{}, "", []guardtest.Reply{honest}, "Let me check that for you.", false},
-		{"buffered, allowed", guard.Config{BufferStreams: true}, "", []guardtest.Reply{honest}, "Let me check that for you.", false},
-		{"buffered, refused: the fabrication never goes out", guard.Config{BufferStreams: true}, "", []guardtest.Reply{fabricated, fabricated}, guard.DefaultRefusal, false},
-		{"buffered route, retried then allowed", guard.Config{BufferRoutes: []string{"policy"}}, "policy", []guardtest.Reply{fabricated, honest}, "Let me check that for you.", false},
+		{"buffered, allowed", guard.Config{Answers: guard.Answers{BufferStreams: true}}, "", []guardtest.Reply{honest}, "Let me check that for you.", false},
+		{"buffered, refused: the fabrication never goes out", guard.Config{Answers: guard.Answers{BufferStreams: true}}, "", []guardtest.Reply{fabricated, fabricated}, guard.DefaultRefusal, false},
+		{"buffered route, retried then allowed", guard.Config{Answers: guard.Answers{BufferRoutes: []string{"policy"}}}, "policy", []guardtest.Reply{fabricated, honest}, "Let me check that for you.", false},
 		{"pass-through, corrected after streaming", guard.Config{}, "", []guardtest.Reply{fabricated}, "Per clause 7.3 you get ¥50.\n\n" + guard.DefaultRefusal, true},
 	}
 	for _, tt := range tests {

@@ -57,7 +57,7 @@ func (w *guardedTool) Parameters() any {
 }
 
 func (w *guardedTool) Call(ctx context.Context, input string) (string, error) {
-	if w.g.cfg.Disabled {
+	if w.g.cfg.Bypass {
 		return w.t.Call(ctx, input)
 	}
 	out := w.g.callTool(ctx, w.g.recorder(ctx), w.t, trace.Call{Name: w.t.Name(), Args: input}, input)

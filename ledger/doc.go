@@ -15,7 +15,7 @@
 //		return err
 //	}
 //	defer st.Close()
-//	g := guard.New(guard.Config{Ledger: st})
+//	g := guard.New(guard.Config{Observe: guard.Observation{Ledger: st}})
 //	defer g.Close(ctx) // delivers the findings still queued for the ledger
 //	...
 //	lessons, err := st.Lessons(ctx, ledger.Query{Since: time.Now().Add(-24 * time.Hour)})

@@ -39,20 +39,20 @@ func kindRank(k Kind) int {
 	return -1
 }
 
-// Status is where a constraint stands on the card.
-type Status string
+// State is where a constraint stands on the card.
+type State string
 
 // Statuses.
 const (
 	// Active: the constraint holds. Extractors return active constraints
 	// for new statements.
-	Active Status = "active"
+	Active State = "active"
 	// Superseded: a later statement on the same kind and key replaced it.
-	Superseded Status = "superseded"
+	Superseded State = "superseded"
 	// Revoked: the user lifted it ("actually, SMS is fine"). An extractor
 	// returns a revoked constraint to lift the active one with the same
 	// kind and key.
-	Revoked Status = "revoked"
+	Revoked State = "revoked"
 )
 
 // Sources of a constraint.
@@ -85,7 +85,7 @@ type Constraint struct {
 	Key    string `json:"key"`
 	Value  string `json:"value"`
 	Turn   int    `json:"turn"`
-	Status Status `json:"status"`
+	Status State `json:"status"`
 	Source string `json:"source,omitempty"` // SourceRule or SourceModel
 	// Ended is the turn in which a superseded or revoked constraint stopped
 	// holding; it is 0 for active ones.

@@ -35,7 +35,7 @@ trace.ImportOpenAI, gets its card from [RuleBased] run over its user turns.
 
 A [Constraint] has a [Kind] (address, phone, name, id, time_range,
 prohibition, preference, fact), a Key within the kind, a Value, the Turn it
-was stated in, a [Status] and a Source. Turns count user messages from 0,
+was stated in, a [State] and a Source. Turns count user messages from 0,
 as trace.Step.Turn indexes trace.Trace.UserTurns. A later statement on the
 same kind and key supersedes the earlier one ("my address is now B"); a
 revocation lifts it ("actually, SMS is fine", "可以发短信了"); the card keeps

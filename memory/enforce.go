@@ -55,6 +55,10 @@ type Enforcer struct {
 }
 
 // Check judges the proposed step s against the card of t, the trace so far.
+// Name is "memory", the name Config.Disable leaves the card's enforcement
+// out by.
+func (Enforcer) Name() string { return "memory" }
+
 func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Kind != trace.KindTool {
 		return nil
@@ -91,7 +95,7 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	out = append(out, call.staleAddresses(card.all)...)
 	for i := range out {
 		out[i].Step = s.Index
-		out[i].Verdict, out[i].Dimension, out[i].Severity = trace.Block, trace.Memory, trace.Error
+		out[i].Verdict, out[i].Dimension, out[i].Severity = trace.Block, trace.Memory, trace.SeverityError
 		out[i].Evidence, _ = trace.Truncate(s.Args, 256)
 	}
 	return out

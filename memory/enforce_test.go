@@ -98,7 +98,7 @@ func TestSMS26Turns(t *testing.T) {
 		if s.Name != "send_sms" || s.Turn != 24 || !s.Blocked {
 			t.Errorf("finding on step %+v, want the blocked send_sms of turn 24", s)
 		}
-		if f.Rule != RuleProhibition || f.Verdict != trace.Block || f.Dimension != trace.Memory || f.Severity != trace.Error {
+		if f.Rule != RuleProhibition || f.Verdict != trace.Block || f.Dimension != trace.Memory || f.Severity != trace.SeverityError {
 			t.Errorf("finding = %+v", f)
 		}
 		if want := "send_sms would contact the user by sms, which the user prohibited in turn 6: \"" + prohibition + "\""; f.Message != want {

@@ -127,7 +127,7 @@ func parseModelAnswer(answer string, turn int, text string) ([]Constraint, error
 	var out []Constraint
 	var errs []error
 	for i, it := range items {
-		c := normalize(Constraint{Kind: Kind(it.Kind), Key: it.Key, Value: it.Value, Status: Status(strings.ToLower(strings.TrimSpace(it.Status))), Source: SourceModel}, turn)
+		c := normalize(Constraint{Kind: Kind(it.Kind), Key: it.Key, Value: it.Value, Status: State(strings.ToLower(strings.TrimSpace(it.Status))), Source: SourceModel}, turn)
 		var problem string
 		switch {
 		case c.Validate() != nil:

@@ -51,7 +51,7 @@ type extraction struct {
 	out    []Constraint
 }
 
-func (x *extraction) add(kind Kind, key, value string, status Status) {
+func (x *extraction) add(kind Kind, key, value string, status State) {
 	c := normalize(Constraint{Kind: kind, Key: key, Value: value, Status: status, Source: SourceRule}, x.turn)
 	if c.Validate() != nil {
 		return

@@ -49,7 +49,7 @@ func goldenTraces() []*Trace {
 				{
 					Index: 4, Kind: KindGate, Name: "refund_needs_confirmation", Turn: 0,
 					Finding: &Finding{
-						Rule: "refund_needs_confirmation", Step: 5, Verdict: Clarify, Dimension: Accuracy, Severity: Warning,
+						Rule: "refund_needs_confirmation", Step: 5, Verdict: Clarify, Dimension: Accuracy, Severity: SeverityWarning,
 						Message:  "refund requested without the user's confirmation",
 						Question: "Shall I refund order 1042 to your card?",
 						Evidence: `{"id":1042}`, Tags: []string{"missing-confirmation", "irreversible"}, Shadow: true,

@@ -171,10 +171,10 @@ type Severity string
 
 // Severities.
 const (
-	Info     Severity = "info"
-	Warning  Severity = "warning"
-	Error    Severity = "error"
-	Critical Severity = "critical"
+	SeverityInfo     Severity = "info"
+	SeverityWarning  Severity = "warning"
+	SeverityError    Severity = "error"
+	SeverityCritical Severity = "critical"
 )
 
 // Finding is a rule's judgement of one step. Rules return findings; the guard

@@ -257,14 +257,14 @@ func TestDemoJudge(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			v, err := health.ParseVerdict(got)
+			v, err := health.ParseRating(got)
 			if err != nil || v.Score != tt.score || !strings.HasPrefix(v.Reason, tt.reason) {
 				t.Errorf("verdict %s (%v), want %d %q…", got, err, tt.score, tt.reason)
 			}
 		})
 	}
 	got, _ := llms.GenerateFromSinglePrompt(context.Background(), judge, prompt("other", "Agent: hi"))
-	if _, err := health.ParseVerdict(got); !errors.Is(err, health.ErrVerdict) {
+	if _, err := health.ParseRating(got); !errors.Is(err, health.ErrVerdict) {
 		t.Errorf("unknown case: %q is a verdict", got)
 	}
 }

@@ -263,7 +263,7 @@ func replayAndScore(ctx context.Context, cases []replay.Case, led *badgerstore.S
 	if interrupted {
 		sctx = context.WithoutCancel(ctx)
 	} else if m.judge != nil {
-		opts.Judge, opts.JudgeName, opts.JudgePricing = m.judge, o.judge, cfg.Pricing
+		opts.Judge, opts.JudgeName, opts.JudgePricing = m.judge, o.judge, cfg.Observe.Pricing
 	}
 	rep, err := health.Score(sctx, cases, runs, led, opts)
 	if err != nil && !interrupted && ctx.Err() != nil {

@@ -35,20 +35,20 @@ type funcAssertion struct {
 func (f funcAssertion) Name() string                 { return f.name }
 func (f funcAssertion) Check(t *trace.Trace) Outcome { return f.check(t) }
 
-// Status is what an assertion made of a trace.
-type Status string
+// AssertionStatus is what an assertion made of a trace.
+type AssertionStatus string
 
 // Statuses. The zero Status is a pass.
 const (
-	Pass Status = "pass" // the property holds
-	Fail Status = "fail" // it does not
-	Skip Status = "skip" // it does not apply to this trace (no JSON route, no citation, ...)
+	Pass AssertionStatus = "pass" // the property holds
+	Fail AssertionStatus = "fail" // it does not
+	Skip AssertionStatus = "skip" // it does not apply to this trace (no JSON route, no citation, ...)
 )
 
 // Outcome is an assertion's judgement of one trace. The zero Outcome is a
 // pass.
 type Outcome struct {
-	Status Status `json:"status,omitempty"`
+	Status AssertionStatus `json:"status,omitempty"`
 	// Finding describes a failure: the step it is about, a message, the
 	// evidence, and the verdict, dimension, severity and root-cause tags
 	// the ledger files it under. Its Rule is set to "ce_" + the assertion's
@@ -68,7 +68,7 @@ func Skipped() Outcome { return Outcome{Status: Skip} }
 // Accuracy and severity Error; set the fields of Finding to say otherwise.
 func Failed(step int, format string, args ...any) Outcome {
 	return Outcome{Status: Fail, Finding: trace.Finding{
-		Step: step, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.Error,
+		Step: step, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 		Message: fmt.Sprintf(format, args...),
 	}}
 }
@@ -80,7 +80,7 @@ func failedWith(f trace.Finding) Outcome {
 }
 
 // status returns o's status, the zero one being Pass.
-func (o Outcome) status() Status {
+func (o Outcome) status() AssertionStatus {
 	if o.Status == "" {
 		return Pass
 	}
@@ -337,7 +337,7 @@ func RefusalWithoutEvidence(tools guard.ToolPolicies, min float64, byRoute map[s
 				continue
 			}
 			f.Message = "answered although " + f.Message
-			f.Verdict, f.Severity = trace.Refuse, trace.Error
+			f.Verdict, f.Severity = trace.Refuse, trace.SeverityError
 			f.Tags = append(slices.Clip(f.Tags), "answered-without-evidence")
 			return failedWith(f)
 		}

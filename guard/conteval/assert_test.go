@@ -39,7 +39,7 @@ func retrieval(ids ...string) *trace.Step {
 type assertionCase struct {
 	name  string
 	trace *trace.Trace
-	want  Status
+	want  AssertionStatus
 	step  int // the failing step, when want is Fail
 }
 
@@ -220,7 +220,7 @@ func TestAssertionsOnGuardedRuns(t *testing.T) {
 	})
 	for _, tt := range []struct {
 		shadow bool
-		want   Status
+		want   AssertionStatus
 	}{{false, Pass}, {true, Fail}} {
 		g := guard.New(guard.Config{Shadow: tt.shadow, Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}})
 		model := guardtest.Script(

@@ -136,22 +136,12 @@ func GuardRuleNames() []string {
 	return []string{guard.RuleGrounding, guard.RuleProvenance, guard.RuleLoop, guard.RuleEmptyResult, guard.RuleConfirmation}
 }
 
-// guardRule returns the guard rule named name, configured by a.
+// guardRule returns the guard rule named name as a default guard with a's
+// tool policies runs it: the guard's own registry, so the assertion and the
+// online rule are one rule with one configuration.
 func (a AssertionConfig) guardRule(name string) guard.Rule {
-	tools := a.Tools()
-	switch name {
-	case guard.RuleGrounding:
-		return guard.Grounding(tools)
-	case guard.RuleProvenance:
-		return guard.Provenance(tools)
-	case guard.RuleLoop:
-		return guard.LoopLimit(3)
-	case guard.RuleEmptyResult:
-		return guard.EmptyResultGate(tools, "")
-	case guard.RuleConfirmation:
-		return guard.Confirmation(tools, false)
-	}
-	return nil
+	r, _ := guard.New(guard.Config{Tools: a.Tools()}).Rule(name)
+	return r
 }
 
 // Tools returns the tool policies the assertions use: RetrievalTools

@@ -204,7 +204,7 @@ type Report struct {
 	// RouteCounts are the pass counts of each route.
 	RouteCounts map[string]RouteCounts `json:"route_counts"`
 	// Verdict is Head.Verdict.
-	Verdict Verdict   `json:"verdict"`
+	Verdict Light   `json:"verdict"`
 	Cost    RoundCost `json:"cost"`
 	// Judge is set when the evaluator had a judge model.
 	Judge *JudgeStats `json:"judge,omitempty"`
@@ -242,7 +242,7 @@ func (r *Report) GateLine() string {
 		c.Total, c.Samples, c.PerSample, c.JudgeCalls, c.Judge, r.ConfigVersion)
 }
 
-func verdictWord(v Verdict) string {
+func verdictWord(v Light) string {
 	switch v {
 	case Green:
 		return "GREEN"

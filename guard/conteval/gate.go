@@ -42,25 +42,25 @@ func (g Gate) withDefaults() Gate {
 	return g
 }
 
-// Verdict is what the gate makes of a pass rate.
-type Verdict string
+// Light is what the gate makes of a pass rate.
+type Light string
 
 // Verdicts.
 const (
 	// Green: the interval's lower bound is at or above the floor.
-	Green Verdict = "green"
+	Green Light = "green"
 	// Yellow: the pass rate is at or above the floor, its lower bound below.
-	Yellow Verdict = "yellow"
+	Yellow Light = "yellow"
 	// Red: the pass rate is below the floor.
-	Red Verdict = "red"
+	Red Light = "red"
 	// NotEnough: the interval is wider than the gate's MaxWidth (and not
 	// wholly below the floor): add samples before judging.
-	NotEnough Verdict = "not-enough-samples"
+	NotEnough Light = "not-enough-samples"
 )
 
 // ExitCode is the command's exit status for v: 0 green or yellow, 1 red,
 // 2 not enough samples.
-func (v Verdict) ExitCode() int {
+func (v Light) ExitCode() int {
 	switch v {
 	case Red:
 		return 1
@@ -90,7 +90,7 @@ type Estimate struct {
 	// score interval. Both are [0, 1] when N is 0.
 	Bootstrap Interval `json:"bootstrap"`
 	Wilson    Interval `json:"wilson"`
-	Verdict   Verdict  `json:"verdict"`
+	Verdict   Light  `json:"verdict"`
 	// The gate's parameters, for reading the estimate alone.
 	Level    float64 `json:"level"`
 	Floor    float64 `json:"floor"`

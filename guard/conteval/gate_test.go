@@ -107,7 +107,7 @@ func TestGateVerdicts(t *testing.T) {
 	tests := []struct {
 		passes, n int
 		gate      Gate
-		want      Verdict
+		want      Light
 	}{
 		{112, 120, Gate{}, Red},                     // the seed check
 		{1000, 1000, Gate{}, Green},                 // Wilson lower bound 0.996

@@ -124,7 +124,7 @@ func judge(ctx context.Context, model llms.Model, pricing guard.Pricing, t *trac
 		r.Estimated = true
 	}
 	r.TokensIn, r.TokensOut = in, out
-	r.Cost = (float64(in)*pricing.InputPerMillion + float64(out)*pricing.OutputPerMillion) / 1e6
+	r.Cost = pricing.Cost(in, out)
 	first, rest, _ := strings.Cut(strings.TrimSpace(choice.Content), "\n")
 	word := strings.ToUpper(strings.TrimSpace(first))
 	switch {

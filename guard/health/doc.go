@@ -81,7 +81,7 @@ reference answer, the constraints, and excerpts of the knowledge-base
 rules the case touches: the documents its answers cite or its runs
 retrieved, else the best lexical matches of its turns and answers, cut to
 a bounded size. The judge answers {"score": 1-5, "reason": "..."} on the
-rubric's anchors; [ParseVerdict] holds it to exactly that.
+rubric's anchors; [ParseRating] holds it to exactly that.
 
 The verdicts never change the computed scores, the total, the band, the
 problems or the comparison: those stay reproducible from the runs alone.

@@ -117,7 +117,7 @@ func fixtureCases(t testing.TB) []replay.Case {
 }
 
 func fixtureConfig(led guard.Sink, shadow bool) guard.Config {
-	return guard.Config{Shadow: shadow, Ledger: led, Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}}
+	return guard.Config{Shadow: shadow, Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}, Observe: guard.Observation{Ledger: led}}
 }
 
 // fixtureRuns replays the fixture, with times made fixed when stable is set.

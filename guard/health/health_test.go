@@ -200,7 +200,7 @@ func TestCascade(t *testing.T) {
 	tests := []struct {
 		name   string
 		answer string
-		status guard.Status
+		status guard.RunStatus
 		steps  []*trace.Step
 		want   []string
 	}{
@@ -314,13 +314,13 @@ func TestViolationHit(t *testing.T) {
 		verdict trace.Verdict
 		want    Outcome
 	}{
-		{trace.Error, true, trace.Block, Failed},
-		{trace.Critical, true, trace.Retry, Failed},
-		{trace.Error, false, trace.Block, Recovered},
-		{trace.Critical, false, trace.Allow, Recovered}, // a recovered tool panic
-		{trace.Warning, true, trace.Clarify, Minor},
-		{trace.Warning, false, trace.Clarify, Minor},
-		{trace.Info, false, trace.Allow, Minor},
+		{trace.SeverityError, true, trace.Block, Failed},
+		{trace.SeverityCritical, true, trace.Retry, Failed},
+		{trace.SeverityError, false, trace.Block, Recovered},
+		{trace.SeverityCritical, false, trace.Allow, Recovered}, // a recovered tool panic
+		{trace.SeverityWarning, true, trace.Clarify, Minor},
+		{trace.SeverityWarning, false, trace.Clarify, Minor},
+		{trace.SeverityInfo, false, trace.Allow, Minor},
 	}
 	for _, tt := range tests {
 		v := trace.Violation{TraceID: "t", Finding: trace.Finding{Rule: "r", Verdict: tt.verdict, Severity: tt.sev, Shadow: tt.shadow, Dimension: trace.Coherence, Tags: []string{"cascade", "asserted-absence"}}}
@@ -408,7 +408,7 @@ func TestScoreFromLedger(t *testing.T) {
 	cases := fixtureCases(t)
 	runs := fixtureRuns(t, "unguarded", true, led, false)
 	// An earlier replay into the same ledger, with the same trace ids.
-	if _, err := led.Append(context.Background(), trace.Violation{Time: runs[0].Start.Add(-time.Hour), TraceID: runs[0].TraceID, Finding: trace.Finding{Rule: "stale", Severity: trace.Error, Shadow: true}}); err != nil {
+	if _, err := led.Append(context.Background(), trace.Violation{Time: runs[0].Start.Add(-time.Hour), TraceID: runs[0].TraceID, Finding: trace.Finding{Rule: "stale", Severity: trace.SeverityError, Shadow: true}}); err != nil {
 		t.Fatal(err)
 	}
 	opts := Options{Now: fixtureNow}

@@ -25,11 +25,11 @@ import (
 // The judge: an optional model (Options.Judge) that gives a second opinion
 // on the screened cases, beside the computed scores and never in them.
 
-// Limits of a judge's answer (see ParseVerdict).
+// Limits of a judge's answer (see ParseRating).
 const (
-	// MaxVerdict is the longest answer ParseVerdict accepts, in bytes.
-	MaxVerdict = 4 << 10
-	// MaxReason is the longest reason ParseVerdict accepts, in characters.
+	// MaxRating is the longest answer ParseRating accepts, in bytes.
+	MaxRating = 4 << 10
+	// MaxReason is the longest reason ParseRating accepts, in characters.
 	MaxReason = 800
 )
 
@@ -56,26 +56,26 @@ var judged = []trace.Dimension{trace.Accuracy, trace.Coherence, trace.Memory}
 // case, whatever its outcome.
 var hardFilters = []string{"fabrication", "cascade", "amnesia", "drift"}
 
-// Verdict is a judge's answer about one case.
-type Verdict struct {
+// Rating is a judge's answer about one case.
+type Rating struct {
 	// Score is from 1 to 5, anchored as the Rubric's: 5 healthy, 4 minor
 	// flaws, 3 errors recovered, 2 structural errors, 1 unusable.
 	Score  int    `json:"score"`
 	Reason string `json:"reason"`
 }
 
-// ParseVerdict reads a judge's answer: exactly one JSON object with
+// ParseRating reads a judge's answer: exactly one JSON object with
 // exactly the keys "score", an integer from 1 to 5, and "reason", a
 // non-empty string of at most MaxReason characters; the answer is at most
-// MaxVerdict bytes. White space around the object, and one Markdown code
+// MaxRating bytes. White space around the object, and one Markdown code
 // fence around it (```json … ```), are the only other text allowed. Any
 // other answer is an error wrapping ErrVerdict.
-func ParseVerdict(answer string) (Verdict, error) {
-	fail := func(format string, a ...any) (Verdict, error) {
-		return Verdict{}, &Error{Op: "judge", Err: fmt.Errorf("%w: "+format, append([]any{ErrVerdict}, a...)...)}
+func ParseRating(answer string) (Rating, error) {
+	fail := func(format string, a ...any) (Rating, error) {
+		return Rating{}, &Error{Op: "judge", Err: fmt.Errorf("%w: "+format, append([]any{ErrVerdict}, a...)...)}
 	}
-	if len(answer) > MaxVerdict {
-		return fail("answer is %d bytes, over %d", len(answer), MaxVerdict)
+	if len(answer) > MaxRating {
+		return fail("answer is %d bytes, over %d", len(answer), MaxRating)
 	}
 	s := strings.TrimSpace(answer)
 	if rest, ok := strings.CutPrefix(s, "```"); ok {
@@ -117,7 +117,7 @@ func ParseVerdict(answer string) (Verdict, error) {
 	if n := utf8.RuneCountInString(reason); n > MaxReason {
 		return fail("reason has %d characters, over %d", n, MaxReason)
 	}
-	return Verdict{Score: int(*raw.Score), Reason: reason}, nil
+	return Rating{Score: int(*raw.Score), Reason: reason}, nil
 }
 
 func jsonError(err error) string {
@@ -135,7 +135,7 @@ func jsonError(err error) string {
 
 // outcome is what a verdict's score says of a run, on the Rubric's anchors:
 // 5 nothing to report, 4 minor flaws, 3 errors recovered, 2 and 1 failed.
-func (v Verdict) outcome() Outcome {
+func (v Rating) outcome() Outcome {
 	switch {
 	case v.Score >= 5:
 		return ""
@@ -198,7 +198,7 @@ type JudgedCase struct {
 	Documents []string `json:"documents,omitempty"`
 	// Score and Reason are the verdict; Score is 0 when Error says why
 	// there is none: the call failed, or its answer was not a valid
-	// verdict (ParseVerdict).
+	// verdict (ParseRating).
 	Score  int    `json:"score,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	Error  string `json:"error,omitempty"`
@@ -296,7 +296,7 @@ func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionS
 		case o.Score >= 4:
 			jr.Disputed++
 		}
-		v := Verdict{Score: o.Score}
+		v := Rating{Score: o.Score}
 		for _, d := range o.Dimensions {
 			verdicts[d]++
 			if overrides[d] == nil {
@@ -401,12 +401,12 @@ func (s *scorer) ask(ctx context.Context, sc *screenedCase, timeout time.Duratio
 	text, in, out, estimated, err := callJudge(ctx, s.opts.Judge, msgs, timeout)
 	p := s.opts.JudgePricing
 	sc.out.TokensIn, sc.out.TokensOut, sc.out.Estimated = in, out, estimated
-	sc.out.Cost = (float64(in)*p.InputPerMillion + float64(out)*p.OutputPerMillion) / 1e6
+	sc.out.Cost = p.Cost(in, out)
 	if err != nil {
 		sc.out.Error = (&Error{Op: "judge", Err: err}).Error()
 		return true
 	}
-	v, err := ParseVerdict(text)
+	v, err := ParseRating(text)
 	if err != nil {
 		sc.out.Error = err.Error()
 		return true

@@ -50,7 +50,7 @@ func ExampleOptions_judge() {
 	// 1 call, 620+24 tokens, cost 0.00179
 }
 
-func ExampleParseVerdict() {
+func ExampleParseRating() {
 	for _, answer := range []string{
 		`{"score": 2, "reason": "Asserts the order does not exist after an empty lookup."}`,
 		"```json\n{\"score\": 5, \"reason\": \"Correct and grounded.\"}\n```",
@@ -58,7 +58,7 @@ func ExampleParseVerdict() {
 		`{"score": 4, "reason": "Fine.", "accuracy": 5}`,
 		`Score: 4. Fine.`,
 	} {
-		v, err := health.ParseVerdict(answer)
+		v, err := health.ParseRating(answer)
 		if err != nil {
 			fmt.Println(err)
 			continue

@@ -413,7 +413,7 @@ func (r *Report) Score(d trace.Dimension) DimensionScore {
 // The computed scores stay the scores: the judge changes no dimension's
 // Score, nor the total, band, problems or comparison, so that two reports
 // of the same runs agree whatever the judge said. A judge call that fails,
-// panics or answers with an invalid verdict (ParseVerdict) is recorded on
+// panics or answers with an invalid verdict (ParseRating) is recorded on
 // its case and never fails Score; when ctx ends, the cases not yet asked
 // are recorded as not judged.
 func Score(ctx context.Context, cases []replay.Case, runs []replay.Run, v Violations, opts Options) (*Report, error) {
@@ -873,7 +873,7 @@ var (
 	ErrWeights = errors.New("invalid weights")
 	// ErrRubric: a rubric threshold is not a share in (0, 1].
 	ErrRubric = errors.New("invalid rubric")
-	// ErrVerdict: a judge's answer is not a valid verdict (ParseVerdict).
+	// ErrVerdict: a judge's answer is not a valid verdict (ParseRating).
 	ErrVerdict = errors.New("invalid verdict")
 )
 

@@ -300,7 +300,7 @@ func violationHit(caseID string, v trace.Violation) Hit {
 		d = trace.Accuracy
 	}
 	h := Hit{Case: caseID, TraceID: v.TraceID, Turn: -1, Screen: "violation", Dimension: d, Tag: tag, Detail: clip(v.Message, 200)}
-	serious := v.Severity == trace.Error || v.Severity == trace.Critical
+	serious := v.Severity == trace.SeverityError || v.Severity == trace.SeverityCritical
 	switch {
 	case !serious:
 		h.Outcome = Minor

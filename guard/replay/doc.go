@@ -15,7 +15,7 @@ default 3), a few at a time, each run with a fresh agent from the user's
 case's turns one after the other through [Agent.Respond], which calls
 guard.Guard.Run (or the user's own loop over WrapModel and WrapTool) with
 the run's context, so every model turn, tool call and gate decision lands
-in the run's trace, and every finding in Config.Guard.Ledger. Each finished
+in the run's trace, and every finding in Config.Guard.Observe.Ledger. Each finished
 run's trace is appended to Config.Traces (execution_trace.jsonl), with the
 answers and errors in its metadata, so that [RunFromTrace] reads the runs
 back from the file.
@@ -109,7 +109,7 @@ malformed case with its line number and the reason:
 		return err // every malformed line, joined
 	}
 	runs, err := replay.Replay(ctx, cases, newAgent, replay.Config{
-		Guard:  guard.Config{Ledger: led, Shadow: true},
+		Guard:  guard.Config{Shadow: true, Observe: guard.Observation{Ledger: led}},
 		Label:  "unguarded",
 		Traces: traceFile,
 	})

@@ -50,7 +50,7 @@ type Config struct {
 	// Guard configures the guard every run goes through: a new guard.New
 	// per run, so that no state (breakers) leaks between runs. Set
 	// Guard.Shadow to replay "without guard rails": every rule still runs
-	// and every finding is recorded and sent to Guard.Ledger, but nothing
+	// and every finding is recorded and sent to Guard.Observe.Ledger, but nothing
 	// is enforced, so both replays are measured by the same detectors.
 	Guard guard.Config
 	// Label names the replay ("guarded", "unguarded"); it starts every
@@ -95,7 +95,7 @@ type Run struct {
 // Turn is the agent's reply to one user turn.
 type Turn struct {
 	Answer string       `json:"answer"`
-	Status guard.Status `json:"status,omitempty"`
+	Status guard.RunStatus `json:"status,omitempty"`
 }
 
 // Final returns the answer to the last turn answered, or "".
@@ -202,7 +202,7 @@ func (r *replayer) run(ctx context.Context, c *Case, repeat int) (run Run, ok bo
 		return run, false
 	}
 	id := r.cfg.Label + "-" + c.ID + "-" + strconv.Itoa(repeat)
-	rec := trace.NewRecorder(id, id, c.Route, trace.RecorderOptions{MaxField: r.cfg.Guard.MaxField})
+	rec := trace.NewRecorder(id, id, c.Route, trace.RecorderOptions{MaxField: r.cfg.Guard.Observe.MaxField})
 	run = Run{Label: r.cfg.Label, Case: c.ID, Repeat: repeat, TraceID: id}
 	rec.View(func(t *trace.Trace) { run.Start = t.Start })
 	begin := time.Now()
@@ -340,7 +340,7 @@ func RunFromTrace(t *trace.Trace) (run Run, ok bool) {
 		if !ok {
 			break
 		}
-		run.Turns = append(run.Turns, Turn{Answer: answer, Status: guard.Status(m[MetaStatus+strconv.Itoa(i)])})
+		run.Turns = append(run.Turns, Turn{Answer: answer, Status: guard.RunStatus(m[MetaStatus+strconv.Itoa(i)])})
 	}
 	return run, true
 }

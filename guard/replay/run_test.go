@@ -219,7 +219,7 @@ func TestReplayShadowRecordsFindings(t *testing.T) {
 		got = append(got, v)
 		return uint64(len(got)), nil
 	})
-	cfg := Config{Repeats: 1, Guard: guard.Config{Shadow: true, Ledger: sink, AllowedTools: []string{"other"}}}
+	cfg := Config{Repeats: 1, Guard: guard.Config{Shadow: true, Gates: guard.Gates{AllowedTools: []string{"other"}}, Observe: guard.Observation{Ledger: sink}}}
 	runs, err := Replay(context.Background(), testCases("ok"), newEcho, cfg)
 	if err != nil {
 		t.Fatal(err)

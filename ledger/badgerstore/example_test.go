@@ -24,7 +24,7 @@ func v(minute int, traceID, rule string, tags ...string) trace.Violation {
 		TraceID: traceID,
 		Finding: trace.Finding{
 			Rule: rule, Verdict: trace.Block, Dimension: trace.Accuracy,
-			Severity: trace.Error, Message: "answer cites no retrieved document", Tags: tags,
+			Severity: trace.SeverityError, Message: "answer cites no retrieved document", Tags: tags,
 		},
 	}
 }

@@ -35,7 +35,7 @@ func violation(rule, traceID string, tags ...string) trace.Violation {
 		TraceID: traceID,
 		Finding: trace.Finding{
 			Rule: rule, Verdict: trace.Block, Dimension: trace.Accuracy,
-			Severity: trace.Error, Message: rule + " fired", Tags: tags,
+			Severity: trace.SeverityError, Message: rule + " fired", Tags: tags,
 		},
 	}
 }

@@ -112,7 +112,7 @@ func TestQueryRoundTripsFields(t *testing.T) {
 	v := trace.Violation{
 		Time: t0, TraceID: "t", SessionID: "s",
 		Finding: trace.Finding{Rule: "r", Step: 3, Verdict: trace.Clarify, Dimension: trace.Memory,
-			Severity: trace.Warning, Message: "m", Question: "q?", Evidence: "<e>&", Tags: []string{"a", "b"}, Shadow: true},
+			Severity: trace.SeverityWarning, Message: "m", Question: "q?", Evidence: "<e>&", Tags: []string{"a", "b"}, Shadow: true},
 	}
 	seq := mustAppend(t, l, v)
 	es, err := l.Query(ctx, ledger.Query{})

@@ -25,7 +25,7 @@ func ExampleExport() {
 				Start: start.Add(710 * time.Millisecond), Duration: 90 * time.Millisecond},
 			{Index: 2, Kind: trace.KindTool, Name: "send_sms", CallID: "call_2", Blocked: true, Start: start.Add(800 * time.Millisecond)},
 			{Index: 3, Kind: trace.KindGate, Name: "allow_list", Start: start.Add(800 * time.Millisecond), Finding: &trace.Finding{
-				Rule: "allow_list", Step: 2, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.Error,
+				Rule: "allow_list", Step: 2, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 				Message: `tool "send_sms" is not allowed`}},
 			{Index: 4, Kind: trace.KindModel, Name: "gpt-4o", Result: "Your refund is done.", Start: start.Add(810 * time.Millisecond),
 				Duration: 400 * time.Millisecond, TokensIn: 210, TokensOut: 8},

@@ -45,19 +45,19 @@ func support() *trace.Trace {
 		{Kind: trace.KindTool, Name: "send_sms", CallID: "call_2", Args: `{"to":"` + phone + `"}`, Blocked: true,
 			Result: "[agentguard] call blocked by rule card_prohibition", Start: at(1410)},
 		{Kind: trace.KindGate, Name: "card_prohibition", Start: at(1410), Finding: &trace.Finding{
-			Rule: "card_prohibition", Step: 5, Verdict: trace.Block, Dimension: trace.Memory, Severity: trace.Error,
+			Rule: "card_prohibition", Step: 5, Verdict: trace.Block, Dimension: trace.Memory, Severity: trace.SeverityError,
 			Message: "the user asked for no SMS to " + phone, Evidence: `{"to":"` + phone + `"}`, Tags: []string{"prohibition"}}},
 		{Kind: trace.KindTool, Name: "refund", CallID: "call_3", Args: `{"order":"1042"}`,
 			Error: "refund failed: timeout for " + email + "\ngoroutine 1 [running]:\nmain.main()", Start: at(1420), Duration: 2 * time.Second},
 		{Kind: trace.KindGate, Name: "tool_error", Start: at(1420), Finding: &trace.Finding{
-			Rule: "tool_error", Step: 7, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.Critical, Message: "refund failed"}},
+			Rule: "tool_error", Step: 7, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityCritical, Message: "refund failed"}},
 		{Kind: trace.KindModel, Name: "gpt-4o", Result: "Your refund is on its way, " + email + ".", Start: at(3430), Duration: 400 * time.Millisecond,
 			TokensIn: 400, TokensOut: 15, Refusal: false, Citations: []string{"d1"}},
 		{Kind: trace.KindGate, Name: "grounding", Start: at(3430), Finding: &trace.Finding{
-			Rule: "grounding", Step: 9, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.Warning,
+			Rule: "grounding", Step: 9, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 			Message: "answer not grounded", Question: "Which order?", Shadow: true}},
 		{Kind: trace.KindGate, Name: "iterations", Start: at(3900), Finding: &trace.Finding{
-			Rule: "iterations", Step: -1, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.Error, Message: "too many turns"}},
+			Rule: "iterations", Step: -1, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError, Message: "too many turns"}},
 	}
 	for i, s := range steps {
 		s.Index = i

@@ -236,15 +236,19 @@ var Pricing = guard.Pricing{InputPerMillion: 2.5, OutputPerMillion: 10}
 // its trace with deterministic times.
 func record(ctx context.Context, p plan) (*trace.Trace, error) {
 	g := guard.New(guard.Config{
-		Shadow:          p.shadow,
-		RequireApproval: []string{"submit_return"},
-		Classifier:      guard.ClassifierFunc(shop.Classify),
-		Intents:         shop.Intents,
+		Shadow: p.shadow,
 		Tools: guard.ToolPolicies{
 			"search_kb":      {Retrieval: true},
 			"update_address": {Confirm: true},
 		},
-		Pricing: Pricing,
+		Gates: guard.Gates{
+			RequireApproval: []string{"submit_return"},
+			Classifier:      guard.ClassifierFunc(shop.Classify),
+			Intents:         shop.Intents,
+		},
+		Observe: guard.Observation{
+			Pricing: Pricing,
+		},
 	})
 	s := shop.New()
 	tls := s.Tools()

@@ -14,25 +14,29 @@ import (
 // with the given ledger and mode.
 func GuardConfig(ledger guard.Sink, shadow bool) guard.Config {
 	return guard.Config{
-		Ledger:          ledger,
-		Shadow:          shadow,
-		Rules:           []guard.Rule{AddressOnlyWhilePending},
-		RequireApproval: []string{"submit_return"},
-		Classifier:      guard.ClassifierFunc(Classify),
-		Intents:         Intents,
+		Shadow: shadow,
+		Rules:  []guard.Rule{AddressOnlyWhilePending},
 		Tools: guard.ToolPolicies{
 			"search_kb":      {Retrieval: true},
 			"update_address": {Confirm: true},
 		},
-		Memory:  &guard.MemoryOptions{Budget: 2000},
-		Pricing: guard.Pricing{InputPerMillion: 2.5, OutputPerMillion: 10},
+		Memory: &guard.MemoryOptions{Budget: 2000},
+		Gates: guard.Gates{
+			RequireApproval: []string{"submit_return"},
+			Classifier:      guard.ClassifierFunc(Classify),
+			Intents:         Intents,
+		},
+		Observe: guard.Observation{
+			Ledger:  ledger,
+			Pricing: guard.Pricing{InputPerMillion: 2.5, OutputPerMillion: 10},
+		},
 	}
 }
 
 // AddressOnlyWhilePending is a domain policy written as code: a delivery
 // address changes only while the order is pending, as the order lookup in
 // the trace says.
-var AddressOnlyWhilePending = guard.RuleFunc(func(t *trace.Trace, s *trace.Step) []trace.Finding {
+var AddressOnlyWhilePending = guard.NewRule("address-only-while-pending", func(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Kind != trace.KindTool || s.Name != "update_address" {
 		return nil
 	}
@@ -43,7 +47,7 @@ var AddressOnlyWhilePending = guard.RuleFunc(func(t *trace.Trace, s *trace.Step)
 		}
 		if status := p.ResultString("status"); status != "pending" {
 			return []trace.Finding{{
-				Rule: "address-only-while-pending", Verdict: trace.Handoff, Dimension: trace.Accuracy, Severity: trace.Error,
+				Rule: "address-only-while-pending", Verdict: trace.Handoff, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 				Message: fmt.Sprintf("order %s is %s; its address can no longer change", id, status), Tags: []string{"policy"},
 			}}
 		}
