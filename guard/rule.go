@@ -41,7 +41,7 @@ type funcRule struct {
 	check func(t *trace.Trace, s *trace.Step) []trace.Finding
 }
 
-func (r funcRule) Name() string                                          { return r.name }
+func (r funcRule) Name() string                                        { return r.name }
 func (r funcRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding { return r.check(t, s) }
 
 // Names of the built-in rules, as they appear in findings and in the ledger.

@@ -85,7 +85,7 @@ type Constraint struct {
 	Key    string `json:"key"`
 	Value  string `json:"value"`
 	Turn   int    `json:"turn"`
-	Status State `json:"status"`
+	Status State  `json:"status"`
 	Source string `json:"source,omitempty"` // SourceRule or SourceModel
 	// Ended is the turn in which a superseded or revoked constraint stopped
 	// holding; it is 0 for active ones.

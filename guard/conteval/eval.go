@@ -204,7 +204,7 @@ type Report struct {
 	// RouteCounts are the pass counts of each route.
 	RouteCounts map[string]RouteCounts `json:"route_counts"`
 	// Verdict is Head.Verdict.
-	Verdict Light   `json:"verdict"`
+	Verdict Light     `json:"verdict"`
 	Cost    RoundCost `json:"cost"`
 	// Judge is set when the evaluator had a judge model.
 	Judge *JudgeStats `json:"judge,omitempty"`

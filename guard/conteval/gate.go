@@ -90,7 +90,7 @@ type Estimate struct {
 	// score interval. Both are [0, 1] when N is 0.
 	Bootstrap Interval `json:"bootstrap"`
 	Wilson    Interval `json:"wilson"`
-	Verdict   Light  `json:"verdict"`
+	Verdict   Light    `json:"verdict"`
 	// The gate's parameters, for reading the estimate alone.
 	Level    float64 `json:"level"`
 	Floor    float64 `json:"floor"`

@@ -31,7 +31,7 @@ type TrendPoint struct {
 	// Head and All are the two curves' points: never merged.
 	Head    CurvePoint `json:"head"`
 	All     CurvePoint `json:"all"`
-	Verdict Light    `json:"verdict"`
+	Verdict Light      `json:"verdict"`
 	Cost    float64    `json:"cost"`
 	// Routes holds each route's pass counts in the round.
 	Routes map[string]RouteCounts `json:"routes,omitempty"`

@@ -94,7 +94,7 @@ type Run struct {
 
 // Turn is the agent's reply to one user turn.
 type Turn struct {
-	Answer string       `json:"answer"`
+	Answer string          `json:"answer"`
 	Status guard.RunStatus `json:"status,omitempty"`
 }
 
