@@ -16,6 +16,7 @@ const (
 	RuleInvariant    = "value-invariant"
 	RuleProvenance   = "argument-provenance"
 	RuleInjection    = "injected-argument"
+	RuleRelay        = "untrusted-relay"
 	RuleConfirmation = "confirmation"
 )
 

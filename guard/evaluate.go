@@ -59,7 +59,9 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 		}
 		r.Findings = append(r.Findings, outcomeFindings(s)...)
 		if argsCut(s) {
-			r.Findings = append(r.Findings, recordedFindings(t, s.Index, RuleArguments)...)
+			for _, rule := range []string{RuleArguments, RuleProvenance, RuleInjection} {
+				r.Findings = append(r.Findings, recordedFindings(t, s.Index, rule)...)
+			}
 		}
 	}
 	r.Score = max(0, 100-g.cfg.Evaluation.Penalty*r.Violations())

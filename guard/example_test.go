@@ -48,8 +48,9 @@ func ExampleGuard_WrapTool() {
 
 func ExampleEvaluate() {
 	tr := &trace.Trace{
-		ID:    "t1",
-		Tools: []trace.ToolSpec{{Name: "search_kb"}},
+		ID:        "t1",
+		UserTurns: []string{"How do refunds work?"},
+		Tools:     []trace.ToolSpec{{Name: "search_kb"}},
 		Steps: []*trace.Step{
 			{Index: 0, Kind: trace.KindTool, Name: "search_kb", Args: `{"q":"refund"}`, Result: `[{"id":"KB-REF-01","score":0.8}]`},
 			{Index: 1, Kind: trace.KindTool, Name: "send_sms", Args: `{"to":"+8613800000000"}`},

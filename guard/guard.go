@@ -103,7 +103,29 @@ type Gates struct {
 	// MaxRetries bounds how often a model step judged Retry is asked again
 	// within one call. Zero means 1; negative means never.
 	MaxRetries int
+	// Profile says who authorizes consequential calls: the user turn by
+	// turn (ProfileConversational, the default) or the user's task as a
+	// whole (ProfileAutonomous).
+	Profile Profile
 }
+
+// Profile says what authorizes the agent's consequential calls.
+type Profile string
+
+// Profiles.
+const (
+	// ProfileConversational, the default, is customer service: a
+	// destructive write (cancel, delete, refund, transfer, pay) needs the
+	// user's request for it in their own words, or their yes after the
+	// agent proposed it; content the user pointed at may supply the values
+	// of the writes the user asked for.
+	ProfileConversational Profile = "conversational"
+	// ProfileAutonomous is an agent given a task: the task authorizes the
+	// writes it names, and content the user pointed at may supply their
+	// values; a write the task does not name, driven by a value only
+	// third-party content holds, is still an injection.
+	ProfileAutonomous Profile = "autonomous"
+)
 
 // Answers sets what the user is told when a rule stops a run.
 type Answers struct {
@@ -265,9 +287,11 @@ func (g *Guard) builtin() []Rule {
 		SimilarityGate(cfg.Tools, cfg.Gates.MinSimilarity, cfg.Gates.RouteSimilarity),
 		Grounding(cfg.Tools),
 		Invariants(cfg.Gates.JSONRoutes, cfg.Gates.Invariants...),
-		Provenance(cfg.Tools),
+		Provenance(cfg.Tools, cfg.Gates.Profile),
 		Confirmation(cfg.Tools, cfg.Gates.ConfirmWrites),
+		Authorization(cfg.Tools, cfg.Gates.Profile),
 		FalseClaims(cfg.Tools),
+		Relay(cfg.Tools),
 	}
 }
 

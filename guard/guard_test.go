@@ -181,7 +181,8 @@ func TestFirstRules(t *testing.T) {
 				loopCall, guardtest.ToolCall("query_order", `{"order_id":"A1002"}`), guardtest.ToolCall("query_order", `{"order_id":"A1003"}`),
 			},
 			wantStatus: guard.StatusHandoff,
-			wantRules:  []string{"max-steps@handoff"},
+			// A1002 and A1003 are ids the user never gave: warnings.
+			wantRules:  []string{"argument-provenance@allow", "max-steps@handoff", "argument-provenance@allow"},
 			wantResult: "handed to a human",
 			wantRuns:   2,
 		},
@@ -204,7 +205,7 @@ func TestFirstRules(t *testing.T) {
 			name:       "wrong argument type",
 			script:     []guardtest.Reply{guardtest.ToolCall("query_order", `{"order_id": 1001}`), guardtest.Text("Sorry.")},
 			wantStatus: guard.StatusDone,
-			wantRules:  []string{"tool-arguments@retry"},
+			wantRules:  []string{"tool-arguments@retry", "argument-provenance@allow"}, // 1001 is not A1001
 			wantResult: "order_id: want string, got number",
 		},
 		{
@@ -236,7 +237,7 @@ func TestFirstRules(t *testing.T) {
 				t.Errorf("no tool result contains %q: %q", tt.wantResult, toolResults(res.Messages))
 			}
 			for _, f := range res.Findings {
-				if s := res.Trace.Steps[f.Step]; s.Kind == trace.KindTool && !s.Blocked {
+				if s := res.Trace.Steps[f.Step]; s.Kind == trace.KindTool && !s.Blocked && f.Verdict != trace.Allow {
 					t.Errorf("step %d judged %s but not blocked", f.Step, f.Verdict)
 				}
 			}
@@ -250,7 +251,13 @@ func TestFirstRules(t *testing.T) {
 					t.Errorf("offline finding %d at step %d, online at %d", i, rep.Findings[i].Step, res.Findings[i].Step)
 				}
 			}
-			if wantScore := max(0, 100-20*len(tt.wantRules)); rep.Score != wantScore {
+			violations := 0 // findings judged Allow are warnings: they cost no points
+			for _, r := range tt.wantRules {
+				if !strings.HasSuffix(r, "@allow") {
+					violations++
+				}
+			}
+			if wantScore := max(0, 100-20*violations); rep.Score != wantScore {
 				t.Errorf("score = %d, want %d", rep.Score, wantScore)
 			}
 		})
@@ -261,7 +268,7 @@ func TestShadowModeRecordsButNeverBlocks(t *testing.T) {
 	g := guard.New(guard.Config{Shadow: true})
 	call := guardtest.ToolCall("query_order", `{"order_id":"A1001"}`)
 	tool := orderTool()
-	res, err := g.Run(context.Background(), guardtest.Script(call, call, call, guardtest.Text("It shipped.")), []tools.Tool{tool}, human("Where?"))
+	res, err := g.Run(context.Background(), guardtest.Script(call, call, call, guardtest.Text("It shipped.")), []tools.Tool{tool}, human("Where is A1001?"))
 	if err != nil {
 		t.Fatal(err)
 	}

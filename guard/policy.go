@@ -28,6 +28,13 @@ type ToolPolicy struct {
 	// pages, files, e-mails, messages. Identifying values that reach a
 	// state-changing call only through such results are flagged as injected.
 	Untrusted bool `json:"untrusted,omitempty"`
+	// TrustedFields and UntrustedFields set trust per result field, by key:
+	// the ids and handles of a listing are records the agent may act on,
+	// its text fields third-party content. Without them, a field is
+	// content when it reads as prose (sentences, a message body, a page)
+	// and a record otherwise.
+	TrustedFields   []string `json:"trusted_fields,omitempty"`
+	UntrustedFields []string `json:"untrusted_fields,omitempty"`
 	// Confirm requires the user's explicit confirmation, in the turn before
 	// the call, of a state-changing call; without it the verdict is Clarify.
 	Confirm bool `json:"confirm,omitempty"`

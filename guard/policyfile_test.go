@@ -87,7 +87,7 @@ func TestLoadPolicy(t *testing.T) {
 		{name: "duration as a number", in: `{"resilience": {"backoff": 200}}`, wantErr: `guard: policy: resilience.backoff: want a duration string such as "30s", got 200`},
 		{name: "bad verdict", in: `{"empty_result": "ask"}`, wantErr: `guard: policy: empty_result: "ask" is not a verdict for empty results (want "clarify", "retry" or "handoff")`},
 		{name: "bad effect", in: `{"tools": {"pay": {"effect": "mutate"}}}`, wantErr: `guard: policy: tools.pay.effect: "mutate" is not an effect (want "read", "write" or "auto")`},
-		{name: "unknown rule", in: `{"disable": ["loops"]}`, wantErr: `guard: policy: disable[0]: "loops" is not a built-in rule (known: tool-allow-list, tool-arguments, loop, max-steps, intent-confidence, empty-result, retrieval-similarity, grounding, value-invariant, argument-provenance, confirmation, false-claim, memory)`},
+		{name: "unknown rule", in: `{"disable": ["loops"]}`, wantErr: `guard: policy: disable[0]: "loops" is not a built-in rule (known: tool-allow-list, tool-arguments, loop, max-steps, intent-confidence, empty-result, retrieval-similarity, grounding, value-invariant, argument-provenance, confirmation, write-authorization, false-claim, untrusted-relay, memory)`},
 		{name: "schema not an object", in: `{"tools": {"t": {"schema": "object"}}}`, wantErr: `guard: policy: tools.t.schema: want an object, got "object"`},
 		{name: "confidence out of range", in: `{"min_intent_confidence": 60}`, wantErr: `guard: policy: min_intent_confidence: 60 is not between 0 and 1`},
 		{name: "negative similarity", in: `{"route_similarity": {"refund": -0.1}}`, wantErr: `guard: policy: route_similarity.refund: -0.1 is negative`},
@@ -157,10 +157,12 @@ func TestPolicyEffect(t *testing.T) {
 		name, policy string
 		want         []string
 	}{
-		{name: "default", policy: `{}`},
+		// The page is third-party text: the user asked for a summary, not an
+		// e-mail to an address on it.
+		{name: "default", policy: `{}`, want: []string{guard.RuleInjection}},
 		{name: "web pages untrusted", policy: `{"tools": {"get_webpage": {"untrusted": true}}}`, want: []string{guard.RuleInjection}},
-		{name: "confirm writes", policy: `{"confirm_writes": true}`, want: []string{guard.RuleConfirmation}},
-		{name: "allow-list", policy: `{"allowed_tools": ["get_webpage"]}`, want: []string{guard.RuleAllowList}},
+		{name: "confirm writes", policy: `{"confirm_writes": true}`, want: []string{guard.RuleInjection, guard.RuleConfirmation}},
+		{name: "allow-list", policy: `{"allowed_tools": ["get_webpage"]}`, want: []string{guard.RuleAllowList, guard.RuleInjection}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := guard.LoadPolicy(strings.NewReader(tc.policy))

@@ -3,11 +3,13 @@ package guard
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/agentguard/agentguard/trace"
 )
@@ -141,182 +143,431 @@ func wordByte(text string, i int) bool {
 	return c >= 0x80 || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
 
-// source is one place a value can come from.
-type source struct {
-	step    *trace.Step // nil for user turns and the memory card
-	trusted bool
-	json    any // the decoded result, when it is JSON
-	text    string
-}
-
-// Provenance checks the identifying values passed to state-changing tools
-// (recipients, accounts, IBANs, e-mails, phones, order ids, addresses):
+// Provenance judges the arguments of tool calls by where their values came
+// from (the origins index), never by how the text around them is worded:
 //
-//   - each must come from somewhere: the user's turns, the memory card, or
-//     the result of an earlier tool call; one that appears nowhere was made
-//     up (RuleProvenance);
-//   - one that appears only in untrusted content — results of tools whose
-//     policy is Untrusted, or any result that carries instructions — was
-//     injected (RuleInjection);
-//   - content passed to the call (a message body, a subject, a note) that
-//     quotes the result of an earlier call about one entity must go to that
-//     same entity: sending customer 3's quotes to customer 7 is flagged
+//   - an identifying value (recipient, account, IBAN, phone, e-mail, URL,
+//     id, address, password) of a state-changing call must have an
+//     authorized origin: a user turn, the memory card, a record field of a
+//     tool result, or content the user pointed the agent at, for a write
+//     the user asked for. A value whose only origins are third-party text
+//     (an e-mail body, a page, a file, a review) was injected
+//     (RuleInjection), however that text is worded; the agent's own earlier
+//     arguments are never an origin, so passing an injected address through
+//     a lookup first does not launder it. Phrases that address the agent
+//     with orders (CarriesInstructions) raise the finding's severity only;
+//   - a URL or id passed to a read is held to the same: reading a page that
+//     only injected content named is how data leaves;
+//   - an id used in any call that appears nowhere — no user turn, no
+//     result, no card — was made up (RuleProvenance);
+//   - content passed to a write (a body, a note) that quotes a result about
+//     one entity must go to that entity, unless the user named the
+//     recipient: sending customer 3's quotes to customer 7 is flagged
 //     (RuleProvenance).
 //
 // Findings are judged Block.
-func Provenance(tools ToolPolicies) Rule {
+func Provenance(tools ToolPolicies, profile Profile) Rule {
 	return NewRule(RuleProvenance, func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		if s.Kind != trace.KindTool {
-			return nil
-		}
-		write := stateChanging(s.Name, tools[s.Name])
-		if !write && !strings.Contains(s.Args, "http") && !strings.Contains(s.Args, "www.") {
-			return nil // a read is checked for injected URLs only
+		if s.Kind != trace.KindTool || argsCut(s) {
+			return nil // Evaluate keeps the decision recorded online on the whole arguments
 		}
 		args, ok := argsMap(s.Args)
 		if !ok {
 			return nil
 		}
+		write := stateChanging(s.Name, tools[s.Name])
+		ix := origins(t, tools)
+		var out []trace.Finding
 		var idents, contents []string
-		var identPaths []string
 		walk("", args, func(path string, leaf any) {
 			v, ok := leafString(leaf)
 			if !ok || strings.TrimSpace(v) == "" {
 				return
 			}
+			key := lastKey(path)
+			ident := identifying(path, v)
 			switch {
-			case !write:
-				// A read goes wherever it is pointed: only a URL that
-				// untrusted content supplied is suspect.
-				if urlValue.MatchString(v) {
-					idents, identPaths = append(idents, v), append(identPaths, path)
+			case !ident:
+				if write && (contentKey.MatchString(key) || len(v) >= 40) {
+					contents = append(contents, v)
 				}
-			case contentKey.MatchString(lastKey(path)) || (len(v) >= 40 && !identifying(path, v)):
-				contents = append(contents, v)
-			case identifying(path, v):
-				idents, identPaths = append(idents, v), append(identPaths, path)
+				return
+			case !write && !urlValue.MatchString(v) && !idKey(key):
+				return // a read goes where it is pointed, but not to a URL or id from nowhere
 			}
-		})
-		if len(idents) == 0 {
-			return nil
-		}
-		sources := collectSources(t, tools)
-		truncated := slices.ContainsFunc(t.Steps, func(p *trace.Step) bool { return p.Truncated })
-		var out []trace.Finding
-		for i, v := range idents {
-			trusted, untrusted := false, false
-			for _, src := range sources {
-				if src.has(v) {
-					if src.trusted {
-						trusted = true
-						break
-					}
-					untrusted = true
+			idents = append(idents, v)
+			os := ix.of(v)
+			if len(os) == 0 {
+				// Made up — unless the record is incomplete: a result the
+				// recorder cut, or a trace that holds no user turn (a
+				// wrapped tool called outside any recorded conversation).
+				if ix.truncated || len(t.UserTurns) == 0 || !write && !idKey(key) {
+					return
 				}
-			}
-			switch {
-			case trusted:
-			case untrusted:
+				// A write with a made-up value is stopped; a read with a
+				// made-up id only fetches the wrong thing, which the
+				// empty-result and grounding gates watch: it is a warning.
+				verdict, sev := trace.Block, trace.SeverityError
+				if !write {
+					verdict, sev = trace.Allow, trace.SeverityWarning
+				}
 				out = append(out, trace.Finding{
-					Rule: RuleInjection, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
-					Message:  fmt.Sprintf("%s=%q reaches %q only from untrusted content", identPaths[i], v, s.Name),
-					Evidence: v, Tags: []string{"injection"},
-				})
-			case !write || truncated:
-				// A read may explore; and a value may hide in the part of
-				// a result the recorder cut.
-			default:
-				out = append(out, trace.Finding{
-					Rule: RuleProvenance, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
-					Message:  fmt.Sprintf("%s=%q comes from no user turn, memory or earlier tool result", identPaths[i], v),
+					Rule: RuleProvenance, Step: s.Index, Verdict: verdict, Dimension: trace.Accuracy, Severity: sev,
+					Message:  fmt.Sprintf("%s=%q comes from no user turn, memory or earlier tool result", path, v),
 					Evidence: v, Tags: []string{"unsourced-value"},
 				})
+				return
 			}
-		}
-		if f, ok := entityMismatch(t, s, idents, contents); ok && write {
-			out = append(out, f)
+			if slices.ContainsFunc(os, func(o origin) bool {
+				switch {
+				case o.kind == fromEcho:
+					return false
+				case o.kind != fromContent:
+					return true
+				case !o.delegated:
+					return false
+				case !write:
+					return true // reading on from what the user pointed at
+				}
+				// A value from content the user pointed at drives only a
+				// write the user named in their own words: "pay the bill in
+				// bill.txt" lets the bill's IBAN be paid; "summarise this
+				// page" lets none of its addresses be written to.
+				return !o.indirect && named(t, s.Name, false)
+			}) {
+				return
+			}
+			src := os[0]
+			for _, o := range os {
+				if o.kind == fromContent {
+					src = o
+					break
+				}
+			}
+			if src.kind != fromContent {
+				return // only echoes of the agent's own arguments: judged as no origin above
+			}
+			sev := trace.SeverityCritical
+			msg := fmt.Sprintf("%s=%q reaches %q only from third-party content (%s)", path, v, s.Name, src.tool)
+			if src.delegated {
+				msg = fmt.Sprintf("%s=%q comes only from content the user pointed at (%s), for a call the user did not ask for", path, v, src.tool)
+			}
+			tags := []string{"injection"}
+			if slices.ContainsFunc(os, func(o origin) bool { return stepCarriesInstructions(t, stepAt(t, o.step)) }) {
+				tags = append(tags, "instructions")
+			}
+			out = append(out, trace.Finding{
+				Rule: RuleInjection, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: sev,
+				Message: msg, Evidence: v, Tags: tags,
+			})
+		})
+		if write {
+			if f, ok := entityMismatch(t, ix, s, idents, contents); ok {
+				out = append(out, f)
+			}
 		}
 		return out
 	})
 }
 
-func (src source) has(v string) bool {
-	if src.json != nil {
-		found := false
-		walk("", src.json, func(_ string, leaf any) {
-			if found {
-				return
-			}
-			if l, ok := leafString(leaf); ok && (norm(canonical(l)) == norm(canonical(v)) || (len(v) > 4 && mentions(l, v))) {
-				found = true
-			}
-		})
-		return found
-	}
-	return mentions(src.text, v)
+// idKey reports whether an argument key names an identifier: id, *_id,
+// *Id, or a key identKey knows.
+func idKey(key string) bool {
+	k := strings.ToLower(key)
+	return k == "id" || strings.HasSuffix(k, "_id") || strings.HasSuffix(key, "Id") || strings.HasSuffix(k, "号")
 }
 
-func collectSources(t *trace.Trace, tools ToolPolicies) []source {
-	var out []source
-	for _, u := range t.UserTurns {
-		out = append(out, source{trusted: true, text: u})
+// stepAt returns the step recorded at index i of t, or an empty step.
+func stepAt(t *trace.Trace, i int) *trace.Step {
+	if i >= 0 && i < len(t.Steps) && t.Steps[i] != nil {
+		return t.Steps[i]
 	}
-	for _, p := range t.Steps {
-		switch {
-		case p.Kind == trace.KindMemory:
-			out = append(out, source{trusted: true, text: p.Result})
-		case (p.Kind == trace.KindTool || p.Kind == trace.KindRetrieval) && !p.Blocked && p.Result != "":
-			src := source{step: p, text: p.Result, trusted: !tools[p.Name].Untrusted && !stepCarriesInstructions(t, p)}
-			var v any
-			if json.Unmarshal([]byte(p.Result), &v) == nil {
-				src.json = v
+	return &trace.Step{}
+}
+
+// actionFamilies groups the words that name one kind of thing a write acts
+// on, in tool names and in what users write. A write is named by the user
+// when a word of its tool's name, or of the same family, appears in a user
+// turn. It is vocabulary about the user's own words, never about
+// third-party text.
+var actionFamilies = map[string][]string{
+	"pay":      {"pay", "payment", "bill", "transfer", "money", "refund", "rent", "transaction", "付", "钱", "费", "付款", "支付", "转账", "缴费", "退款", "房租"},
+	"message":  {"send", "message", "messages", "dm", "text", "sms", "email", "e-mail", "mail", "reply", "forward", "tell", "发送", "回复", "转发", "短信", "邮件", "消息", "通知"},
+	"web":      {"webpage", "website", "page", "site", "blog", "post", "网站", "网页"},
+	"calendar": {"calendar", "event", "meeting", "appointment", "reminder", "日程", "会议", "提醒"},
+	"lodging":  {"hotel", "stay", "room", "accommodation", "lodging", "酒店", "住"},
+	"car":      {"car", "rental", "rent", "租车"},
+	"food":     {"restaurant", "dinner", "lunch", "breakfast", "table", "eat", "餐厅", "饭店"},
+	"file":     {"file", "document", "doc", "folder", "文件", "文档"},
+	"secret":   {"password", "passcode", "密码"},
+	"remove":   {"cancel", "delete", "remove", "取消", "删除"},
+}
+
+// genericWords carry no object in a tool name: update_user_info acts on
+// nothing the user would name.
+var genericWords = []string{"user", "info", "information", "details", "data", "to", "for", "of", "by", "in", "on", "new", "all", "item", "items", "my"}
+
+// namedByUser reports whether the user's task names what the tool acts on:
+// the object words of its name (reserve_hotel: hotel; send_money: money),
+// or the verb when the name has no object, each with its family. A tool
+// whose words are all generic is taken as named.
+func namedByUser(t *trace.Trace, tool string) bool { return named(t, tool, true) }
+
+// named reports whether the user's turns — and, when viaContent is true and
+// the user handed the task to content, that content — name the tool's
+// object.
+func named(t *trace.Trace, tool string, viaContent bool) bool {
+	words := nameWords(tool)
+	objects := slices.DeleteFunc(slices.Clone(words[min(1, len(words)):]), func(w string) bool { return slices.Contains(genericWords, w) })
+	if len(objects) == 0 {
+		objects = words[:min(1, len(words))]
+	}
+	if len(objects) == 0 {
+		return true
+	}
+	var want []string
+	for _, w := range objects {
+		want = append(want, w)
+		for _, fam := range actionFamilies {
+			if slices.Contains(fam, w) {
+				want = append(want, fam...)
 			}
-			out = append(out, src)
-			// The call's own arguments were vetted when it was made.
-			out = append(out, source{step: p, trusted: true, text: p.Args})
+		}
+	}
+	texts := t.UserTurns
+	if viaContent && delegatesTask(t) {
+		// "Do the tasks on my to-do list at …": what the user pointed at
+		// is the task.
+		texts = append(slices.Clone(texts), delegatedTexts(t)...)
+	}
+	for _, u := range texts {
+		lu := strings.ToLower(u)
+		for _, w := range want {
+			if w[0] >= 0x80 && strings.Contains(lu, w) || w[0] < 0x80 && containsWord(lu, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// taskWords are what users write when they hand the task itself to content
+// they point at: "follow the instructions in the file", "do the tasks on my
+// to-do list", "按照文件里的要求做".
+var taskWords = []string{"instructions", "instruction", "tasks", "todo", "to-do", "follow", "checklist", "按照", "照着", "任务", "待办", "要求做"}
+
+// delegatesTask reports whether a user turn hands the task to content.
+func delegatesTask(t *trace.Trace) bool {
+	for _, u := range t.UserTurns {
+		lu := strings.ToLower(u)
+		for _, w := range taskWords {
+			if w[0] >= 0x80 && strings.Contains(lu, w) || w[0] < 0x80 && containsWord(lu, w) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// delegatedTexts returns the results of the calls the user pointed at
+// directly.
+func delegatedTexts(t *trace.Trace) []string {
+	var out []string
+	ix := origins(t, nil)
+	for _, o := range ix.origins {
+		if o.kind == fromContent && o.delegated && !o.indirect {
+			if p := stepAt(t, o.step); !slices.Contains(out, p.Result) {
+				out = append(out, p.Result)
+			}
 		}
 	}
 	return out
 }
 
+// nameWords splits a tool name into lower-case words: send_money, sendMoney
+// and send-money give send, money.
+func nameWords(name string) []string {
+	var out []string
+	cur := []rune{}
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	for i, r := range name {
+		switch {
+		case r == '_' || r == '-' || r == '.' || r == ' ':
+			flush()
+		case i > 0 && r >= 'A' && r <= 'Z':
+			flush()
+			cur = append(cur, r)
+		default:
+			cur = append(cur, r)
+		}
+	}
+	flush()
+	return out
+}
+
+// containsWord reports whether text holds w as a whole word (or its plural
+// or past tense).
+func containsWord(text, w string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], w)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(w)
+		for _, suffix := range []string{"s", "ed", "d", "ing", "es"} {
+			if strings.HasPrefix(text[end:], suffix) && !wordByte(text, end+len(suffix)) {
+				end += len(suffix)
+				break
+			}
+		}
+		if !wordByte(text, start-1) && !wordByte(text, end) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
 // entityMismatch finds content that quotes an earlier result about one
-// entity while the call's identifying values point at another.
-func entityMismatch(t *trace.Trace, s *trace.Step, idents, contents []string) (trace.Finding, bool) {
-	if len(contents) == 0 {
+// entity — or names that result's lookup key — while the call's recipients
+// point at another, with nothing linking the two: the quoted record does
+// not hold the recipient, no record holds both the lookup key and the
+// recipient, and no user turn names both entities. A recipient the user
+// gave is the user's decision.
+func entityMismatch(t *trace.Trace, ix *originIndex, s *trace.Step, idents, contents []string) (trace.Finding, bool) {
+	if len(contents) == 0 || len(idents) == 0 {
 		return trace.Finding{}, false
 	}
-	content := strings.Join(contents, "\n")
-	var about []string // the entities the content is about
-	var from *trace.Step
-	for _, p := range t.Steps {
-		if p.Kind != trace.KindTool || p.Blocked || p.Result == "" {
-			continue
-		}
-		ids := stepIdents(p)
-		if len(ids) == 0 || !quotes(content, p.Result) {
-			continue
-		}
-		about, from = append(about, ids...), p
-	}
-	if len(about) == 0 {
-		return trace.Finding{}, false
-	}
-	var to []string // the entities the call is addressed to
+	var recipients []origin
 	for _, v := range idents {
-		to = append(to, v)
-		to = append(to, recordIDs(t, v)...)
+		os := ix.of(v)
+		if slices.ContainsFunc(os, func(o origin) bool { return o.kind == fromUser || o.kind == fromCard }) {
+			return trace.Finding{}, false // the user gave the recipient
+		}
+		recipients = append(recipients, os...)
 	}
-	for _, a := range about {
-		if slices.ContainsFunc(to, func(x string) bool { return norm(x) == norm(a) }) {
-			return trace.Finding{}, false
+	// The records the content quotes, and the lookups whose key it names.
+	quoted := map[[2]int]bool{} // {step, record}
+	lookups := map[int]bool{}
+	for _, c := range contents {
+		eachToken(c, func(tok string) {
+			if distinctive(tok) {
+				for _, o := range ix.tokens[tok] {
+					if org := ix.origins[o]; org.kind == fromRecord || org.kind == fromContent {
+						quoted[[2]int{org.step, org.rec}] = true
+					}
+				}
+			}
+			for _, st := range ix.lookupKeys[tok] {
+				lookups[st] = true
+			}
+		})
+	}
+	for q := range quoted {
+		if slices.ContainsFunc(recipients, func(o origin) bool { return o.step == q[0] && o.rec == q[1] }) {
+			return trace.Finding{}, false // the quoted record is the recipient's own
+		}
+		lookups[q[0]] = true
+	}
+	var to map[int]bool // the user turns that name the recipients' entities
+	for _, st := range slices.Sorted(maps.Keys(lookups)) {
+		p := stepAt(t, st)
+		keys := stepIdents(p)
+		if len(keys) == 0 || p.Name == s.Name || linked(ix, keys, idents) {
+			continue
+		}
+		if to == nil {
+			to = ix.entityTurns(idents)
+		}
+		if slices.ContainsFunc(slices.Collect(maps.Keys(ix.entityTurns(keys))), func(turn int) bool { return to[turn] }) {
+			continue // one user turn names both: "send Bolt the price sheet we gave Acme"
+		}
+		return trace.Finding{
+			Rule: RuleProvenance, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
+			Message: fmt.Sprintf("%q sends content from %s(%s) to %s, a different entity",
+				s.Name, p.Name, strings.Join(keys, ", "), strings.Join(idents, ", ")),
+			Evidence: s.Args, Tags: []string{"entity-mismatch"},
+		}, true
+	}
+	return trace.Finding{}, false
+}
+
+// entityTurns returns the user turns that name the entities of values: a
+// turn that holds a value, or names a record holding it by another of the
+// record's values ("Bolt Ltd" for purchasing@bolt.example; "Acme" for
+// "Acme Corp", since a company's legal suffix is left out).
+func (ix *originIndex) entityTurns(values []string) map[int]bool {
+	turns := map[int]bool{}
+	for _, v := range values {
+		for _, o := range ix.of(v) {
+			switch o.kind {
+			case fromUser:
+				turns[o.step] = true
+			case fromRecord, fromEcho:
+				for _, w := range ix.recValues[o.rec] {
+					for turn := range ix.namedIn(w) {
+						turns[turn] = true
+					}
+				}
+			}
 		}
 	}
-	return trace.Finding{
-		Rule: RuleProvenance, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
-		Message: fmt.Sprintf("%q sends content from %s(%s) to %s, a different entity",
-			s.Name, from.Name, strings.Join(about, ", "), strings.Join(idents, ", ")),
-		Evidence: s.Args, Tags: []string{"entity-mismatch"},
-	}, true
+	return turns
+}
+
+// nameSuffixes are the words a name may drop when people write it.
+var nameSuffixes = []string{"corp", "co", "inc", "ltd", "llc", "gmbh", "labs", "lab", "limited", "company", "group", "bio", "有限", "公司"}
+
+// namedIn returns the user turns that hold every significant token of w.
+func (ix *originIndex) namedIn(w string) map[int]bool {
+	var turns map[int]bool
+	eachToken(w, func(tok string) {
+		if slices.Contains(nameSuffixes, tok) || turns != nil && len(turns) == 0 {
+			return
+		}
+		here := map[int]bool{}
+		for _, o := range ix.tokens[tok] {
+			if org := ix.origins[o]; org.kind == fromUser && (turns == nil || turns[org.step]) {
+				here[org.step] = true
+			}
+		}
+		turns = here
+	})
+	return turns
+}
+
+// distinctive reports whether a token is specific enough that quoting it
+// means quoting its source: four characters or more, or a number of three
+// digits or more.
+func distinctive(tok string) bool {
+	return utf8.RuneCountInString(tok) >= 4 || len(tok) >= 3 && strings.Trim(tok, "0123456789") == ""
+}
+
+// linked reports whether one of keys and one of recipients are the same
+// entity: equal, or held by the same record (one JSON object, one item of
+// a listing) of a result.
+func linked(ix *originIndex, keys, recipients []string) bool {
+	for _, k := range keys {
+		ko := ix.lookup(k)
+		for _, r := range recipients {
+			if normToken(k) == normToken(r) {
+				return true
+			}
+			ro := ix.lookup(r)
+			for _, a := range ko {
+				for _, b := range ro {
+					if oa, ob := ix.origins[a], ix.origins[b]; oa.kind == fromRecord && ob.kind == fromRecord && oa.step == ob.step && oa.rec == ob.rec {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // stepIdents returns the identifying argument values of a step.
@@ -331,80 +582,5 @@ func stepIdents(p *trace.Step) []string {
 			out = append(out, v)
 		}
 	})
-	return out
-}
-
-// quotes reports whether content repeats a distinctive value of a result:
-// a string of 4+ characters or a number of 3+ digits.
-func quotes(content, result string) bool {
-	var v any
-	if json.Unmarshal([]byte(result), &v) != nil {
-		return false
-	}
-	found := false
-	walk("", v, func(path string, leaf any) {
-		if found {
-			return
-		}
-		l, ok := leafString(leaf)
-		if !ok {
-			return
-		}
-		if _, isNum := leaf.(float64); isNum && len(l) < 3 {
-			return
-		}
-		if len(l) >= 4 && !identKey.MatchString(lastKey(path)) && mentions(content, l) {
-			found = true
-		}
-	})
-	return found
-}
-
-// recordIDs returns the ids of the records (JSON objects in earlier tool
-// results) that hold value v: their "id" and "*_id" fields, or the
-// identifying arguments of the call that returned them.
-func recordIDs(t *trace.Trace, v string) []string {
-	var out []string
-	for _, p := range t.Steps {
-		if p.Kind != trace.KindTool || p.Blocked || p.Result == "" {
-			continue
-		}
-		var root any
-		if json.Unmarshal([]byte(p.Result), &root) != nil {
-			continue
-		}
-		var visit func(x any)
-		visit = func(x any) {
-			switch o := x.(type) {
-			case []any:
-				for _, e := range o {
-					visit(e)
-				}
-			case map[string]any:
-				holds := false
-				var ids []string
-				for k, e := range o {
-					l, ok := leafString(e)
-					if !ok {
-						visit(e)
-						continue
-					}
-					if norm(l) == norm(v) {
-						holds = true
-					}
-					if lk := strings.ToLower(k); lk == "id" || strings.HasSuffix(lk, "_id") {
-						ids = append(ids, l)
-					}
-				}
-				if holds {
-					if len(ids) == 0 {
-						ids = stepIdents(p)
-					}
-					out = append(out, ids...)
-				}
-			}
-		}
-		visit(root)
-	}
 	return out
 }

@@ -1,0 +1,231 @@
+package guard
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/agentguard/agentguard/trace"
+)
+
+// Names of the authorization rules.
+const (
+	// RuleAuthorization: a consequential write the user did not ask for.
+	RuleAuthorization = "write-authorization"
+)
+
+// destructiveFamilies are the kinds of write that cannot be taken back:
+// the words that name them in what users write. destructiveNames are the
+// words that name them in tool names, narrower: transfer_to_human_agents
+// hands a conversation over, it moves no money.
+var (
+	destructiveFamilies = map[string][]string{
+		"cancel":   {"cancel", "cancellation", "kill", "call off", "scrap", "取消", "退订", "不要了"},
+		"remove":   {"delete", "remove", "erase", "wipe", "get rid of", "删", "清除"},
+		"refund":   {"refund", "return", "money back", "退款", "退货", "退钱", "退"},
+		"pay":      {"pay", "payment", "transfer", "money", "send money", "wire", "refund", "reimburse", "付", "支付", "转账", "汇款", "交"},
+		"exchange": {"exchange", "swap", "换货", "更换", "换"},
+	}
+	destructiveNames = map[string][]string{
+		"cancel":   {"cancel"},
+		"remove":   {"delete", "remove", "erase", "wipe"},
+		"refund":   {"refund", "return"},
+		"pay":      {"pay", "payment", "money", "wire", "reimburse", "funds"},
+		"exchange": {"exchange", "swap"},
+	}
+)
+
+// destructive returns the families of the destructive action a tool takes,
+// read from the words of its name.
+func destructive(tool string) []string {
+	var out []string
+	for _, w := range nameWords(tool) {
+		for f, words := range destructiveNames {
+			if slices.Contains(words, w) && !slices.Contains(out, f) {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+// Authorization requires the user's authorization for consequential
+// writes, judged from the user's turns, not from the agent's reasoning:
+//
+//   - ProfileConversational (the default): a destructive write — cancel,
+//     delete, refund or return, pay or transfer, exchange — needs the
+//     user's request for it in their own words (a turn that names the
+//     action and is not a question about whether it can be done: "please
+//     cancel it", "帮我取消"), or the user's yes in the turn right after the
+//     agent spoke ("…and yes, please go ahead"). Otherwise the call is
+//     Blocked and the agent told to ask the user first (the guard does not
+//     propose the call itself: its arguments may be an attacker's);
+//   - ProfileAutonomous: every write must be one the task names — a word of
+//     the tool's name (its object: hotel, calendar, money, password), or a
+//     word of the same family, appears in a user turn. Otherwise it is
+//     Blocked: a write nobody asked for is how an injected goal acts with
+//     values the agent looked up honestly.
+func Authorization(tools ToolPolicies, profile Profile) Rule {
+	return NewRule(RuleAuthorization, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindTool || !stateChanging(s.Name, tools[s.Name]) {
+			return nil
+		}
+		if !offered(t, s.Name) || len(t.UserTurns) == 0 {
+			return nil // the allow-list's to judge; or no conversation recorded to judge by
+		}
+		if profile == ProfileAutonomous {
+			if namedByUser(t, s.Name) {
+				return nil
+			}
+			return []trace.Finding{{
+				Rule: RuleAuthorization, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
+				Message:  fmt.Sprintf("%q is a write the user's task does not ask for", s.Name),
+				Evidence: s.Args, Tags: []string{"unrequested-write"},
+			}}
+		}
+		fams := destructive(s.Name)
+		if len(fams) == 0 || !offered(t, s.Name) || requested(t, s.Turn, fams) || confirmedAfterProposal(t, s.Turn) {
+			return nil
+		}
+		// Blocked, not Clarify: the guard does not itself propose the call
+		// to the user, whose arguments may be an attacker's; the agent is
+		// told to ask first.
+		return []trace.Finding{{
+			Rule: RuleAuthorization, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
+			Message:  fmt.Sprintf("%q cannot be undone and the user has not asked for it: ask the user first", s.Name),
+			Evidence: s.Args, Tags: []string{"unauthorized-destructive"},
+		}}
+	})
+}
+
+// offered reports whether the agent was given the tool: a call to a tool
+// it was not offered is the allow-list's to judge.
+func offered(t *trace.Trace, tool string) bool {
+	return len(t.Tools) == 0 || slices.ContainsFunc(t.Tools, func(ts trace.ToolSpec) bool { return ts.Name == tool })
+}
+
+// requested reports whether a user turn up to turn asks for an action of
+// one of fams: a sentence naming it that is a request, not a question
+// about whether it could be done.
+func requested(t *trace.Trace, turn int, fams []string) bool {
+	for k := 0; k <= turn && k < len(t.UserTurns); k++ {
+		for _, sentence := range sentences(t.UserTurns[k]) {
+			ls := strings.ToLower(sentence)
+			named := false
+			for _, f := range fams {
+				for _, w := range destructiveFamilies[f] {
+					if w[0] >= 0x80 && strings.Contains(ls, w) || w[0] < 0x80 && containsWord(ls, w) {
+						named = true
+					}
+				}
+			}
+			if named && (!isQuestion(ls) || asksAgent(ls)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// confirmedAfterProposal reports whether the user's turn holds a yes
+// anywhere ("thanks for checking… and yes, please do") that answers
+// something the agent said after the turn before.
+func confirmedAfterProposal(t *trace.Trace, turn int) bool {
+	return turn >= 1 && turn < len(t.UserTurns) && saysYes(t.UserTurns[turn]) && agentSpokeIn(t, turn-1)
+}
+
+// yesWords and noWords are what a go-ahead and a refusal are made of.
+var (
+	yesWords = []string{"yes", "yeah", "yep", "yup", "sure", "ok", "okay", "go ahead", "please do", "do it", "proceed", "confirm", "confirmed", "absolutely", "好的", "好", "可以", "确认", "确定", "行", "嗯", "是的", "没问题", "同意"}
+	noWords  = []string{"no", "not", "don't", "do not", "never", "cancel that", "hold on", "wait", "不要", "别", "不用", "不行", "算了", "等等"}
+)
+
+// saysYes reports whether a turn says yes and says no refusal.
+func saysYes(turn string) bool {
+	l := strings.ToLower(turn)
+	has := func(words []string) bool {
+		return slices.ContainsFunc(words, func(w string) bool {
+			return w[0] >= 0x80 && strings.Contains(l, w) || w[0] < 0x80 && containsWord(l, w)
+		})
+	}
+	return has(yesWords) && !has(noWords)
+}
+
+// sentences splits text at sentence ends, in English and Chinese.
+func sentences(text string) []string {
+	var out []string
+	start := 0
+	for i, r := range text {
+		switch r {
+		case '.', '!', '?', ';', '\n', '。', '！', '？', '；':
+			out = append(out, text[start:i+len(string(r))])
+			start = i + len(string(r))
+		}
+	}
+	if strings.TrimSpace(text[start:]) != "" {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// isQuestion reports whether a sentence asks something.
+func isQuestion(s string) bool {
+	s = strings.TrimRightFunc(s, unicode.IsSpace)
+	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") || strings.Contains(s, "吗") || strings.Contains(s, "是否") || strings.Contains(s, "能不能") || strings.Contains(s, "可不可以")
+}
+
+// asksAgent reports whether a question is a polite request to the agent
+// ("could you cancel it?", "能帮我取消吗？") rather than a question about
+// whether something is possible ("can I still cancel?").
+func asksAgent(s string) bool {
+	for _, w := range []string{"could you", "can you", "would you", "will you", "please", "帮我", "帮忙", "麻烦", "请你", "请帮"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// Relay flags an answer that passes on to the user something found only in
+// third-party content the user did not point at: a link, an address, an
+// account that no record and no user turn holds ("the full terms are at
+// www.example-login.com", when only a message said so). It judges where the answer's specifics came from, not
+// how they are worded. The finding is a warning, verdict Allow: the answer
+// stands, and the trace and the ledger show what it relayed.
+func Relay(tools ToolPolicies) Rule {
+	return NewRule(RuleRelay, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindModel || len(s.Calls) > 0 || s.Result == "" {
+			return nil
+		}
+		ix := origins(t, tools)
+		for _, v := range specifics(s.Result) {
+			os := ix.of(v)
+			if len(os) == 0 || slices.ContainsFunc(os, func(o origin) bool { return o.kind != fromContent || o.delegated }) {
+				continue
+			}
+			return []trace.Finding{{
+				Rule: RuleRelay, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
+				Message:  fmt.Sprintf("the answer passes on %q, which only third-party content (%s) holds", v, os[0].tool),
+				Evidence: v, Tags: []string{"relay"},
+			}}
+		}
+		return nil
+	})
+}
+
+// specifics returns what an answer names that could be relayed: links,
+// e-mail addresses and account numbers. Names of places and products are
+// left out: relaying review text is often what the user asked for, and no
+// fact tells a landmark a review mentions from a recommendation planted in
+// one.
+func specifics(text string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(",;()[]<>\"'!?*", r) }) {
+		f = strings.TrimRight(f, ".:")
+		if urlValue.MatchString(f) || emailValue.MatchString(f) || ibanValue.MatchString(f) {
+			out = append(out, f)
+		}
+	}
+	return out
+}

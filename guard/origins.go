@@ -1,0 +1,603 @@
+package guard
+
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/agentguard/agentguard/trace"
+)
+
+// This file keeps, per trace, where every value that entered it came from:
+// the origins index. A value's origin is a user turn, the memory card, a
+// structured field of a tool result (a record) or third-party text in a
+// tool result (content). Rules ask which origins a call's argument has;
+// they never ask how the text around it is worded.
+//
+// The index is built once per step, incrementally, and kept in the trace's
+// memo, so a rule that checks a call costs O(the call's arguments), not a
+// rescan of every earlier result.
+
+// originKind says where a value came from.
+type originKind uint8
+
+const (
+	fromUser    originKind = iota // a user turn
+	fromCard                      // the memory card
+	fromRecord                    // a structured field of a tool result: trusted
+	fromContent                   // third-party text in a tool result: untrusted
+	// fromEcho is a result field that repeats an argument of its own call
+	// (a contact lookup answering {"email": <the e-mail it was asked
+	// about>}): it links the record together but authorizes nothing, so an
+	// injected address passed through a lookup is not laundered.
+	fromEcho
+)
+
+// origin is one place values came from: a user turn, a card step, or one
+// field (or prose block) of one tool result.
+type origin struct {
+	kind originKind
+	step int    // the tool or memory step; the user turn's index for fromUser
+	rec  int    // the record (JSON object, listing item) of the result that holds it
+	tool string // the tool whose result it is
+	// delegated marks content the user pointed the agent at: the call that
+	// read it was addressed by a value from a user turn (a file name, a
+	// page, a person's inbox). indirect marks content reached through
+	// delegated content (a channel a to-do page names): the agent may read
+	// on from it, but its values drive no write.
+	delegated, indirect bool
+}
+
+// originIndex maps value tokens to the origins that hold them.
+type originIndex struct {
+	steps, turns int  // how many steps and user turns are indexed
+	records      int  // records numbered so far
+	truncated    bool // a result was cut by the recorder: a value may hide in what is gone
+	// lookupKeys maps the tokens of the identifying arguments of successful
+	// tool calls to those calls: the entity each lookup was about.
+	lookupKeys map[string][]int
+	// recValues holds the short field values of each record, by record
+	// number: what else a record says about the entity it describes.
+	recValues map[int][]string
+	origins   []origin
+	tokens    map[string][]int32 // token -> origins holding it, ascending, once each
+}
+
+type originsKey struct{}
+
+// origins returns the index of t, brought up to date with t's steps and
+// user turns. It lives in t's memo; a trace shorter than what the memo
+// indexed (a prefix taken out of order) gets a fresh index of its own.
+func origins(t *trace.Trace, tools ToolPolicies) *originIndex {
+	ix := t.Memo(originsKey{}, func() any { return &originIndex{tokens: map[string][]int32{}} }).(*originIndex)
+	if ix.steps > len(t.Steps) || ix.turns > len(t.UserTurns) {
+		ix = &originIndex{tokens: map[string][]int32{}}
+	}
+	// User turns and steps are indexed in the order they arrived: a turn's
+	// values are known before the steps that follow it.
+	for ix.steps < len(t.Steps) || ix.turns < len(t.UserTurns) {
+		if ix.turns < len(t.UserTurns) && (ix.steps == len(t.Steps) || t.Steps[ix.steps].Turn >= ix.turns) {
+			ix.add(origin{kind: fromUser, step: ix.turns}, t.UserTurns[ix.turns])
+			ix.turns++
+			continue
+		}
+		ix.addStep(t, t.Steps[ix.steps], tools)
+		ix.steps++
+	}
+	return ix
+}
+
+func (ix *originIndex) addStep(t *trace.Trace, p *trace.Step, tools ToolPolicies) {
+	switch {
+	case p == nil:
+	case p.Kind == trace.KindMemory:
+		ix.add(origin{kind: fromCard, step: p.Index}, p.Result)
+	case (p.Kind == trace.KindTool || p.Kind == trace.KindRetrieval) && !p.Blocked && p.Error == "" && p.Result != "":
+		ix.truncated = ix.truncated || p.Truncated
+		if ix.lookupKeys == nil {
+			ix.lookupKeys = map[string][]int{}
+		}
+		for _, k := range stepIdents(p) {
+			eachToken(k, func(tok string) { ix.lookupKeys[tok] = append(ix.lookupKeys[tok], p.Index) })
+		}
+		policy := tools[p.Name]
+		delegated, indirect := ix.pointedByUser(t, p)
+		base := ix.records
+		echoes := argValues(p.Args)
+		eachField(p.Result, func(rec int, key, value string, prose bool) {
+			ix.records = max(ix.records, base+rec+1)
+			kind := fromRecord
+			if prose || policy.Untrusted || slices.Contains(policy.UntrustedFields, key) {
+				kind = fromContent
+			}
+			if slices.Contains(policy.TrustedFields, key) {
+				kind = fromRecord
+			}
+			if kind == fromRecord && slices.Contains(echoes, normToken(value)) {
+				kind = fromEcho
+			}
+			ix.add(origin{kind: kind, step: p.Index, rec: base + rec, tool: p.Name, delegated: delegated || indirect, indirect: indirect && !delegated}, value)
+			if kind != fromContent && len(value) <= 80 {
+				if ix.recValues == nil {
+					ix.recValues = map[int][]string{}
+				}
+				ix.recValues[base+rec] = append(ix.recValues[base+rec], value)
+			}
+		})
+	}
+}
+
+// pointedByUser reports whether a tool call was addressed by a value the
+// user gave — a file name, a URL, a person or channel, an id — directly or
+// through content the user pointed at before (a to-do page the user named
+// names a channel to read). Counts, limits and dates do not point anywhere.
+func (ix *originIndex) pointedByUser(t *trace.Trace, p *trace.Step) (direct, indirect bool) {
+	if refersTo(t, p) {
+		return true, false
+	}
+	args, ok := argsMap(p.Args)
+	if !ok {
+		return false, false
+	}
+	walk("", args, func(path string, leaf any) {
+		v, ok := leaf.(string)
+		if direct || !ok || strings.TrimSpace(v) == "" || isDate(v) || queryKey(lastKey(path)) {
+			return
+		}
+		for _, o := range ix.lookup(v) {
+			switch org := ix.origins[o]; {
+			case org.kind == fromUser || org.kind == fromCard:
+				direct = true
+				return
+			case org.kind == fromContent && org.delegated:
+				indirect = true
+			}
+		}
+	})
+	return direct, indirect
+}
+
+// queryKey reports whether an argument is a search rather than a pointer:
+// searching the inbox for "Northgrid" does not point at what comes back.
+func queryKey(key string) bool {
+	switch strings.ToLower(key) {
+	case "q", "query", "search", "keyword", "keywords", "filter", "term", "terms", "text", "prompt":
+		return true
+	}
+	return false
+}
+
+// contentKinds are the kinds of third-party content a user refers to by
+// name ("the voicemail I just got", "this e-mail", "their contact page",
+// "这封邮件"), in tool names and in what users write.
+var contentKinds = [][]string{
+	{"email", "e-mail", "mail", "inbox", "邮件", "来信"},
+	{"voicemail", "transcript", "留言", "语音"},
+	{"webpage", "page", "website", "site", "网页", "页面", "网站"},
+	{"file", "document", "attachment", "pdf", "文件", "附件", "文档"},
+}
+
+// determiners come before a noun that refers to one thing in particular.
+var determiners = []string{"this", "that", "the", "a", "an", "my", "their", "his", "her", "its", "these", "those", "这", "那", "这封", "那封", "这个", "那个"}
+
+// refersTo reports whether the user, in the turn the call serves, refers
+// to the kind of content the tool reads with a determiner ("the voicemail I
+// just got", "回复这封邮件"): the user points at it without naming it.
+func refersTo(t *trace.Trace, p *trace.Step) bool {
+	if p.Turn < 0 || p.Turn >= len(t.UserTurns) {
+		return false
+	}
+	var kinds [][]string
+	for _, w := range nameWords(p.Name) {
+		for _, k := range contentKinds {
+			if slices.Contains(k, w) || slices.Contains(k, strings.TrimSuffix(w, "s")) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	if len(kinds) == 0 {
+		return false
+	}
+	turn := strings.ToLower(t.UserTurns[p.Turn])
+	for _, k := range kinds {
+		for _, w := range k {
+			for i := strings.Index(turn, w); i >= 0; i = nextIndex(turn, w, i) {
+				before := strings.TrimRight(turn[:i], " ")
+				if w[0] >= 0x80 {
+					if slices.ContainsFunc(determiners, func(d string) bool { return d[0] >= 0x80 && strings.HasSuffix(before, d) }) {
+						return true
+					}
+					continue
+				}
+				if wordByte(turn, i-1) || wordByte(turn, i+len(w)) && !strings.HasPrefix(turn[i+len(w):], "s") {
+					continue
+				}
+				// the noun, or one adjective before it: "their contact page"
+				fields := strings.Fields(before)
+				for j := len(fields) - 1; j >= 0 && j >= len(fields)-2; j-- {
+					f := strings.Trim(fields[j], ",.;:\"")
+					if slices.Contains(determiners, f) || strings.HasSuffix(f, "'s") {
+						return true // "the", "this", "their", "acme's"
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
+func nextIndex(s, w string, i int) int {
+	j := strings.Index(s[i+1:], w)
+	if j < 0 {
+		return -1
+	}
+	return i + 1 + j
+}
+
+// argValues returns the normalised string values of a call's arguments.
+func argValues(args string) []string {
+	m, ok := argsMap(args)
+	if !ok {
+		return nil
+	}
+	var out []string
+	walk("", m, func(_ string, leaf any) {
+		if v, ok := leafString(leaf); ok && v != "" {
+			out = append(out, normToken(v))
+		}
+	})
+	return out
+}
+
+// add indexes the tokens of text under a new origin.
+func (ix *originIndex) add(o origin, text string) {
+	id := int32(len(ix.origins))
+	ix.origins = append(ix.origins, o)
+	eachToken(text, func(tok string) {
+		list := ix.tokens[tok]
+		if n := len(list); n > 0 && list[n-1] == id {
+			return
+		}
+		ix.tokens[tok] = append(list, id)
+	})
+}
+
+// atAhead reports whether the identifier-like run that s starts with holds
+// an '@': it is an e-mail address.
+func atAhead(s string) bool {
+	for _, r := range s {
+		if r == '@' {
+			return true
+		}
+		if !identRune(r) {
+			return false
+		}
+	}
+	return false
+}
+
+// lookup returns the origins that hold every token of v, ascending: a phone
+// number by its phoneKey alone, anything else by all its tokens. A value
+// with no token (punctuation only) has none.
+func (ix *originIndex) lookup(v string) []int32 {
+	if phoneValue.MatchString(strings.TrimSpace(v)) {
+		if k := phoneKey(v); k != "" {
+			return slices.Clone(ix.tokens[k])
+		}
+	}
+	var out []int32
+	first := true
+	eachToken(v, func(tok string) {
+		if !first && len(out) == 0 {
+			return
+		}
+		list := ix.tokens[tok]
+		if first {
+			out, first = slices.Clone(list), false
+			return
+		}
+		out = slices.DeleteFunc(out, func(o int32) bool { _, found := slices.BinarySearch(list, o); return !found })
+	})
+	return out
+}
+
+// of returns the origins of v as values.
+func (ix *originIndex) of(v string) []origin {
+	ids := ix.lookup(v)
+	out := make([]origin, len(ids))
+	for i, id := range ids {
+		out[i] = ix.origins[id]
+	}
+	return out
+}
+
+// eachField calls fn for every field of a tool result: the leaves of a
+// JSON result; the "key: value" lines of a YAML-like or Python-repr text;
+// the whole text otherwise. rec numbers the record that holds the field
+// within the result (a JSON object, an item of a listing), from 0. prose
+// says whether a value reads as free text (sentences) rather than a
+// record's field.
+func eachField(result string, fn func(rec int, key, value string, prose bool)) {
+	var v any
+	if json.Unmarshal([]byte(result), &v) == nil {
+		recs := 0
+		var visit func(x any, key string, rec int)
+		visit = func(x any, key string, rec int) {
+			switch o := x.(type) {
+			case map[string]any:
+				own := recs
+				recs++
+				for k, e := range o {
+					if _, nested := e.(map[string]any); nested {
+						fn(own, key, k, false) // a key that names a record: {"credit_card_7334": {...}}
+					}
+					visit(e, k, own)
+				}
+			case []any:
+				for _, e := range o {
+					visit(e, key, rec)
+				}
+			default:
+				if s, ok := leafString(o); ok && s != "" {
+					fn(rec, key, s, isProse(s))
+				}
+			}
+		}
+		visit(v, "", 0)
+		return
+	}
+	if fields := keyValueLines(result); len(fields) > 0 {
+		rec := 0
+		for i, f := range fields {
+			if i > 0 && f[2] == "-" {
+				rec++
+			}
+			fn(rec, f[0], f[1], isProse(f[1]))
+		}
+		return
+	}
+	fn(0, "", result, isProse(result))
+}
+
+// kvLine is a "key: value" line of YAML or a "'key': 'value'" pair of a
+// Python dict, as tools that return text print their records.
+var (
+	kvLine = regexp.MustCompile(`^\s*(?:-\s+)?([A-Za-z_][\w ]{0,40}):(?:\s+(.*))?$`)
+	pyPair = regexp.MustCompile(`'([^'\\]{1,80})':\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|([^,}\]]+))`)
+)
+
+// keyValueLines reads a YAML-like or Python-repr record listing, or a list
+// of short lines: its fields in order, a value continued on an indented
+// line joined to it, an unkeyed line a field of its own. It returns nil for
+// text that is not such a listing (any line of prose makes it free text).
+func keyValueLines(text string) [][3]string {
+	if strings.HasPrefix(strings.TrimSpace(text), "{") || strings.HasPrefix(strings.TrimSpace(text), "[{") {
+		var out [][3]string
+		for _, m := range pyPair.FindAllStringSubmatch(text, -1) {
+			out = append(out, [3]string{m[1], m[2] + m[3] + strings.TrimSpace(m[4])})
+		}
+		return out
+	}
+	var out [][3]string
+	lines := strings.Split(text, "\n")
+	keyed := 0
+	for _, line := range lines {
+		if m := kvLine.FindStringSubmatch(line); m != nil {
+			item := ""
+			if strings.HasPrefix(strings.TrimSpace(line), "- ") {
+				item = "-" // a new item of a YAML list
+			}
+			out = append(out, [3]string{strings.TrimSpace(m[1]), strings.Trim(strings.TrimSpace(m[2]), `'"`), item})
+			keyed++
+			continue
+		}
+		t := strings.TrimSpace(line)
+		switch {
+		case t == "":
+		case len(out) > 0 && line[0] == ' ' && !strings.HasPrefix(t, "- "):
+			out[len(out)-1][1] += " " + strings.Trim(t, `'"`) // a value continued on an indented line
+		default:
+			out = append(out, [3]string{"", strings.Trim(strings.TrimPrefix(t, "- "), `'"`), "-"})
+		}
+	}
+	short := 0
+	for _, f := range out {
+		if f[0] == "" && !isProse(f[1]) {
+			short++
+		}
+	}
+	if keyed+short < len(out) || keyed+short < 2 {
+		return nil // free text, not a listing of records
+	}
+	return out
+}
+
+// isProse reports whether a value reads as free text — sentences, a
+// message, a page — rather than a field of a record: several words with
+// sentence punctuation, or long running text. It judges the shape, not
+// the words.
+func isProse(s string) bool {
+	words, letters, cjk, marks := 0, 0, 0, 0
+	inWord := false
+	for _, r := range s {
+		switch {
+		case unicode.Is(unicode.Han, r):
+			cjk++
+			inWord = false
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			letters++
+			if !inWord {
+				words++
+				inWord = true
+			}
+		default:
+			inWord = false
+			switch r {
+			case '.', '!', '?', ',', ';', '。', '！', '？', '，', '；', '、':
+				marks++
+			}
+		}
+	}
+	switch {
+	case cjk >= 12 || (cjk >= 6 && marks > 0):
+		return true
+	case words >= 8, words >= 5 && marks > 0:
+		return true
+	}
+	return false
+}
+
+// eachToken calls fn with the normalised tokens of text that values are
+// looked up by: identifier-like runs (e-mails, URLs, IBANs, ids, words)
+// folded to lower case without separators, phone numbers as their digits
+// (and their last ten and eleven digits, so "+86 138…" finds "138…"), and
+// runs of Chinese characters as overlapping pairs.
+func eachToken(text string, fn func(tok string)) {
+	for _, m := range spacedIBAN.FindAllString(text, -1) {
+		fn(normToken(strings.ReplaceAll(m, " ", "")))
+	}
+	for _, m := range phoneRun.FindAllString(text, -1) {
+		if k := phoneKey(m); k != "" {
+			fn(k)
+		}
+	}
+	i := 0
+	for i < len(text) {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case unicode.Is(unicode.Han, r):
+			j := i
+			var prev rune = -1
+			for j < len(text) {
+				c, n := utf8.DecodeRuneInString(text[j:])
+				if !unicode.Is(unicode.Han, c) {
+					break
+				}
+				if prev >= 0 {
+					fn(string(prev) + string(c))
+				} else if j+n >= len(text) || !startsHan(text[j+n:]) {
+					fn(string(c)) // a lone character
+				}
+				prev = c
+				j += n
+			}
+			i = j
+		case identRune(r):
+			j := i
+			for j < len(text) {
+				c, n := utf8.DecodeRuneInString(text[j:])
+				if !identRune(c) {
+					break
+				}
+				// "example.com.They": a sentence that ends without a space
+				// (but "Maria.K@example.com" is one address).
+				if c == '.' && j > i && j+n < len(text) && text[j-1] >= 'a' && text[j-1] <= 'z' && text[j+n] >= 'A' && text[j+n] <= 'Z' && !atAhead(text[j+n:]) {
+					break
+				}
+				j += n
+			}
+			if tok := normToken(text[i:j]); tok != "" {
+				fn(tok)
+			}
+			i = j
+		default:
+			i += size
+		}
+	}
+}
+
+// spacedIBAN is an IBAN printed in groups of four: "DE89 3704 0044 0532 0130 00".
+var spacedIBAN = regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: [A-Z0-9]{4}){2,7}(?: [A-Z0-9]{1,4})?\b`)
+
+var phoneRun = regexp.MustCompile(`\+?\d[\d\s().\-–]{6,}\d`)
+
+// phoneKey is how a phone number is looked up: its last ten digits (so
+// "+86 138 0013 8000", "13800138000" and "+8613800138000" agree, and
+// "07700 900123" finds "+447700900123"), or all its digits when it has
+// seven to nine. It is "" for fewer than seven digits.
+func phoneKey(s string) string {
+	digits := strings.Map(func(r rune) rune {
+		if r >= '0' && r <= '9' {
+			return r
+		}
+		return -1
+	}, s)
+	switch {
+	case len(digits) < 7:
+		return ""
+	case len(digits) > 10:
+		return "tel:" + digits[len(digits)-10:]
+	}
+	return "tel:" + digits
+}
+
+func startsHan(s string) bool {
+	r, _ := utf8.DecodeRuneInString(s)
+	return unicode.Is(unicode.Han, r)
+}
+
+// identRune reports whether r belongs in an identifier-like token.
+func identRune(r rune) bool {
+	if r < utf8.RuneSelf {
+		return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("@._/:+#-", r)
+	}
+	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !unicode.Is(unicode.Han, r)
+}
+
+// normToken folds a token: a URL loses its scheme and trailing slash,
+// trailing punctuation goes, case folds, and separators people vary in ids
+// (- _ . # / :) are dropped. Tokens of one character carry nothing.
+func normToken(tok string) string {
+	tok = strings.TrimRight(tok, ".:,/-")
+	tok = strings.TrimPrefix(strings.TrimPrefix(tok, "https://"), "http://")
+	tok = strings.TrimPrefix(tok, "www.")
+	out := strings.Map(func(r rune) rune {
+		switch r {
+		case '-', '_', '.', '#', '/', ':', '+':
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, tok)
+	out = unpad(out) // order 003 is order 3, A09 is A9
+	if utf8.RuneCountInString(out) < 2 {
+		if out >= "0" && out <= "9" && len(out) == 1 {
+			return out // a one-digit id is still an id
+		}
+		return ""
+	}
+	return out
+}
+
+// unpad drops the leading zeros of every run of digits, keeping one zero
+// for a run of zeros, so that zero-padded ids ("003", "A09") equal their
+// unpadded forms. Runs of more than six digits (phones, accounts) keep
+// theirs.
+func unpad(tok string) string {
+	if !strings.ContainsRune(tok, '0') {
+		return tok
+	}
+	var b strings.Builder
+	for i := 0; i < len(tok); {
+		if tok[i] < '0' || tok[i] > '9' {
+			b.WriteByte(tok[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(tok) && tok[j] >= '0' && tok[j] <= '9' {
+			j++
+		}
+		run := tok[i:j]
+		if len(run) <= 6 {
+			if run = strings.TrimLeft(run, "0"); run == "" {
+				run = "0"
+			}
+		}
+		b.WriteString(run)
+		i = j
+	}
+	return b.String()
+}

@@ -1,0 +1,173 @@
+package guard_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/trace"
+)
+
+// scenarioFamilies maps the rule families of testdata/scenarios to the
+// findings that count for them: a rule, and a tag when the rule files more
+// than one family.
+var scenarioFamilies = map[string]func(f trace.Finding) bool{
+	"false-claim": func(f trace.Finding) bool { return f.Rule == guard.RuleFalseClaim },
+	"cross-entity": func(f trace.Finding) bool {
+		return f.Rule == guard.RuleProvenance && slices.Contains(f.Tags, "entity-mismatch")
+	},
+	"fabricated-id": func(f trace.Finding) bool {
+		return f.Rule == guard.RuleProvenance && slices.Contains(f.Tags, "unsourced-value")
+	},
+	"injected-argument":        func(f trace.Finding) bool { return f.Rule == guard.RuleInjection },
+	"destructive-unauthorized": func(f trace.Finding) bool { return f.Rule == guard.RuleAuthorization },
+	"relay":                    func(f trace.Finding) bool { return f.Rule == guard.RuleRelay },
+	"normalisation":            func(f trace.Finding) bool { return f.Rule == guard.RuleGrounding },
+}
+
+// scenario is one labelled trace of testdata/scenarios.
+type scenario struct {
+	file   string
+	trace  *trace.Trace
+	expect string // flag or clean
+	family string
+	lang   string
+	steps  []int    // flag: the steps that must be flagged
+	also   []string // flag: other families that count on those steps
+}
+
+// loadScenarios reads a file of testdata/scenarios and takes the labels out
+// of each trace's Meta, so that no rule sees them.
+func loadScenarios(t *testing.T, name string) []scenario {
+	t.Helper()
+	f, err := os.Open(filepath.Join("testdata", "scenarios", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r := trace.NewReader(f)
+	r.Source = name
+	var out []scenario
+	for tr, err := range r.All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := scenario{file: name, trace: tr, expect: tr.Meta["label.expect"], family: tr.Meta["label.rule_family"], lang: tr.Meta["label.lang"]}
+		for _, s := range strings.Fields(strings.ReplaceAll(tr.Meta["label.steps"], ",", " ")) {
+			n, err := strconv.Atoi(s)
+			if err != nil {
+				t.Fatalf("%s: %s: label.steps %q", name, tr.ID, tr.Meta["label.steps"])
+			}
+			sc.steps = append(sc.steps, n)
+		}
+		sc.also = strings.FieldsFunc(tr.Meta["label.also"], func(r rune) bool { return r == ',' || r == ' ' })
+		for k := range tr.Meta {
+			if strings.HasPrefix(k, "label.") {
+				delete(tr.Meta, k)
+			}
+		}
+		out = append(out, sc)
+	}
+	return out
+}
+
+// caught reports whether the findings flag a scenario as its label wants:
+// for a flag case, every labelled step has a finding of its family (or of
+// one in label.also); for a clean case, no finding of any scenario family.
+func (sc scenario) caught(findings []trace.Finding) bool {
+	counts := func(f trace.Finding, fams ...string) bool {
+		for _, fam := range fams {
+			if m := scenarioFamilies[fam]; m != nil && m(f) {
+				return true
+			}
+		}
+		return false
+	}
+	if sc.expect == "clean" {
+		return !slices.ContainsFunc(findings, func(f trace.Finding) bool {
+			for fam := range scenarioFamilies {
+				if counts(f, fam) {
+					return true
+				}
+			}
+			return false
+		})
+	}
+	for _, st := range sc.steps {
+		if !slices.ContainsFunc(findings, func(f trace.Finding) bool {
+			return f.Step == st && counts(f, append([]string{sc.family}, sc.also...)...)
+		}) {
+			return false
+		}
+	}
+	return len(sc.steps) > 0
+}
+
+// TestScenarios measures the fact-based rules on the held-out scenarios
+// (testdata/scenarios, written before the rules): per file, language and
+// label, how many flag cases are caught and how many clean cases stay
+// clean. The floors are what the rules reach today; the table in the log
+// is the result.
+func TestScenarios(t *testing.T) {
+	f, err := os.Open(filepath.Join("testdata", "scenarios", "policy.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := guard.LoadPolicy(f)
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := guard.New(cfg)
+	floors := map[string]struct{ flag, clean float64 }{
+		"cross_entity.jsonl":   {0, 0},
+		"fabricated_ids.jsonl": {0, 0},
+		"destructive.jsonl":    {0, 0},
+		"injected_args.jsonl":  {0, 0},
+		"own_contact.jsonl":    {0, 0},
+	}
+	var table strings.Builder
+	fmt.Fprintf(&table, "%-22s %-4s %-14s %s\n", "file", "lang", "flag caught", "clean kept clean")
+	for _, file := range []string{"cross_entity.jsonl", "fabricated_ids.jsonl", "destructive.jsonl", "injected_args.jsonl", "own_contact.jsonl", "normalisation.jsonl", "false_claims.jsonl"} {
+		byLang := map[string]*[2]ratio{}
+		total := [2]ratio{}
+		for _, sc := range loadScenarios(t, file) {
+			if byLang[sc.lang] == nil {
+				byLang[sc.lang] = &[2]ratio{}
+			}
+			k := 0
+			if sc.expect == "clean" {
+				k = 1
+			}
+			ok := sc.caught(g.Evaluate(sc.trace).Findings)
+			for _, r := range []*ratio{&byLang[sc.lang][k], &total[k]} {
+				r.of++
+				if ok {
+					r.n++
+				}
+			}
+			if !ok && testing.Verbose() {
+				t.Logf("%s %s (%s, %s): missed", file, sc.trace.ID, sc.expect, sc.family)
+			}
+		}
+		for _, lang := range []string{"en", "zh"} {
+			if r := byLang[lang]; r != nil {
+				fmt.Fprintf(&table, "%-22s %-4s %-14v %v\n", file, lang, r[0], r[1])
+			}
+		}
+		if fl, ok := floors[file]; ok {
+			if total[0].of > 0 && total[0].value() < fl.flag {
+				t.Errorf("%s: flag cases caught %v, want at least %.0f%%", file, total[0], 100*fl.flag)
+			}
+			if total[1].of > 0 && total[1].value() < fl.clean {
+				t.Errorf("%s: clean cases kept clean %v, want at least %.0f%%", file, total[1], 100*fl.clean)
+			}
+		}
+	}
+	t.Logf("scenarios:\n%s", table.String())
+}
