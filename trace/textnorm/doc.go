@@ -81,11 +81,19 @@ UTF-8 and are stable: applying one twice gives what applying it once gave.
 # Performance
 
 Printable ASCII with no two spaces in a row returns at once, without
-allocating, in about a nanosecond a byte; so does other text that is already
-in normal form, after one NFKC check. Text that changes costs one NFKC pass
-and one rewrite, a few allocations, and about as much time as
-norm.NFKC.String for text with little to fold, two to three times as much
-for text full of look-alikes. BenchmarkFold and its baseline,
-BenchmarkBaselineNFKC, measure it.
+allocating, after one pass over its bytes; so does other text that is
+already in normal form, after one NFKC check and one scan. Text that changes costs a
+pass to remove invisible characters, one NFKC pass, one rewrite and four or
+five allocations. BenchmarkFold measures it against its baseline,
+BenchmarkBaselineNFKC (norm.NFKC.String on the same inputs); on a shared
+2-vCPU VM, best of twelve runs:
+
+	input                                   Fold      NFKC alone   ratio
+	100 B of ASCII                          38 ns     36 ns        1.05×   0 allocs
+	1 KB of Chinese, English, １０４２      20 µs     15 µs        1.3×    4 allocs
+	1 KB of zero-widths and look-alikes     27 µs     19 µs        1.4×    5 allocs
+
+Clauses adds a pass over the folded text: about 0.3 µs for 100 B of English,
+3 µs for 1 KB of Chinese.
 */
 package textnorm

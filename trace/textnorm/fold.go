@@ -20,7 +20,8 @@ import (
 //     and every other format character (category Cf), variation selectors
 //     and the other default-ignorable code points, and control characters
 //     other than tab and line breaks; tag characters (U+E0020 to U+E007E,
-//     the "ASCII smuggling" block) become the ASCII characters they shadow;
+//     the "ASCII smuggling" block) become the ASCII characters they shadow,
+//     since models read them (the flag of England reads "🏴gbeng");
 //   - applies Unicode NFKC, which turns full-width letters, digits and
 //     punctuation (Ａ, ７, ＠, ［, （) and mathematical, circled and
 //     superscript forms into their plain counterparts, ligatures into

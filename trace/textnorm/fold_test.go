@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode"
 
 	"golang.org/x/text/unicode/norm"
@@ -141,6 +142,23 @@ func TestFoldConcurrent(t *testing.T) {
 		})
 	}
 	wg.Wait()
+}
+
+// TestLongInputsAreLinear guards against work that grows faster than the
+// input: each input is a unit repeated to about a megabyte.
+func TestLongInputsAreLinear(t *testing.T) {
+	for _, unit := range []string{"сlause\u200b ", "a\u0301\u0301", "\u00a0", "第十", "第十二条", "Section ", "Section VII and ", "§", "cIause", "ab"} {
+		s := strings.Repeat(unit, 1<<20/len(unit))
+		start := time.Now()
+		Clauses(s)
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("Clauses(%q x %d) took %v", unit, 1<<20/len(unit), d)
+		}
+	}
+	long := "Section " + strings.Repeat("V", 1<<20)
+	if got := Clauses(long); got != long {
+		t.Errorf("Clauses changed a megabyte of V after Section")
+	}
 }
 
 // TestConfusablesTable checks what gen_confusables.go promises of the
