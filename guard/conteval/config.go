@@ -91,6 +91,11 @@ type JudgeConfig struct {
 	// million, in the currency of Step.Cost.
 	InputPerMillion  float64 `json:"input_per_million,omitempty"`
 	OutputPerMillion float64 `json:"output_per_million,omitempty"`
+	// PassScore is the lowest of the judge's scores (1 to 5: 5 correct,
+	// 4 minor flaws, 3 errors recovered, 2 structural errors, 1 unusable)
+	// that passes a sample. Zero means 4: a run whose errors the agent
+	// recovered from fails in the judge's view; 3 passes it too.
+	PassScore int `json:"pass_score,omitempty"`
 }
 
 // Pricing returns the judge's prices as a guard.Pricing.
@@ -167,6 +172,7 @@ const (
 	DefaultResamples      = 10000
 	DefaultJudgeHeadShare = 0.1
 	DefaultJudgeMaxCalls  = 100
+	DefaultJudgePassScore = 4
 	DefaultHistoryRounds  = 10
 )
 
@@ -185,6 +191,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Judge.MaxCalls == 0 {
 		c.Judge.MaxCalls = DefaultJudgeMaxCalls
+	}
+	if c.Judge.PassScore == 0 {
+		c.Judge.PassScore = DefaultJudgePassScore
 	}
 	if c.HistoryRounds == 0 {
 		c.HistoryRounds = DefaultHistoryRounds
@@ -252,6 +261,8 @@ func (c Config) validate() error {
 		return bad("judge.max_calls", j.MaxCalls, "positive")
 	case !finite(j.InputPerMillion) || j.InputPerMillion < 0 || !finite(j.OutputPerMillion) || j.OutputPerMillion < 0:
 		return bad("judge prices", fmt.Sprintf("%v/%v", j.InputPerMillion, j.OutputPerMillion), "non-negative")
+	case j.PassScore < 0 || j.PassScore > 5:
+		return bad("judge.pass_score", j.PassScore, "a score from 1 to 5")
 	case !finite(c.CostPerSample) || c.CostPerSample < 0:
 		return bad("cost_per_sample", c.CostPerSample, "non-negative")
 	case c.HistoryRounds < 0:
@@ -285,6 +296,11 @@ func (c Config) validate() error {
 func (c Config) Fingerprint() string {
 	d := c.withDefaults()
 	d.Version = ""
+	if d.Judge.PassScore == DefaultJudgePassScore {
+		// Left out at its default, so that a config written before the
+		// key existed keeps its fingerprint.
+		d.Judge.PassScore = 0
+	}
 	b, _ := json.Marshal(d) // map keys are sorted
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:6])

@@ -15,7 +15,7 @@ const fullConfig = `{
                "min_confidence": 0.5, "cost_percentile": 0.95, "cost_multiplier": 3,
                "route_cost": {"order-status": 0.004}},
   "gate": {"floor": 0.9, "max_width": 0.1, "level": 0.9, "resamples": 5000, "seed": 3},
-  "judge": {"head_share": 0.25, "max_calls": 20, "input_per_million": 0.15, "output_per_million": 0.6},
+  "judge": {"head_share": 0.25, "max_calls": 20, "pass_score": 3, "input_per_million": 0.15, "output_per_million": 0.6},
   "assertions": {"allowed_tools": ["query_order"], "json_routes": ["order-api"], "retrieval_tools": ["search_kb"],
                  "min_similarity": 0.2, "route_similarity": {"after-sales": 0.3},
                  "refusal_texts": ["Sorry."], "disable": ["allow-list"]},
@@ -33,7 +33,7 @@ func TestParseConfig(t *testing.T) {
 		Sampling: Sampling{Seed: 7, HashConsistent: true, HeadRate: 0.02, TailPerRoute: 5, MinConfidence: 0.5,
 			CostPercentile: 0.95, CostMultiplier: 3, RouteCost: map[string]float64{"order-status": 0.004}},
 		Gate:  Gate{Floor: 0.9, MaxWidth: 0.1, Level: 0.9, Resamples: 5000, Seed: 3},
-		Judge: JudgeConfig{HeadShare: 0.25, MaxCalls: 20, InputPerMillion: 0.15, OutputPerMillion: 0.6},
+		Judge: JudgeConfig{HeadShare: 0.25, MaxCalls: 20, PassScore: 3, InputPerMillion: 0.15, OutputPerMillion: 0.6},
 		Assertions: AssertionConfig{AllowedTools: []string{"query_order"}, JSONRoutes: []string{"order-api"},
 			RetrievalTools: []string{"search_kb"}, MinSimilarity: 0.2, RouteSimilarity: map[string]float64{"after-sales": 0.3},
 			RefusalTexts: []string{"Sorry."}, Disable: []string{"allow-list"}},
@@ -64,6 +64,10 @@ func TestParseConfigErrors(t *testing.T) {
 		{"level", `{"version":"v","gate":{"level":1}}`, "gate.level is 1"},
 		{"resamples", `{"version":"v","gate":{"resamples":-1}}`, "gate.resamples"},
 		{"price", `{"version":"v","judge":{"input_per_million":-1}}`, "judge prices"},
+		{"pass score 6", `{"version":"v","judge":{"pass_score":6}}`, "judge.pass_score is 6, want a score from 1 to 5"},
+		{"negative pass score", `{"version":"v","judge":{"pass_score":-1}}`, "judge.pass_score is -1"},
+		{"pass score not an integer", `{"version":"v","judge":{"pass_score":3.5}}`, "cannot unmarshal"},
+		{"the judge's old key", `{"version":"v","judge":{"pass":true}}`, `unknown field "pass"`},
 		{"route cost", `{"version":"v","sampling":{"route_cost":{"a":-1}}}`, `route_cost["a"]`},
 		{"disable", `{"version":"v","assertions":{"disable":["nope"]}}`, `names "nope"`},
 		{"type", `{"version":"v","sampling":{"seed":"1"}}`, "cannot unmarshal"},
@@ -116,14 +120,18 @@ func TestFingerprint(t *testing.T) {
 		{"head rate", Config{Version: "a", Sampling: Sampling{HeadRate: 0.1}}, false},
 		{"floor", Config{Version: "a", Gate: Gate{Floor: 0.9}}, false},
 		{"allow-list", Config{Version: "a", Assertions: AssertionConfig{AllowedTools: []string{"x"}}}, false},
+		{"judge pass score at its default", Config{Version: "a", Judge: JudgeConfig{PassScore: DefaultJudgePassScore}}, true},
+		{"judge pass score", Config{Version: "a", Judge: JudgeConfig{PassScore: 3}}, false},
 	}
 	for _, tt := range tests {
 		if got := tt.c.Fingerprint() == base.Fingerprint(); got != tt.same {
 			t.Errorf("%s: same fingerprint = %v, want %v", tt.name, got, tt.same)
 		}
 	}
-	if len(base.Fingerprint()) != 12 {
-		t.Errorf("fingerprint %q, want 12 hex digits", base.Fingerprint())
+	// The fingerprint of the zero config, as before judge.pass_score
+	// existed: a trend kept across the upgrade marks no change.
+	if got, want := base.Fingerprint(), "a8e04908af0d"; got != want {
+		t.Errorf("fingerprint %q, want %q", got, want)
 	}
 }
 

@@ -103,6 +103,17 @@ when there is none, from trace.EstimateTokens. A round costs samples ×
 cost_per_sample plus the judge's calls; [Report.GateLine] puts it on the
 gate's line.
 
+The judge speaks the protocol of guard/health's judge: one call per sample
+at temperature 0 in JSON mode, bounded by [Evaluator].JudgeTimeout, whose
+answer must be exactly one JSON object {"score": 1-5, "reason": "..."}
+(health.ParseRating's rules). The anchors are the run's: 5 correct, 4 minor
+flaws, 3 errors recovered (something failed, but the agent asked, declined
+or handed over instead of misleading), 2 structural errors (invented or
+unsupported facts, ids, clauses or citations; a tool that does not fit), 1
+unusable. A sample passes in the judge's view when its score is at least
+judge.pass_score, 4 by default ([JudgeResult].Pass); any other answer is a
+judge error, paid for but not counted as a verdict.
+
 Each round appends one [TrendPoint] to a trend file (JSON Lines): both
 curves, the verdict, the cost, each route's pass counts, the config
 version and a fingerprint of its parameters. The first round under a new
@@ -146,6 +157,7 @@ are errors.
 	  "judge": {
 	    "head_share": 0.1,               share of the head sample judged; <0 none
 	    "max_calls": 100,
+	    "pass_score": 4,                 lowest judge score (1–5) that passes a sample
 	    "input_per_million": 0.15, "output_per_million": 0.6
 	  },
 	  "assertions": {

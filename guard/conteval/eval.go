@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agentguard/agentguard/guard/internal/judge"
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -48,6 +49,9 @@ type Evaluator struct {
 	// sample (Config.Judge), and its cost is counted. Its verdicts are
 	// reported beside the assertions', never merged into the pass rates.
 	Judge llms.Model
+	// JudgeTimeout bounds one judge call. Zero means one minute; negative,
+	// no bound but the context's.
+	JudgeTimeout time.Duration
 	// Ledger, when set, receives one violation per failed assertion of
 	// each red sample, with the rule "ce_" + the assertion's name.
 	Ledger Ledger
@@ -149,8 +153,9 @@ type JudgeStats struct {
 	Calls  int `json:"calls"`
 	Errors int `json:"errors"`
 	Left   int `json:"left"`
-	// Red counts the red samples judged: Confirmed the judge failed too,
-	// Disputed it passed (a false alarm of the assertions, or of the judge).
+	// Red counts the red samples judged: Confirmed those the judge failed
+	// too (a score below the pass score), Disputed those it passed (a
+	// false alarm of the assertions, or of the judge).
 	Red       int `json:"red"`
 	Confirmed int `json:"confirmed"`
 	Disputed  int `json:"disputed"`
@@ -430,7 +435,7 @@ func (e *Evaluator) judge(ctx context.Context, cfg Config, rep *Report) *JudgeSt
 			}
 		}
 	}
-	pricing := cfg.Judge.Pricing()
+	opts := judge.Options{Timeout: e.JudgeTimeout, Cost: cfg.Judge.Pricing().Cost}
 	calls := 0
 	for _, s := range append(red, head...) {
 		if calls == cfg.Judge.MaxCalls || ctx.Err() != nil {
@@ -438,7 +443,7 @@ func (e *Evaluator) judge(ctx context.Context, cfg Config, rep *Report) *JudgeSt
 			continue
 		}
 		calls++
-		jr := judge(ctx, e.Judge, pricing, s.Trace, s.Failed())
+		jr := judgeSample(ctx, e.Judge, opts, cfg.Judge.PassScore, s.Trace, s.Failed())
 		s.Judge = &jr
 		st.Calls++
 		st.TokensIn += jr.TokensIn

@@ -383,14 +383,15 @@ func TestRunErrors(t *testing.T) {
 	}
 }
 
-// judgeModel is a judge stand-in: it fails runs whose automatic checks
-// failed, and one passing run in ten by the length of its prompt.
+// judgeModel is a judge stand-in: it scores 2 the runs whose automatic
+// checks failed, and one passing run in ten by the length of its prompt;
+// the others 5.
 func judgeModel(usage bool) *guardtest.Model {
 	return guardtest.Func(func(_ context.Context, msgs []llms.MessageContent, _ llms.CallOptions) (guardtest.Reply, error) {
 		prompt := msgs[len(msgs)-1].Parts[0].(llms.TextContent).Text
-		r := guardtest.Text("PASS\nThe answer follows from the order lookup.")
+		r := guardtest.Text(`{"score": 5, "reason": "The answer follows from the order lookup."}`)
 		if strings.Contains(prompt, "Automatic checks that failed") || len(prompt)%10 == 0 {
-			r = guardtest.Text("FAIL: the answer is not what the tools returned.")
+			r = guardtest.Text(`{"score": 2, "reason": "The answer is not what the tools returned."}`)
 		}
 		if usage {
 			r.Usage = &guardtest.Usage{In: 1000, Out: 20}

@@ -10,7 +10,9 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/conteval"
+	"github.com/agentguard/agentguard/guard/guardtest"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/llms"
 )
 
 // The issue's seed check: 120 flags, every 17th failing.
@@ -141,6 +143,55 @@ func ExampleEvaluator_Run() {
 	// Output:
 	// gate: head pass rate 0.960 (191/199), 95% CI bootstrap [0.930, 0.985] Wilson [0.923, 0.979] → YELLOW (rate ≥ floor 0.95, lower bound 0.923 below it) · cost 0.000000 = 202 samples × 0.000000 + 0 judge calls 0.000000 · config v1
 	// 9 cases; the first: ce-t0000 [ce_json-answer continuous-eval]
+}
+
+// A judge model gives a second opinion on the red samples and a share of
+// the head sample: a score from 1 to 5 with a reason, as one JSON object.
+// A sample passes in its view at judge.pass_score (4 by default) or above.
+func ExampleEvaluator_judge() {
+	var traces []*trace.Trace
+	for i := range 2000 {
+		answer := `{"order_id":"A1001","status":"shipped"}`
+		if i%25 == 0 {
+			answer = `{"order_id":"A1001","status":`
+		}
+		traces = append(traces, &trace.Trace{ID: fmt.Sprintf("t%04d", i), Route: "order-api", UserTurns: []string{"status A1001"},
+			Steps: []*trace.Step{{Kind: trace.KindModel, Result: answer, Cost: 0.001}}})
+	}
+	// Any llms.Model; here a scripted one that reads the automatic checks
+	// from its prompt and reports its usage.
+	judge := guardtest.Func(func(_ context.Context, msgs []llms.MessageContent, _ llms.CallOptions) (guardtest.Reply, error) {
+		r := guardtest.Reply{Text: `{"score": 4, "reason": "The status comes from the order record; terse."}`, Usage: &guardtest.Usage{In: 400, Out: 20}}
+		if strings.Contains(msgs[1].Parts[0].(llms.TextContent).Text, "Automatic checks that failed") {
+			r.Text = `{"score": 2, "reason": "The answer is cut off: no client can read it."}`
+		}
+		return r, nil
+	})
+	ev := &conteval.Evaluator{
+		Config: conteval.Config{
+			Version:    "v1",
+			Sampling:   conteval.Sampling{Seed: 1, HashConsistent: true, HeadRate: 0.1},
+			Judge:      conteval.JudgeConfig{HeadShare: 0.05, InputPerMillion: 2.5, OutputPerMillion: 10},
+			Assertions: conteval.AssertionConfig{JSONRoutes: []string{"order-api"}},
+		},
+		Judge: judge,
+	}
+	rep, err := ev.Run(context.Background(), traces, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	j := rep.Judge
+	fmt.Printf("%d calls: %d red samples, %d confirmed, %d disputed; %d head samples, %d missed; cost %.4f\n",
+		j.Calls, j.Red, j.Confirmed, j.Disputed, j.Head, j.Missed, j.Cost)
+	for _, s := range rep.Samples {
+		if s.Judge != nil && s.TraceID == "t0000" {
+			fmt.Printf("%s: score %d, pass %v: %s\n", s.TraceID, s.Judge.Score, s.Judge.Pass, s.Judge.Reason)
+		}
+	}
+	// Output:
+	// 18 calls: 9 red samples, 9 confirmed, 0 disputed; 9 head samples, 0 missed; cost 0.0216
+	// t0000: score 2, pass false: The answer is cut off: no client can read it.
 }
 
 func ExampleParseConfig() {

@@ -5,17 +5,21 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/agentguard/agentguard/guard"
-	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/judge"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 )
 
-// JudgeResult is a judge model's score of one sample.
+// JudgeResult is a judge model's verdict on one sample.
 type JudgeResult struct {
-	// Pass is the judge's verdict: the agent behaved correctly.
+	// Score is the judge's score from 1 to 5, on the anchors of its prompt:
+	// 5 correct, 4 minor flaws, 3 errors recovered, 2 structural errors,
+	// 1 unusable. It is 0 when Err is set.
+	Score int `json:"score,omitempty"`
+	// Pass is the verdict the round counts: Score is at least the config's
+	// judge pass score (JudgeConfig.PassScore, default 4).
 	Pass bool `json:"pass"`
-	// Reason is the rest of the judge's answer.
+	// Reason is the judge's reason for its score.
 	Reason string `json:"reason,omitempty"`
 	// TokensIn, TokensOut and Cost are what the call cost. Estimated is
 	// set when the model reported no usage and the tokens were estimated
@@ -24,21 +28,38 @@ type JudgeResult struct {
 	TokensOut int     `json:"tokens_out"`
 	Cost      float64 `json:"cost"`
 	Estimated bool    `json:"estimated,omitempty"`
-	// Err is set when the call failed or the answer did not start with
-	// PASS or FAIL; Pass is then meaningless. A failed call costs nothing.
+	// Err is set when the call failed, which costs nothing, or when the
+	// answer was not exactly one JSON object {"score": 1-5, "reason":
+	// "..."} ("conteval: judge: invalid verdict: …"), which was paid for;
+	// Score and Pass are then zero.
 	Err string `json:"error,omitempty"`
 }
 
-// JudgeSystemPrompt is the system message every judge call starts with.
-const JudgeSystemPrompt = "You review single runs of an AI agent taken from production. " +
-	"Decide whether the agent behaved correctly: its answers follow from the tool results and retrieved documents, " +
-	"it invented no facts, ids, clauses or citations, it called only tools that fit the request, and it refused or asked " +
-	"when it had no evidence. Reply with PASS or FAIL on the first line and one sentence of reason on the second."
+// judgeRubric is what the judge is told: what it reviews, and what each
+// score means. The system prompt is built from it by the judge protocol
+// guard/health uses too (a score from 1 to 5 and a reason, as JSON).
+var judgeRubric = judge.Rubric{
+	Intro: "You review single runs of an AI agent taken from production. " +
+		"You get the run's route, what the automatic checks found, and the run: the user's turns, the agent's tool calls " +
+		"and retrievals with their results, its answers, and what the guard flagged. " +
+		"The agent behaved correctly when its answers follow from the tool results and retrieved documents, " +
+		"it invented no facts, ids, clauses or citations, it called only tools that fit the request, and it refused or asked " +
+		"when it had no evidence.",
+	Task: "Score the agent's behaviour in the run from 1 to 5:",
+	Anchors: [5]string{
+		"unusable: the run misleads or harms the user",
+		"structural errors: an invented or unsupported fact, id, clause or citation, a tool call that does not fit the request, or an answer given without evidence",
+		"errors recovered: something went wrong (a failed or blocked call, no evidence), but the agent caught it (asked the user, declined to guess, handed over) instead of misleading the user",
+		"minor flaws: correct, with small lapses of wording or completeness",
+		"correct: every answer follows from the tool results and documents, and every tool call fits the request",
+	},
+}
 
 // maxJudgeField caps each argument, result and answer shown to the judge.
 const maxJudgeField = 600
 
-// judgePrompt renders a trace, and what the assertions found, for the judge.
+// judgePrompt renders a trace, and what the assertions found, for the
+// judge: its user message.
 func judgePrompt(t *trace.Trace, failed []AssertionResult) string {
 	var b strings.Builder
 	clip := func(s string) string {
@@ -99,42 +120,19 @@ func judgePrompt(t *trace.Trace, failed []AssertionResult) string {
 			}
 		}
 	}
+	b.WriteString("\n" + judge.Reminder)
 	return b.String()
 }
 
-// judge asks model to score a trace.
-func judge(ctx context.Context, model llms.Model, pricing guard.Pricing, t *trace.Trace, failed []AssertionResult) JudgeResult {
-	prompt := judgePrompt(t, failed)
-	resp, err := model.GenerateContent(ctx, []llms.MessageContent{
-		llms.TextParts(llms.ChatMessageTypeSystem, JudgeSystemPrompt),
-		llms.TextParts(llms.ChatMessageTypeHuman, prompt),
-	})
+// judgeSample asks model to score a trace under o, and passes it when the
+// score is at least pass.
+func judgeSample(ctx context.Context, model llms.Model, o judge.Options, pass int, t *trace.Trace, failed []AssertionResult) JudgeResult {
+	v, u, err := judge.Ask(ctx, model, judgeRubric, judgePrompt(t, failed), o)
+	r := JudgeResult{TokensIn: u.TokensIn, TokensOut: u.TokensOut, Cost: u.Cost, Estimated: u.Estimated}
 	if err != nil {
-		return JudgeResult{Err: err.Error()}
-	}
-	if resp == nil || len(resp.Choices) == 0 || resp.Choices[0] == nil {
-		return JudgeResult{Err: "judge returned no choices"}
-	}
-	choice := resp.Choices[0]
-	var r JudgeResult
-	in, out, ok := detect.Usage(choice.GenerationInfo)
-	if !ok {
-		in = trace.EstimateTokens(JudgeSystemPrompt) + trace.EstimateTokens(prompt)
-		out = trace.EstimateTokens(choice.Content)
-		r.Estimated = true
-	}
-	r.TokensIn, r.TokensOut = in, out
-	r.Cost = pricing.Cost(in, out)
-	first, rest, _ := strings.Cut(strings.TrimSpace(choice.Content), "\n")
-	word := strings.ToUpper(strings.TrimSpace(first))
-	switch {
-	case strings.HasPrefix(word, "PASS"):
-		r.Pass = true
-	case strings.HasPrefix(word, "FAIL"):
-	default:
-		r.Err = fmt.Sprintf("judge answered %q, not PASS or FAIL", first)
+		r.Err = (&Error{Op: "judge", Err: err}).Error()
 		return r
 	}
-	r.Reason = strings.TrimSpace(strings.TrimLeft(strings.TrimSpace(first)[4:], " :-—") + " " + strings.TrimSpace(rest))
+	r.Score, r.Reason, r.Pass = v.Score, v.Reason, v.Score >= pass
 	return r
 }

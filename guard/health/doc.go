@@ -81,7 +81,9 @@ reference answer, the constraints, and excerpts of the knowledge-base
 rules the case touches: the documents its answers cite or its runs
 retrieved, else the best lexical matches of its turns and answers, cut to
 a bounded size. The judge answers {"score": 1-5, "reason": "..."} on the
-rubric's anchors; [ParseRating] holds it to exactly that.
+rubric's anchors; [ParseRating] holds it to exactly that. It is the one
+judge protocol of the module: guard/conteval's judge answers in it too,
+on anchors of its own.
 
 The verdicts never change the computed scores, the total, the band, the
 problems or the comparison: those stay reproducible from the runs alone.

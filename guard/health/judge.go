@@ -3,23 +3,18 @@ package health
 import (
 	"cmp"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/judge"
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/trace"
-	"github.com/tmc/langchaingo/llms"
 )
 
 // The judge: an optional model (Options.Judge) that gives a second opinion
@@ -28,9 +23,9 @@ import (
 // Limits of a judge's answer (see ParseRating).
 const (
 	// MaxRating is the longest answer ParseRating accepts, in bytes.
-	MaxRating = 4 << 10
+	MaxRating = judge.MaxAnswer
 	// MaxReason is the longest reason ParseRating accepts, in characters.
-	MaxReason = 800
+	MaxReason = judge.MaxReason
 )
 
 // Limits of the judge's prompt, in characters: each user turn, each answer
@@ -69,68 +64,15 @@ type Rating struct {
 // non-empty string of at most MaxReason characters; the answer is at most
 // MaxRating bytes. White space around the object, and one Markdown code
 // fence around it (```json … ```), are the only other text allowed. Any
-// other answer is an error wrapping ErrVerdict.
+// other answer is an *Error of op "judge" wrapping ErrVerdict.
+//
+// It is the protocol guard/conteval's judge answers in too.
 func ParseRating(answer string) (Rating, error) {
-	fail := func(format string, a ...any) (Rating, error) {
-		return Rating{}, &Error{Op: "judge", Err: fmt.Errorf("%w: "+format, append([]any{ErrVerdict}, a...)...)}
+	r, err := judge.ParseRating(answer)
+	if err != nil {
+		return Rating{}, &Error{Op: "judge", Err: err}
 	}
-	if len(answer) > MaxRating {
-		return fail("answer is %d bytes, over %d", len(answer), MaxRating)
-	}
-	s := strings.TrimSpace(answer)
-	if rest, ok := strings.CutPrefix(s, "```"); ok {
-		body, ok := strings.CutSuffix(rest, "```")
-		first, after, nl := strings.Cut(body, "\n")
-		if !ok || !nl || strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(first), "json")) != "" {
-			return fail("not a JSON object: an unclosed or labelled code fence")
-		}
-		s = strings.TrimSpace(after)
-	}
-	if s == "" {
-		return fail("empty answer")
-	}
-	var raw struct {
-		Score  *float64 `json:"score"`
-		Reason *string  `json:"reason"`
-	}
-	dec := json.NewDecoder(strings.NewReader(s))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&raw); err != nil {
-		return fail("not a JSON object with only score and reason: %s", jsonError(err))
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fail("text after the JSON object")
-	}
-	switch {
-	case raw.Score == nil:
-		return fail(`no "score"`)
-	case raw.Reason == nil:
-		return fail(`no "reason"`)
-	}
-	if v := *raw.Score; v != math.Trunc(v) || v < 1 || v > 5 {
-		return fail("score %v is not an integer from 1 to 5", v)
-	}
-	reason := strings.TrimSpace(*raw.Reason)
-	if reason == "" {
-		return fail("empty reason")
-	}
-	if n := utf8.RuneCountInString(reason); n > MaxReason {
-		return fail("reason has %d characters, over %d", n, MaxReason)
-	}
-	return Rating{Score: int(*raw.Score), Reason: reason}, nil
-}
-
-func jsonError(err error) string {
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &te) && te.Field != "":
-		return fmt.Sprintf("%q is a JSON %s", te.Field, te.Value)
-	case errors.As(err, &te):
-		return "got a JSON " + te.Value
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return "the answer ends inside the object"
-	}
-	return strings.TrimPrefix(err.Error(), "json: ")
+	return Rating(r), nil
 }
 
 // outcome is what a verdict's score says of a run, on the Rubric's anchors:
@@ -250,10 +192,6 @@ func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionS
 	if parallel <= 0 {
 		parallel = 4
 	}
-	timeout := s.opts.JudgeTimeout
-	if timeout == 0 {
-		timeout = time.Minute
-	}
 	var (
 		wg   sync.WaitGroup
 		jobs = make(chan *screenedCase)
@@ -262,7 +200,7 @@ func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionS
 	for range min(parallel, len(todo)) {
 		wg.Go(func() {
 			for sc := range jobs {
-				called := s.ask(ctx, sc, timeout)
+				called := s.ask(ctx, sc)
 				if called {
 					mu.Lock()
 					jr.Calls++
@@ -388,7 +326,7 @@ func (s *scorer) runIndex(traceID string) int {
 
 // ask judges one case, recording the verdict or the error on sc.out; called
 // reports whether the model was called.
-func (s *scorer) ask(ctx context.Context, sc *screenedCase, timeout time.Duration) (called bool) {
+func (s *scorer) ask(ctx context.Context, sc *screenedCase) (called bool) {
 	excerpts, unknown := s.excerpts(sc)
 	for _, d := range excerpts {
 		sc.out.Documents = append(sc.out.Documents, d.ID)
@@ -397,87 +335,34 @@ func (s *scorer) ask(ctx context.Context, sc *screenedCase, timeout time.Duratio
 		sc.out.Error = "not judged: " + err.Error()
 		return false
 	}
-	msgs := judgePrompt(sc.c, sc.runs, sc.screened, excerpts, unknown)
-	text, in, out, estimated, err := callJudge(ctx, s.opts.Judge, msgs, timeout)
-	p := s.opts.JudgePricing
-	sc.out.TokensIn, sc.out.TokensOut, sc.out.Estimated = in, out, estimated
-	sc.out.Cost = p.Cost(in, out)
+	prompt := judgePrompt(sc.c, sc.runs, sc.screened, excerpts, unknown)
+	v, u, err := judge.Ask(ctx, s.opts.Judge, judgeRubric, prompt, judge.Options{Timeout: s.opts.JudgeTimeout, Cost: s.opts.JudgePricing.Cost})
+	sc.out.TokensIn, sc.out.TokensOut, sc.out.Estimated, sc.out.Cost = u.TokensIn, u.TokensOut, u.Estimated, u.Cost
 	if err != nil {
 		sc.out.Error = (&Error{Op: "judge", Err: err}).Error()
-		return true
-	}
-	v, err := ParseRating(text)
-	if err != nil {
-		sc.out.Error = err.Error()
 		return true
 	}
 	sc.out.Score, sc.out.Reason = v.Score, v.Reason
 	return true
 }
 
-// callJudge calls the judge, turning a panic into an error, and counts the
-// tokens: the provider's counts, or estimates of the prompt and answer.
-func callJudge(ctx context.Context, m llms.Model, msgs []llms.MessageContent, timeout time.Duration) (text string, in, out int, estimated bool, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			err = fmt.Errorf("judge model panicked: %v", p)
-		}
-	}()
-	if timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, timeout)
-		defer cancel()
-	}
-	resp, err := m.GenerateContent(ctx, msgs, llms.WithTemperature(0), llms.WithJSONMode())
-	if err != nil {
-		return "", 0, 0, false, err
-	}
-	if resp == nil || len(resp.Choices) == 0 {
-		return "", 0, 0, false, errors.New("judge model returned no answer")
-	}
-	var parts []string
-	ok := false
-	for _, c := range resp.Choices {
-		if c == nil {
-			continue
-		}
-		if c.Content != "" {
-			parts = append(parts, c.Content)
-		}
-		if !ok {
-			in, out, ok = detect.Usage(c.GenerationInfo)
-		}
-	}
-	text = strings.Join(parts, "\n")
-	if !ok {
-		in, out, estimated = 0, trace.EstimateTokens(text), true
-		for _, m := range msgs {
-			for _, p := range m.Parts {
-				if t, isText := p.(llms.TextContent); isText {
-					in += trace.EstimateTokens(t.Text)
-				}
-			}
-		}
-	}
-	return text, in, out, estimated, nil
+// judgeRubric is the judge's instructions: what it gets, and the anchors
+// of the health check's rubric.
+var judgeRubric = judge.Rubric{
+	Intro: `You are a strict reviewer of a conversational AI agent. An automatic screen flagged the test case below; give your own verdict on it.
+
+You get the user's turns and the agent's answers (where runs of the case answered differently, each run's answer), the baseline (what the final answer must and must not say, and a reference answer), the constraints the user stated that the agent must keep respecting, and excerpts of the knowledge-base rules the case touches. An answer may state only rules the excerpts support.`,
+	Task: "Score the agent's behaviour in the case from 1 to 5; where runs differ, score the worst run:",
+	Anchors: [5]string{
+		"unusable: the answer misleads or harms the user",
+		"structural errors: a wrong, invented or unsupported statement or action, or a forgotten constraint",
+		"errors recovered: something went wrong, but the agent caught it (asked the user, declined to guess, handed over) instead of misleading the user",
+		"minor flaws: correct, with small lapses of wording or completeness",
+		"healthy: correct, grounded, and keeps every constraint",
+	},
 }
 
-// judgeSystem is the judge's instructions.
-const judgeSystem = `You are a strict reviewer of a conversational AI agent. An automatic screen flagged the test case below; give your own verdict on it.
-
-You get the user's turns and the agent's answers (where runs of the case answered differently, each run's answer), the baseline (what the final answer must and must not say, and a reference answer), the constraints the user stated that the agent must keep respecting, and excerpts of the knowledge-base rules the case touches. An answer may state only rules the excerpts support.
-
-Score the agent's behaviour in the case from 1 to 5; where runs differ, score the worst run:
-5 healthy: correct, grounded, and keeps every constraint
-4 minor flaws: correct, with small lapses of wording or completeness
-3 errors recovered: something went wrong, but the agent caught it (asked the user, declined to guess, handed over) instead of misleading the user
-2 structural errors: a wrong, invented or unsupported statement or action, or a forgotten constraint
-1 unusable: the answer misleads or harms the user
-
-Reply with only this JSON object, and no other text: {"score": <integer 1 to 5>, "reason": "<one or two sentences, at most 300 characters>"}`
-
-// judgePrompt builds the judge's messages about case c: the instructions,
-// then one user message laid out as
+// judgePrompt builds the judge's user message about case c, laid out as
 //
 //	Case ID (CATEGORY): TITLE
 //	Runs: N; screened: 1, 3
@@ -491,8 +376,10 @@ Reply with only this JSON object, and no other text: {"score": <integer 1 to 5>,
 //	## Constraints
 //	## Knowledge-base excerpts
 //
+//	Reply with only the JSON object.
+//
 // with every message on one line.
-func judgePrompt(c *replay.Case, runs []*replay.Run, screened []string, excerpts []Document, unknown []string) []llms.MessageContent {
+func judgePrompt(c *replay.Case, runs []*replay.Run, screened []string, excerpts []Document, unknown []string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Case %s (%s)", c.ID, c.Category)
 	if c.Title != "" {
@@ -554,11 +441,8 @@ func judgePrompt(c *replay.Case, runs []*replay.Run, screened []string, excerpts
 	if len(unknown) > 0 {
 		fmt.Fprintf(&b, "Cited but not in the knowledge base: [%s]\n", strings.Join(unknown, "], ["))
 	}
-	b.WriteString("\nReply with only the JSON object.")
-	return []llms.MessageContent{
-		llms.TextParts(llms.ChatMessageTypeSystem, judgeSystem),
-		llms.TextParts(llms.ChatMessageTypeHuman, b.String()),
-	}
+	b.WriteString("\n" + judge.Reminder)
+	return b.String()
 }
 
 // conversation lays out the case's turns with the runs' answers, grouping

@@ -20,43 +20,21 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
+// TestParseRating checks what health adds to the shared parser
+// (guard/internal/judge, where the strictness is tested and fuzzed): its
+// error type, and the Rating it returns.
 func TestParseRating(t *testing.T) {
-	long := strings.Repeat("é", MaxReason+1)
 	tests := []struct {
 		name   string
 		answer string
 		want   Rating
 		err    string // "" means valid
 	}{
-		{"good", `{"score": 4, "reason": "Right answer, terse."}`, Rating{4, "Right answer, terse."}, ""},
-		{"keys in any order, white space", "\n {\"reason\":\" Invents clause 7.3. \",\"score\":1}\n", Rating{1, "Invents clause 7.3."}, ""},
-		{"integral float", `{"score": 2.0, "reason": "r"}`, Rating{2, "r"}, ""},
+		{"good", `{"score": 4, "reason": " Right answer, terse. "}`, Rating{4, "Right answer, terse."}, ""},
 		{"code fence", "```json\n{\"score\": 3, \"reason\": \"Declined.\"}\n```", Rating{3, "Declined."}, ""},
-		{"bare code fence", "```\n{\"score\": 5, \"reason\": \"Fine.\"}\n```", Rating{5, "Fine."}, ""},
-		{"reason at the limit", `{"score": 5, "reason": "` + long[:len(long)-len("é")] + `"}`, Rating{5, long[:len(long)-len("é")]}, ""},
-		{"empty", "  ", Rating{}, "empty answer"},
 		{"prose", "The answer is fine.", Rating{}, "not a JSON object"},
-		{"prose before", `Verdict: {"score": 4, "reason": "r"}`, Rating{}, "not a JSON object"},
-		{"text after", `{"score": 4, "reason": "r"} I hope this helps.`, Rating{}, "text after the JSON object"},
-		{"two objects", `{"score": 4, "reason": "r"}{"score": 1, "reason": "r"}`, Rating{}, "text after the JSON object"},
-		{"unclosed fence", "```json\n{\"score\": 4, \"reason\": \"r\"}", Rating{}, "code fence"},
-		{"labelled fence", "```yaml\n{\"score\": 4, \"reason\": \"r\"}\n```", Rating{}, "code fence"},
-		{"array", `[{"score": 4, "reason": "r"}]`, Rating{}, "got a JSON array"},
-		{"null", `null`, Rating{}, `no "score"`},
-		{"truncated", `{"score": 4, "reason": "r`, Rating{}, "ends inside the object"},
-		{"unknown key", `{"score": 4, "reason": "r", "confidence": 0.9}`, Rating{}, `unknown field "confidence"`},
-		{"dimension scores", `{"accuracy": 4, "score": 4, "reason": "r"}`, Rating{}, `unknown field "accuracy"`},
-		{"no score", `{"reason": "r"}`, Rating{}, `no "score"`},
-		{"no reason", `{"score": 4}`, Rating{}, `no "reason"`},
-		{"score as a string", `{"score": "4", "reason": "r"}`, Rating{}, `"score" is a JSON string`},
-		{"score 0", `{"score": 0, "reason": "r"}`, Rating{}, "score 0 is not an integer from 1 to 5"},
 		{"score 6", `{"score": 6, "reason": "r"}`, Rating{}, "score 6 is not an integer from 1 to 5"},
-		{"score 10 of 10", `{"score": 10, "reason": "r"}`, Rating{}, "score 10 is not"},
-		{"half a point", `{"score": 3.5, "reason": "r"}`, Rating{}, "score 3.5 is not"},
-		{"negative", `{"score": -1, "reason": "r"}`, Rating{}, "score -1 is not"},
-		{"empty reason", `{"score": 4, "reason": "  "}`, Rating{}, "empty reason"},
-		{"reason not a string", `{"score": 4, "reason": ["a"]}`, Rating{}, `"reason" is a JSON array`},
-		{"reason too long", `{"score": 4, "reason": "` + long + `"}`, Rating{}, "over 800"},
+		{"reason too long", `{"score": 4, "reason": "` + strings.Repeat("é", MaxReason+1) + `"}`, Rating{}, "over 800"},
 		{"answer too long", `{"score": 4, "reason": "r"}` + strings.Repeat(" ", MaxRating), Rating{}, "bytes, over 4096"},
 	}
 	for _, tt := range tests {
@@ -77,24 +55,6 @@ func TestParseRating(t *testing.T) {
 			}
 		})
 	}
-}
-
-func FuzzParseRating(f *testing.F) {
-	for _, s := range []string{`{"score": 4, "reason": "r"}`, "```json\n{\"score\":1,\"reason\":\"x\"}\n```", `{"score": 9}`, `[]`, `{"score":1e0,"reason":"r"}`} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		v, err := ParseRating(s)
-		if err != nil {
-			if !errors.Is(err, ErrVerdict) {
-				t.Fatalf("error %v does not wrap ErrVerdict", err)
-			}
-			return
-		}
-		if v.Score < 1 || v.Score > 5 || strings.TrimSpace(v.Reason) == "" || utf8.RuneCountInString(v.Reason) > MaxReason || len(s) > MaxRating {
-			t.Fatalf("ParseRating(%q) = %+v: invalid verdict accepted", s, v)
-		}
-	})
 }
 
 // caseOf reads the case id from a judge prompt.

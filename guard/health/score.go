@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/judge"
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
@@ -874,7 +875,8 @@ var (
 	// ErrRubric: a rubric threshold is not a share in (0, 1].
 	ErrRubric = errors.New("invalid rubric")
 	// ErrVerdict: a judge's answer is not a valid verdict (ParseRating).
-	ErrVerdict = errors.New("invalid verdict")
+	// It is the judge protocol's own sentinel, shared with guard/conteval.
+	ErrVerdict = judge.ErrVerdict
 )
 
 // Error is the error type of package health.
