@@ -82,5 +82,5 @@ func ExampleNewRule() {
 	fmt.Println(res.Answer)
 	// Output:
 	// handoff
-	// I am handing this conversation to a human colleague, who will continue from here.
+	// 我将把这段对话转交给人工同事，由他们继续为您服务。
 }
