@@ -196,15 +196,16 @@ func (f SinkFunc) Append(ctx context.Context, v trace.Violation) (uint64, error)
 // Guard holds the rules and the ledger that every wrapped model, wrapped tool
 // and Run of it shares. It is safe for concurrent use by many sessions.
 type Guard struct {
-	cfg      Config
-	rules    []Rule
-	schemaMu sync.Mutex                                // serialises writers of schemas
-	schemas  atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
-	untraced sync.Once                                 // warns once about calls without a trace
-	breakers *breakers
-	reports  reporter
-	now      func() time.Time
-	words    *lexicon.Compiled // Config.Lexicon compiled
+	cfg       Config
+	rules     []Rule
+	schemaMu  sync.Mutex                                // serialises writers of schemas
+	schemas   atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
+	untraced  sync.Once                                 // warns once about calls without a trace
+	breakers  *breakers
+	reports   reporter
+	now       func() time.Time
+	words     *lexicon.Compiled // Config.Lexicon compiled
+	extractor memory.Extractor  // Config.Memory's, or the rule-based one of Config.Lexicon
 }
 
 // New returns a Guard configured by cfg. It panics if cfg.Lexicon does not
@@ -232,6 +233,12 @@ func New(cfg Config) *Guard {
 	if cfg.Lexicon != nil {
 		g.words = cfg.Lexicon.Compiled()
 	}
+	if cfg.Memory != nil {
+		g.extractor = cfg.Memory.Extractor
+		if g.extractor == nil {
+			g.extractor = memory.RuleBased(cfg.Lexicon)
+		}
+	}
 	for name, p := range cfg.Tools {
 		if len(p.Schema) > 0 {
 			g.addSchema(name, p.Schema)
@@ -243,7 +250,7 @@ func New(cfg Config) *Guard {
 		}
 	}
 	if cfg.Memory != nil && !slices.Contains(cfg.Disable, RuleMemory) {
-		g.rules = append(g.rules, memory.Enforcer{})
+		g.rules = append(g.rules, memory.Enforcer{Lexicon: cfg.Lexicon})
 	}
 	for _, r := range cfg.Rules {
 		if !slices.Contains(cfg.Disable, r.Name()) {

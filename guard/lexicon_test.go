@@ -3,11 +3,13 @@ package guard_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/tmc/langchaingo/llms"
@@ -149,4 +151,33 @@ func TestNewPanicsOnABadLexicon(t *testing.T) {
 		}
 	}()
 	guard.New(guard.Config{Lexicon: lx})
+}
+
+// TestLexiconReachesTheMemoryCard teaches the card a channel through
+// Config.Lexicon: the user's ban on it is extracted and enforced.
+func TestLexiconReachesTheMemoryCard(t *testing.T) {
+	lx := lexicon.Default()
+	lx.Memory.Channels = append(lx.Memory.Channels, lexicon.Term{Name: "wechat", Patterns: []string{`\bwechat\b`, `微信`}})
+	for _, tc := range []struct {
+		name string
+		lx   *lexicon.Lexicon
+		want []string
+	}{
+		{"default lexicon", nil, nil},
+		{"wechat taught", lx, []string{memory.RuleProhibition + "@block"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := guard.New(guard.Config{Lexicon: tc.lx, Memory: &guard.MemoryOptions{}})
+			res, err := g.Run(context.Background(),
+				guardtest.Script(guardtest.ToolCall("send_wechat", `{"text":"Your order shipped"}`), guardtest.Text("Done.")),
+				[]tools.Tool{fixed("send_wechat", "ok")},
+				[]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "别发微信给我，有事在这里说。")})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := rules(res.Findings); !slices.Equal(got, tc.want) {
+				t.Errorf("findings = %v, want %v", got, tc.want)
+			}
+		})
+	}
 }
