@@ -8,7 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // Names of the argument rules, as they appear in findings and in the ledger.
@@ -243,30 +245,35 @@ func stripFence(s string) string {
 	return strings.TrimSpace(s)
 }
 
-// affirmative matches an explicit go-ahead at the start of the turn or of
-// any sentence, line or list item in it ("…, I guess you're right. Yes,
-// please proceed"), or an imperative to proceed anywhere.
-var affirmative = regexp.MustCompile(`(?im)(^|[.!?;:。！？；：]\s*|^\s*(?:[-*•]|\d+[.)])\s*)(yes|yeah|yep|yup|ok|okay|sure|confirm(ed)?|i confirm|go ahead|please do|please proceed|proceed|do it|correct|that's right|that is right|absolutely)\b|\b(please (go ahead|proceed)|go ahead and)\b|(^|[。！？；\s])(是的|是|好的|好|确认|确定|可以|对|没问题|行|同意)`)
-
 // Confirmation requires the user's explicit go-ahead before a state-changing
 // call of a tool whose policy sets Confirm (or of every state-changing tool,
 // when all is true): the user's latest turn must be an affirmation ("yes",
-// "go ahead", "确认", "好的") that answers something the agent said after
-// the user's previous turn. Otherwise the verdict is Clarify, asking the
-// user to confirm that exact call.
+// "go ahead", "确认", "好的"; the lexicon's Affirmation patterns) that
+// answers something the agent said after the user's previous turn.
+// Otherwise the verdict is Clarify, asking the user, in the language of
+// their turn, to confirm that exact call. This rule reads the default
+// lexicon; the guard's own instance uses Config.Lexicon.
 func Confirmation(tools ToolPolicies, all bool) Rule {
+	return confirmation(detect.Default(), tools, all)
+}
+
+func confirmation(w *lexicon.Compiled, tools ToolPolicies, all bool) Rule {
 	return NewRule(RuleConfirmation, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool {
 			return nil
 		}
 		p := tools[s.Name]
-		if !(p.Confirm || all) || !stateChanging(s.Name, p) {
+		if !(p.Confirm || all) || !stateChangingIn(w, s.Name, p) {
 			return nil
 		}
-		if s.Turn >= 1 && s.Turn < len(t.UserTurns) && affirmative.MatchString(t.UserTurns[s.Turn]) && agentSpokeIn(t, s.Turn-1) {
+		turn := userTurn(t, s.Turn)
+		if s.Turn >= 1 && w.Affirmation.MatchString(turn) && agentSpokeIn(t, s.Turn-1) {
 			return nil
 		}
-		q := fmt.Sprintf("Before I %s (%s), can you confirm that this is what you want? Please answer yes or no.", strings.ReplaceAll(s.Name, "_", " "), compactArgs(s.Args))
+		lang := w.LangOf(turn)
+		r := w.Replies(lang)
+		tool, _ := displayName(w, r, lang, s.Name)
+		q := fmt.Sprintf(r.Confirm, tool, compactArgs(w, r, lang, s.Args))
 		return []trace.Finding{{
 			Rule: RuleConfirmation, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 			Message: fmt.Sprintf("%q changes state and the user has not confirmed it", s.Name), Question: q,

@@ -18,8 +18,9 @@ var layers = map[string]int{"trace": 0, "memory": 1, "ledger": 1, "guard": 2, "e
 //   - only ledger/badgerstore and the programs link badger;
 //   - only trace/otelexport and the programs link OpenTelemetry (badger
 //     brings its API, not the SDK, into ledger/badgerstore);
-//   - trace links no langchaingo; memory imports nothing of this module but
-//     trace and nothing of langchaingo but llms;
+//   - trace links no langchaingo; trace/lexicon imports only the standard
+//     library; memory imports nothing of this module but trace and nothing
+//     of langchaingo but llms;
 //   - no library package drags in langchaingo's agents, chains, prompts,
 //     memory, providers or vector stores.
 func TestDependencyRules(t *testing.T) {
@@ -62,6 +63,8 @@ func TestDependencyRules(t *testing.T) {
 				t.Errorf("%s links the OpenTelemetry SDK (%s): only trace/otelexport may", pkg, dep)
 			case under(dep, otel) && pkg != "trace/otelexport" && pkg != "ledger/badgerstore":
 				t.Errorf("%s links OpenTelemetry (%s): only trace/otelexport, and badger's own tracing, may", pkg, dep)
+			case pkg == "trace/lexicon" && strings.Contains(strings.SplitN(dep, "/", 2)[0], "."):
+				t.Errorf("%s links %s: the lexicon imports only the standard library", pkg, dep)
 			case under(dep, lc) && top == "trace":
 				t.Errorf("%s links langchaingo (%s): trace is the bottom layer", pkg, dep)
 			case under(dep, lc) && top == "memory" && dep != lc+"/llms" && !strings.HasPrefix(dep, lc+"/llms/internal"):

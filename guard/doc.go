@@ -58,6 +58,17 @@
 //   - with Config.Memory, memory.Enforcer: tool calls may not break the
 //     constraints on the pinned memory card ("don't text me").
 //
+// # Language
+//
+// The words the rules look for — the verbs that make a tool state-changing,
+// phrases of absence, denial and affirmation — and every reply the guard
+// writes come from Config.Lexicon (package trace/lexicon; English and
+// Chinese by default). A reply is in one language, that of the user's
+// latest turn: the refusal, the handoff message, the questions the gates
+// ask and the observations the model gets for calls that did not run.
+// Config.Answers' texts, when set, replace the refusal and handoff message
+// in every language.
+//
 // Tools are annotated by Config.Tools (ToolPolicy: effect, trust,
 // confirmation, retrieval, schema, timeout). Every tool and the model run
 // under a circuit breaker, a timeout and bounded retries (Config.Resilience),

@@ -8,6 +8,7 @@ import (
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 )
@@ -83,5 +84,27 @@ func ExampleNewRule() {
 	fmt.Println(res.Answer)
 	// Output:
 	// handoff
-	// I am handing this conversation to a human colleague, who will continue from here.
+	// 我将把这段对话转交给人工同事，由他们继续为您服务。
+}
+
+// A lexicon that knows the agent's own vocabulary: "ship" is a write verb,
+// so ship_order needs the user's confirmation, asked in the user's
+// language with the tool named as that language names it.
+func ExampleConfig_lexicon() {
+	lx := lexicon.Default()
+	lx.WriteVerbs = append(lx.WriteVerbs, "ship")
+	zh := lx.Replies[lexicon.ZH]
+	zh.Names = map[string]string{"ship_order": "发货", "order_id": "订单号"}
+	lx.Replies[lexicon.ZH] = zh
+
+	g := guard.New(guard.Config{Lexicon: lx, Gates: guard.Gates{ConfirmWrites: true}})
+	ship := guardtest.NewTool("ship_order", "Ships an order.", func(context.Context, string) (string, error) { return "ok", nil })
+	for _, turn := range []string{"Please ship A1", "请把 A1 发出去"} {
+		res, _ := g.Run(context.Background(), guardtest.Script(guardtest.ToolCall("ship_order", `{"order_id":"A1"}`)),
+			[]tools.Tool{ship}, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, turn)})
+		fmt.Println(res.Status, res.Answer)
+	}
+	// Output:
+	// clarify Before I ship order (order id A1), can you confirm that this is what you want? Please answer yes or no.
+	// clarify 在执行 发货（订单号 A1）之前，请您确认这是您想要的操作。请回答“是”或“否”。
 }

@@ -5,10 +5,10 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"unicode"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // Names of the gates, as they appear in findings and in the ledger.
@@ -50,9 +50,15 @@ func sameTurn(t *trace.Trace, turn int) []*trace.Step {
 // IntentGate stops a flow whose intent was misread. A step that reports an
 // intent (Step.Intent, set by Config.Gates.Classifier) outside labels (when labels
 // is not empty) or with a confidence below min is judged Clarify, with a
-// question offering the top candidate intents; so is any tool call proposed
-// after such a step in the same turn. min <= 0 means 0.6.
+// question offering the top candidate intents in the language of the
+// user's turn; so is any tool call proposed after such a step in the same
+// turn. min <= 0 means 0.6. This rule asks in the default lexicon's words;
+// the guard's own instance uses Config.Lexicon.
 func IntentGate(labels []string, min float64) Rule {
+	return intentGate(detect.Default(), labels, min)
+}
+
+func intentGate(w *lexicon.Compiled, labels []string, min float64) Rule {
 	if min <= 0 {
 		min = 0.6
 	}
@@ -89,44 +95,58 @@ func IntentGate(labels []string, min float64) Rule {
 		if why == "" {
 			return nil
 		}
-		user := ""
-		if s.Turn >= 0 && s.Turn < len(t.UserTurns) {
-			user = t.UserTurns[s.Turn]
-		}
+		user := userTurn(t, s.Turn)
 		candidates := append([]string{src.Intent}, src.Alternatives...)
 		if len(labels) > 0 {
 			candidates = slices.DeleteFunc(candidates, func(c string) bool { return !slices.Contains(labels, c) })
 		}
 		return []trace.Finding{{
 			Rule: RuleIntent, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Coherence, Severity: trace.SeverityWarning,
-			Message: why, Question: clarifyingQuestion(candidates, user), Evidence: src.Intent, Tags: []string{"low-confidence-intent"},
+			Message: why, Question: clarifyingQuestion(w, candidates, user), Evidence: src.Intent, Tags: []string{"low-confidence-intent"},
 		}}
 	})
 }
 
-// clarifyingQuestion offers up to three candidate intents, in the user's language.
-func clarifyingQuestion(candidates []string, user string) string {
-	seen := map[string]bool{}
+// clarifyingQuestion offers up to three candidate intents, in the language
+// of the user's turn: each by the name that language gives it, and one it
+// cannot name is left out (see displayName); with none left, it asks what
+// the user needs.
+func clarifyingQuestion(w *lexicon.Compiled, candidates []string, user string) string {
+	lang := w.LangOf(user)
+	r := w.Replies(lang)
 	var opts []string
 	for _, c := range candidates {
-		c = strings.ReplaceAll(strings.ReplaceAll(c, "_", " "), "-", " ")
-		if c != "" && !seen[c] && len(opts) < 3 {
-			seen[c] = true
-			opts = append(opts, c)
+		name, ok := displayName(w, r, lang, c)
+		if ok && name != "" && !slices.Contains(opts, name) && len(opts) < 3 {
+			opts = append(opts, name)
 		}
 	}
-	chinese := strings.IndexFunc(user, func(r rune) bool { return unicode.Is(unicode.Han, r) }) >= 0
-	switch {
-	case len(opts) == 0 && chinese:
-		return "抱歉，我没有完全理解您的需求，能再具体说明一下吗？"
-	case len(opts) == 0:
-		return "Sorry, I am not sure what you need. Could you tell me a little more?"
-	case chinese:
-		return "请问您是想" + strings.Join(opts, "，还是") + "？"
-	case len(opts) == 1:
-		return "Do you want to " + opts[0] + "?"
+	if len(opts) == 0 {
+		return r.IntentUnclear
 	}
-	return "Do you want to " + strings.Join(opts[:len(opts)-1], ", ") + " or " + opts[len(opts)-1] + "?"
+	list := opts[0]
+	if n := len(opts); n > 1 {
+		list = strings.Join(opts[:n-1], r.ListSep) + r.ListLastSep + opts[n-1]
+	}
+	return fmt.Sprintf(r.IntentQuestion, list)
+}
+
+// displayName is how the replies r, in lang, name an identifier (an intent
+// label, a tool name, an argument key): by r.Names, or else the identifier
+// itself, as words when r.Humanize is set. ok is false when id is written
+// in another language than lang: "return_item" in Chinese, "退货" in
+// English.
+func displayName(w *lexicon.Compiled, r lexicon.Replies, lang lexicon.Lang, id string) (name string, ok bool) {
+	if n, ok := r.Names[id]; ok {
+		return n, true
+	}
+	if w.LangOf(id) != lang {
+		return id, false
+	}
+	if r.Humanize {
+		id = strings.ReplaceAll(strings.ReplaceAll(id, "_", " "), "-", " ")
+	}
+	return id, true
 }
 
 // EmptyResultGate keeps an empty tool result from becoming an answer or an
@@ -137,28 +157,35 @@ func clarifyingQuestion(candidates []string, user string) string {
 // empty: ask the user to confirm the key; Retry: make the agent look again;
 // Handoff: pass to a human). An answer that asserts absence ("no records",
 // "没有符合条件的记录") is always flagged; so is any other answer, since it
-// can only rest on data the agent did not get.
+// can only rest on data the agent did not get. This rule reads the default
+// lexicon; the guard's own instance uses Config.Lexicon.
 func EmptyResultGate(tools ToolPolicies, verdict trace.Verdict) Rule {
+	return emptyResultGate(detect.Default(), tools, verdict)
+}
+
+func emptyResultGate(w *lexicon.Compiled, tools ToolPolicies, verdict trace.Verdict) Rule {
 	if verdict == "" {
 		verdict = trace.Clarify
 	}
 	return NewRule(RuleEmptyResult, func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		write := s.Kind == trace.KindTool && stateChanging(s.Name, tools[s.Name])
+		write := s.Kind == trace.KindTool && stateChangingIn(w, s.Name, tools[s.Name])
 		answer := s.Kind == trace.KindModel && len(s.Calls) == 0 && strings.TrimSpace(s.Result) != "" && !s.Blocked && s.Intent == ""
 		if !write && !answer {
 			return nil
 		}
 		var empty *trace.Step
 		for _, p := range sameTurn(t, s.Turn) {
-			if p.Kind != trace.KindTool || p.Blocked || p.Error != "" || stateChanging(p.Name, tools[p.Name]) {
+			if p.Kind != trace.KindTool || p.Blocked || p.Error != "" || stateChangingIn(w, p.Name, tools[p.Name]) {
 				continue // a write's empty reply is an acknowledgement
 			}
-			isEmpty := tools[p.Name].IsEmpty
-			if isEmpty == nil {
-				isEmpty = detect.IsEmptyResult
+			var isEmpty bool
+			if f := tools[p.Name].IsEmpty; f != nil {
+				isEmpty = f(p.Result)
+			} else {
+				isEmpty = detect.IsEmptyResult(w, p.Result)
 			}
 			switch {
-			case isEmpty(p.Result):
+			case isEmpty:
 				empty = p
 			case empty != nil && p.Name == empty.Name:
 				empty = nil // looked again and found something
@@ -173,13 +200,13 @@ func EmptyResultGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 		case write:
 			msg = fmt.Sprintf("tool %q returned an empty result and the agent goes on to %q", empty.Name, s.Name)
 			tag = "write-after-empty"
-		case detect.AssertsAbsence(s.Result):
+		case detect.AssertsAbsence(w, s.Result):
 			msg = fmt.Sprintf("tool %q returned an empty result and the answer asserts absence", empty.Name)
 			tag = "asserted-absence"
 		}
 		return []trace.Finding{{
 			Rule: RuleEmptyResult, Step: s.Index, Verdict: verdict, Dimension: trace.Coherence, Severity: trace.SeverityError,
-			Message: msg, Question: confirmQuestion(empty, t, s.Turn), Evidence: empty.Args, Tags: []string{"cascade", tag},
+			Message: msg, Question: confirmQuestion(w, empty, t, s.Turn), Evidence: empty.Args, Tags: []string{"cascade", tag},
 		}}
 	})
 }
@@ -189,19 +216,30 @@ func asksUser(answer string) bool {
 	return strings.HasSuffix(a, "?") || strings.HasSuffix(a, "？")
 }
 
-func confirmQuestion(empty *trace.Step, t *trace.Trace, turn int) string {
-	args := compactArgs(empty.Args)
-	if turn >= 0 && turn < len(t.UserTurns) && strings.IndexFunc(t.UserTurns[turn], func(r rune) bool { return unicode.Is(unicode.Han, r) }) >= 0 {
-		return "我用 " + args + " 没有查到结果。请您确认一下信息是否正确？"
-	}
-	return "I could not find anything for " + args + ". Could you double-check those details for me?"
+// confirmQuestion asks the user, in the language of their turn, to check
+// the arguments of a lookup that found nothing.
+func confirmQuestion(w *lexicon.Compiled, empty *trace.Step, t *trace.Trace, turn int) string {
+	lang := w.LangOf(userTurn(t, turn))
+	r := w.Replies(lang)
+	return fmt.Sprintf(r.EmptyResult, compactArgs(w, r, lang, empty.Args))
 }
 
-func compactArgs(args string) string {
+// userTurn returns the text of user turn i of t, or "".
+func userTurn(t *trace.Trace, i int) string {
+	if i >= 0 && i < len(t.UserTurns) {
+		return t.UserTurns[i]
+	}
+	return ""
+}
+
+// compactArgs writes a call's arguments for the user: each key, named as
+// the replies r name it, and its value.
+func compactArgs(w *lexicon.Compiled, r lexicon.Replies, lang lexicon.Lang, args string) string {
 	if m, ok := argsMap(args); ok {
 		var parts []string
 		for _, k := range sortedKeys(m) {
-			parts = append(parts, fmt.Sprintf("%s %v", strings.ReplaceAll(k, "_", " "), m[k]))
+			name, _ := displayName(w, r, lang, k)
+			parts = append(parts, fmt.Sprintf("%s %v", name, m[k]))
 		}
 		if len(parts) > 0 {
 			return strings.Join(parts, ", ")
@@ -269,10 +307,6 @@ func Citations(s *trace.Step) []string {
 	return detect.CitedIDs(s.Result)
 }
 
-// denial matches answers that say a thing is not there: the only way an
-// answer may repeat a clause number that only the user mentioned.
-var denial = regexp.MustCompile(`(?i)\b(no such|not|cannot|can't|couldn't|could not|unable|doesn't|does not|isn't|is no)\b|没有|不存在|找不到|无法|并无`)
-
 // Grounding checks an answer against the documents retrieved in this trace:
 // every citation must be the id of a retrieved document, and every clause,
 // section or rule number the answer quotes ("clause 7.3", "第5条") must
@@ -280,14 +314,20 @@ var denial = regexp.MustCompile(`(?i)\b(no such|not|cannot|can't|couldn't|could 
 // repeated only to deny it ("I cannot find clause 12"): agreeing with a
 // leading question about a clause that does not exist is fabrication too. Either failure
 // is a suspected fabrication, judged Retry: the model is asked once more,
-// then the answer is refused.
+// then the answer is refused. A denial is what the lexicon's Denial
+// patterns match; this rule reads the default lexicon, the guard's own
+// instance Config.Lexicon.
 func Grounding(tools ToolPolicies) Rule {
+	return grounding(detect.Default(), tools)
+}
+
+func grounding(w *lexicon.Compiled, tools ToolPolicies) Rule {
 	return NewRule(RuleGrounding, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindModel || s.Result == "" || s.Blocked {
 			return nil
 		}
 		cites := Citations(s)
-		refs := detect.ClauseRefs(s.Result)
+		refs := detect.ClauseRefs(w, s.Result)
 		if len(cites) == 0 && len(refs) == 0 {
 			return nil
 		}
@@ -316,10 +356,10 @@ func Grounding(tools ToolPolicies) Rule {
 				})
 			}
 		}
-		known := clauseNumbers(evidence.String())
-		denies := denial.MatchString(s.Result)
+		known := clauseNumbers(w, evidence.String())
+		denies := w.Denial.MatchString(s.Result)
 		for _, ref := range refs {
-			if num := ref.Number; !known[num] && !(denies && clauseNumbers(said.String())[num]) {
+			if num := ref.Number; !known[num] && !(denies && clauseNumbers(w, said.String())[num]) {
 				out = append(out, trace.Finding{
 					Rule: RuleGrounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
 					Message:  fmt.Sprintf("quotes %q, which appears in no retrieved document", ref.Text),
@@ -339,9 +379,9 @@ var numberedItem = regexp.MustCompile(`(?m)^\s*(\d+(?:\.\d+)*)[.)、:\s]`)
 // reference ("clause 3.1", "第5条") or as the number of a paragraph. A
 // number that only appears elsewhere ("within 5 business days") is no
 // clause.
-func clauseNumbers(text string) map[string]bool {
+func clauseNumbers(w *lexicon.Compiled, text string) map[string]bool {
 	out := map[string]bool{}
-	for _, ref := range detect.ClauseRefs(text) {
+	for _, ref := range detect.ClauseRefs(w, text) {
 		out[ref.Number] = true
 	}
 	for _, m := range numberedItem.FindAllStringSubmatch(text, -1) {

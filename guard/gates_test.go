@@ -13,6 +13,7 @@ import (
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 )
@@ -86,6 +87,11 @@ func TestIntentGate(t *testing.T) {
 		return guard.Intent{Label: "return_the_item", Confidence: 0.4, Alternatives: []string{"check_its_status"}}, nil
 	})
 	cfg := guard.Config{Gates: guard.Gates{Classifier: classify, Intents: []string{"return_the_item", "check_its_status"}}}
+	named := cfg
+	named.Lexicon = lexicon.Default()
+	zh := named.Lexicon.Replies[lexicon.ZH]
+	zh.Names = map[string]string{"return_the_item": "退货", "check_its_status": "查询订单状态"}
+	named.Lexicon.Replies[lexicon.ZH] = zh
 	for _, tc := range []gateCase{
 		{
 			name: "low confidence asks before any tool", cfg: cfg, turns: []string{"this thing I bought"},
@@ -97,9 +103,16 @@ func TestIntentGate(t *testing.T) {
 			wantStatus: guard.StatusClarify, wantRules: []string{"intent-confidence@clarify"},
 		},
 		{
-			name: "Chinese question", cfg: cfg, turns: []string{"我买的那个东西"},
+			// Labels are English identifiers: a Chinese question offers
+			// only those the lexicon names in Chinese, never a mix.
+			name: "Chinese question, labels named", cfg: named, turns: []string{"我买的那个东西"},
 			wantStatus: guard.StatusClarify, wantRules: []string{"intent-confidence@clarify"},
-			wantAnswer: "请问您是想return the item，还是check its status？",
+			wantAnswer: "请问您是想退货，还是查询订单状态？",
+		},
+		{
+			name: "Chinese question, labels not named", cfg: cfg, turns: []string{"我买的那个东西"},
+			wantStatus: guard.StatusClarify, wantRules: []string{"intent-confidence@clarify"},
+			wantAnswer: "抱歉，我没有完全理解您的需求，能再具体说明一下吗？",
 		},
 		{
 			name: "confident intent proceeds", cfg: cfg, turns: []string{"I want to return A1"},

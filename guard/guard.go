@@ -11,8 +11,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // Config configures a Guard. The zero value is a working guard with the
@@ -48,6 +50,14 @@ type Config struct {
 	Observe Observation
 	// Evaluation tunes Evaluate's score; the online guard ignores it.
 	Evaluation Evaluation
+	// Lexicon is the guard's language data: the write verbs that make a
+	// tool state-changing, the phrases the built-in rules look for, the
+	// memory card's vocabulary and every reply the guard writes, to the
+	// user or to the model, in the language of the user's latest turn (see
+	// package lexicon). Nil means lexicon.Default(), English and Chinese.
+	// New compiles it, and panics if it does not compile (check it first
+	// with Lexicon.Check); it must not change afterwards.
+	Lexicon *lexicon.Lexicon
 	// Shadow turns on detect-only mode: every rule runs and every finding is
 	// recorded and sent to the ledger, marked Shadow, but no verdict is
 	// enforced.
@@ -130,10 +140,13 @@ const (
 // Answers sets what the user is told when a rule stops a run.
 type Answers struct {
 	// RefusalTemplate is the answer given when a verdict is Refuse or a
-	// blocked model answer has to be replaced. Empty means DefaultRefusal.
+	// blocked model answer has to be replaced, whatever the user's
+	// language. Empty means the lexicon's refusal in the language of the
+	// user's latest turn (DefaultRefusal in English).
 	RefusalTemplate string
-	// HandoffMessage is the answer given on a Handoff verdict. Empty means
-	// DefaultHandoff.
+	// HandoffMessage is the answer given on a Handoff verdict, whatever the
+	// user's language. Empty means the lexicon's handoff message in the
+	// language of the user's latest turn (DefaultHandoff in English).
 	HandoffMessage string
 	// BufferStreams makes streamed answers wait until they are judged: the
 	// caller's llms.WithStreamingFunc receives the chunks only once the
@@ -183,7 +196,9 @@ func (p Pricing) Cost(in, out int) float64 {
 	return (float64(in)*p.InputPerMillion + float64(out)*p.OutputPerMillion) / 1e6
 }
 
-// Default answers.
+// The English refusal and handoff message of the default lexicon, for
+// callers that compare answers with them. Replies in other languages come
+// from Config.Lexicon.
 const (
 	DefaultRefusal = "I could not find a reliable answer to this, so I will not guess. Let me transfer you to a colleague who can help."
 	DefaultHandoff = "I am handing this conversation to a human colleague, who will continue from here."
@@ -203,17 +218,20 @@ func (f SinkFunc) Append(ctx context.Context, v trace.Violation) (uint64, error)
 // Guard holds the rules and the ledger that every wrapped model, wrapped tool
 // and Run of it shares. It is safe for concurrent use by many sessions.
 type Guard struct {
-	cfg      Config
-	rules    []Rule
-	schemaMu sync.Mutex                                // serialises writers of schemas
-	schemas  atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
-	untraced sync.Once                                 // warns once about calls without a trace
-	breakers *breakers
-	reports  reporter
-	now      func() time.Time
+	cfg       Config
+	rules     []Rule
+	schemaMu  sync.Mutex                                // serialises writers of schemas
+	schemas   atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
+	untraced  sync.Once                                 // warns once about calls without a trace
+	breakers  *breakers
+	reports   reporter
+	now       func() time.Time
+	words     *lexicon.Compiled // Config.Lexicon compiled
+	extractor memory.Extractor  // Config.Memory's, or the rule-based one of Config.Lexicon
 }
 
-// New returns a Guard configured by cfg.
+// New returns a Guard configured by cfg. It panics if cfg.Lexicon does not
+// compile.
 func New(cfg Config) *Guard {
 	g := &Guard{cfg: cfg, now: time.Now}
 	g.reports.g = g
@@ -233,11 +251,15 @@ func New(cfg Config) *Guard {
 	if g.cfg.Evaluation.Penalty == 0 {
 		g.cfg.Evaluation.Penalty = 20
 	}
-	if g.cfg.Answers.RefusalTemplate == "" {
-		g.cfg.Answers.RefusalTemplate = DefaultRefusal
+	g.words = detect.Default()
+	if cfg.Lexicon != nil {
+		g.words = cfg.Lexicon.Compiled()
 	}
-	if g.cfg.Answers.HandoffMessage == "" {
-		g.cfg.Answers.HandoffMessage = DefaultHandoff
+	if cfg.Memory != nil {
+		g.extractor = cfg.Memory.Extractor
+		if g.extractor == nil {
+			g.extractor = memory.RuleBased(cfg.Lexicon)
+		}
 	}
 	for name, p := range cfg.Tools {
 		if len(p.Schema) > 0 {
@@ -250,7 +272,7 @@ func New(cfg Config) *Guard {
 		}
 	}
 	if cfg.Memory != nil && !slices.Contains(cfg.Disable, RuleMemory) {
-		g.rules = append(g.rules, memory.Enforcer{})
+		g.rules = append(g.rules, memory.Enforcer{Lexicon: cfg.Lexicon})
 	}
 	for _, r := range cfg.Rules {
 		if !slices.Contains(cfg.Disable, r.Name()) {
@@ -267,7 +289,7 @@ func New(cfg Config) *Guard {
 // set.
 func BuiltinRules() []string {
 	var names []string
-	for _, r := range (&Guard{}).builtin() {
+	for _, r := range (&Guard{words: detect.Default()}).builtin() {
 		names = append(names, r.Name())
 	}
 	return append(names, RuleMemory) // runs when Config.Memory is set
@@ -282,13 +304,13 @@ func (g *Guard) builtin() []Rule {
 		validArguments{lookup: g.toolSchema},
 		LoopLimit(cfg.Gates.LoopLimit),
 		MaxSteps(cfg.Gates.MaxSteps),
-		IntentGate(cfg.Gates.Intents, cfg.Gates.MinIntentConfidence),
-		EmptyResultGate(cfg.Tools, cfg.Gates.EmptyResult),
+		intentGate(g.words, cfg.Gates.Intents, cfg.Gates.MinIntentConfidence),
+		emptyResultGate(g.words, cfg.Tools, cfg.Gates.EmptyResult),
 		SimilarityGate(cfg.Tools, cfg.Gates.MinSimilarity, cfg.Gates.RouteSimilarity),
-		Grounding(cfg.Tools),
+		grounding(g.words, cfg.Tools),
 		Invariants(cfg.Gates.JSONRoutes, cfg.Gates.Invariants...),
 		Provenance(cfg.Tools, cfg.Gates.Profile),
-		Confirmation(cfg.Tools, cfg.Gates.ConfirmWrites),
+		confirmation(g.words, cfg.Tools, cfg.Gates.ConfirmWrites),
 		Authorization(cfg.Tools, cfg.Gates.Profile),
 		FalseClaims(cfg.Tools),
 		Relay(cfg.Tools),

@@ -16,7 +16,7 @@ import (
 // active constraint are blocked (memory.Enforcer).
 type MemoryOptions struct {
 	// Extractor reads constraints from a user turn. Nil means
-	// memory.RuleBased(); combine it with memory.LLMExtractor for recall.
+	// memory.RuleBased(nil); combine it with memory.LLMExtractor for recall.
 	Extractor memory.Extractor
 	// Budget is the token budget of what is sent to the model; longer
 	// conversations are compressed (memory.Compress). Zero means no
@@ -44,7 +44,7 @@ func (g *Guard) observeTurns(ctx context.Context, rec *trace.Recorder, messages 
 			rec.UserTurn(latest)
 			if card != nil {
 				turn := rec.UserTurns() - 1
-				cs, err := card.Observe(ctx, g.cfg.Memory.Extractor, turn, latest)
+				cs, err := card.Observe(ctx, g.extractor, turn, latest)
 				if err != nil && g.cfg.Observe.Logger != nil {
 					g.cfg.Observe.Logger.LogAttrs(ctx, errorLevel, "agentguard memory extraction failed", attrTrace(rec.ID()), attrError(err))
 				}

@@ -86,7 +86,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 	st := g.newStream(ctx, rec, opts)
 	options = st.options(options)
 	stop := func(v trace.Verdict, f trace.Finding) (modelTurn, error) {
-		turn.verdict, turn.finding, turn.resp = v, f, textResponse(g.answer(f))
+		turn.verdict, turn.finding, turn.resp = v, f, textResponse(g.answer(g.replies(rec), f))
 		return turn, st.replace(turn.resp.Choices[0].Content)
 	}
 	if latest != "" && g.cfg.Gates.Classifier != nil {
@@ -100,7 +100,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		pre := &trace.Step{Kind: trace.KindModel, Name: opts.Model, Start: g.now()}
 		if findings, v := g.judge(rec, pre); terminal(v) || v == trace.Block {
 			f := strongest(findings, v)
-			pre.Blocked, pre.Refusal, pre.Result = true, v == trace.Refuse || v == trace.Block, g.answer(f)
+			pre.Blocked, pre.Refusal, pre.Result = true, v == trace.Refuse || v == trace.Block, g.answer(g.replies(rec), f)
 			g.commit(ctx, rec, pre, findings)
 			turn.findings = append(turn.findings, findings...)
 			return stop(v, f)
@@ -142,7 +142,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			st.reset()
 			f := strongest(findings, v)
 			messages = append(slices.Clip(messages), llms.TextParts(llms.ChatMessageTypeHuman,
-				fmt.Sprintf("[agentguard] Your last answer was not accepted: %s. Answer again.", f.Message)))
+				feedback+fmt.Sprintf(g.replies(rec).AnswerRejected, f.Message)))
 			continue
 		}
 		if v == trace.Retry { // out of retries: the answer cannot be trusted
@@ -163,7 +163,7 @@ func isGuardFeedback(m llms.MessageContent) bool {
 		return false
 	}
 	t, ok := m.Parts[0].(llms.TextContent)
-	return ok && len(t.Text) > 13 && t.Text[:13] == "[agentguard] "
+	return ok && len(t.Text) > len(feedback) && t.Text[:len(feedback)] == feedback
 }
 
 func messageText(m llms.MessageContent) string {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // Effect says whether a tool changes the world.
@@ -22,7 +23,7 @@ const (
 // emptiness test, the guard's timeout and retries.
 type ToolPolicy struct {
 	// Effect says whether the tool changes state; EffectAuto infers it from
-	// the verb that starts the name (see StateChanging).
+	// the verb that starts the name, one of Config.Lexicon's WriteVerbs.
 	Effect Effect `json:"effect,omitempty"`
 	// Untrusted marks tools whose results carry third-party content: web
 	// pages, files, e-mails, messages. Identifying values that reach a
@@ -44,7 +45,8 @@ type ToolPolicy struct {
 	// the similarity and grounding gates.
 	Retrieval bool `json:"retrieval,omitempty"`
 	// IsEmpty reports whether a result counts as empty for the empty-result
-	// gate. Nil means IsEmptyResult.
+	// gate. Nil means blank, JSON null or empty, or one of Config.Lexicon's
+	// EmptyResults ("no results", "无结果").
 	IsEmpty func(result string) bool `json:"-"`
 	// Timeout bounds one call. Zero means Resilience.ToolTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
@@ -60,16 +62,22 @@ type ToolPolicy struct {
 	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
-// stateChanging reports whether a tool changes state: its policy says so, or,
-// with EffectAuto, its name starts with a write verb (send_, update_,
-// cancel_, book_, transfer_, delete_, submit_, pay_, ... in snake, kebab or
-// camel case).
+// stateChanging is stateChangingIn with the default lexicon, for rules not
+// yet given the guard's.
 func stateChanging(name string, p ToolPolicy) bool {
+	return stateChangingIn(detect.Default(), name, p)
+}
+
+// stateChangingIn reports whether a tool changes state: its policy says so,
+// or, with EffectAuto, its name starts with one of w's write verbs (send_,
+// update_, cancel_, book_, transfer_, delete_, submit_, pay_, ... in snake,
+// kebab or camel case).
+func stateChangingIn(w *lexicon.Compiled, name string, p ToolPolicy) bool {
 	switch p.Effect {
 	case EffectRead:
 		return false
 	case EffectWrite:
 		return true
 	}
-	return detect.IsWriteVerb(name)
+	return detect.IsWriteVerb(w, name)
 }

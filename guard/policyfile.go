@@ -74,8 +74,8 @@ const maxPolicySize = 16 << 20
 //	penalty                integer    Penalty: points off the score per violation; 0 means 20
 //	shadow                 boolean    Shadow: detect only, enforce nothing
 //	max_retries            integer    MaxRetries: model retries after a Retry verdict; 0 means 1, negative never
-//	refusal_template       string     RefusalTemplate; "" means DefaultRefusal
-//	handoff_message        string     HandoffMessage; "" means DefaultHandoff
+//	refusal_template       string     RefusalTemplate; "" means the lexicon's, in the user's language
+//	handoff_message        string     HandoffMessage; "" means the lexicon's, in the user's language
 //	max_field              integer    MaxField: cap on recorded arguments and results, in bytes; 0 means the default
 //	resilience             object     Resilience (below)
 //	tools                  object     Tools: tool name -> tool policy (below)

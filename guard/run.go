@@ -88,11 +88,12 @@ func (g *Guard) Resume(ctx context.Context, model llms.Model, tls []tools.Tool, 
 	for i, call := range paused.Pending {
 		d := decisions[call.ID]
 		if !d.Approve {
+			r := g.replies(res.rec)
 			reason := d.Reason
 			if reason == "" {
-				reason = "no reason given"
+				reason = r.NoReason
 			}
-			obs := fmt.Sprintf("[agentguard] call not executed: a human reviewer declined it (%s).", reason)
+			obs := feedback + fmt.Sprintf(r.Declined, reason)
 			res.rec.Add(&trace.Step{Kind: trace.KindTool, Name: call.FunctionCall.Name, CallID: call.ID, Args: call.FunctionCall.Arguments, Blocked: true, Result: obs, Start: g.now()})
 			res.Messages = append(res.Messages, toolMessage(call, obs))
 			continue
@@ -100,7 +101,7 @@ func (g *Guard) Resume(ctx context.Context, model llms.Model, tls []tools.Tool, 
 		if done := g.execute(ctx, index, call, res); done {
 			// A verdict ended the run: the remaining pending calls get results too.
 			for _, rest := range paused.Pending[i+1:] {
-				res.Messages = append(res.Messages, toolMessage(rest, g.observation(trace.Finding{Verdict: terminalVerdict(res.Status)})))
+				res.Messages = append(res.Messages, toolMessage(rest, g.observation(g.replies(res.rec), trace.Finding{Verdict: terminalVerdict(res.Status)})))
 			}
 			return g.finish(res), nil
 		}
@@ -124,7 +125,7 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 			return g.finish(res), err
 		}
 		if turn.verdict != trace.Allow {
-			res.Status, res.Answer = statusOf(turn.verdict), g.answer(turn.finding)
+			res.Status, res.Answer = statusOf(turn.verdict), g.answer(g.replies(res.rec), turn.finding)
 			res.Messages = append(res.Messages, llms.TextParts(llms.ChatMessageTypeAI, res.Answer))
 			return g.finish(res), nil
 		}
@@ -142,7 +143,7 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 			}
 			if done := g.execute(ctx, index, call, res); done {
 				for _, rest := range calls[i+1:] {
-					res.Messages = append(res.Messages, toolMessage(rest, g.observation(trace.Finding{Verdict: terminalVerdict(res.Status)})))
+					res.Messages = append(res.Messages, toolMessage(rest, g.observation(g.replies(res.rec), trace.Finding{Verdict: terminalVerdict(res.Status)})))
 				}
 				res.Pending = nil
 				return g.finish(res), nil
@@ -163,7 +164,7 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 	f.Step = res.rec.Add(&trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: g.now(), Finding: &f})
 	g.report(ctx, res.rec, f)
 	res.Findings = append(res.Findings, f)
-	res.Status, res.Answer = StatusHandoff, g.cfg.Answers.HandoffMessage
+	res.Status, res.Answer = StatusHandoff, g.handoff(g.replies(res.rec))
 	res.Messages = append(res.Messages, llms.TextParts(llms.ChatMessageTypeAI, res.Answer))
 	return g.finish(res), nil
 }
@@ -184,7 +185,7 @@ func (g *Guard) execute(ctx context.Context, index map[string]tools.Tool, call l
 	if !terminal(out.verdict) {
 		return false
 	}
-	res.Status, res.Answer = statusOf(out.verdict), g.answer(out.finding)
+	res.Status, res.Answer = statusOf(out.verdict), g.answer(g.replies(res.rec), out.finding)
 	return true
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/tmc/langchaingo/tools"
 )
 
@@ -119,7 +120,7 @@ func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool,
 	out := toolOutcome{verdict: v, findings: findings}
 	if v == trace.Allow && t == nil {
 		// Shadow mode cannot run a tool that does not exist.
-		out.verdict, out.observation = trace.Block, fmt.Sprintf("%q is not a valid tool", call.Name)
+		out.verdict, out.observation = trace.Block, fmt.Sprintf(g.replies(rec).UnknownTool, call.Name)
 		s.Blocked, s.Result = true, out.observation
 	} else if v == trace.Allow {
 		policy := g.cfg.Tools[call.Name]
@@ -146,13 +147,13 @@ func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool,
 			out.findings = append(out.findings, ff...)
 			if errors.Is(err, ErrBreakerOpen) {
 				out.verdict, out.finding, out.err = trace.Block, ff[0], nil
-				out.observation = g.observation(ff[0])
+				out.observation = g.observation(g.replies(rec), ff[0])
 				s.Result = out.observation
 			}
 		}
 	} else {
 		out.finding = strongest(findings, v)
-		out.observation = g.observation(out.finding)
+		out.observation = g.observation(g.replies(rec), out.finding)
 		s.Blocked, s.Result = true, out.observation
 	}
 	g.commit(ctx, rec, s, out.findings)
@@ -182,35 +183,66 @@ func outcomeFindings(s *trace.Step) []trace.Finding {
 	return nil
 }
 
-// observation is the tool result the agent sees for a call that did not run.
-func (g *Guard) observation(f trace.Finding) string {
+// feedback marks what the guard tells the model, so that the memory card
+// and the guard itself tell it from the user's words.
+const feedback = "[agentguard] "
+
+// replies returns the guard's replies in the language of the latest user
+// turn of rec's trace.
+func (g *Guard) replies(rec *trace.Recorder) lexicon.Replies {
+	var lang lexicon.Lang
+	rec.View(func(t *trace.Trace) {
+		if n := len(t.UserTurns); n > 0 {
+			lang = g.words.LangOf(t.UserTurns[n-1])
+		} else {
+			lang = g.words.LangOf("")
+		}
+	})
+	return g.words.Replies(lang)
+}
+
+// observation is the tool result the agent sees for a call that did not
+// run, in the replies' language.
+func (g *Guard) observation(r lexicon.Replies, f trace.Finding) string {
 	switch f.Verdict {
 	case trace.Retry:
-		return "[agentguard] call not executed: " + f.Message + ". Correct the call and try again."
+		return feedback + fmt.Sprintf(r.NotExecutedRetry, f.Message)
 	case trace.Clarify:
-		return "[agentguard] call not executed: the user was asked to clarify first."
+		return feedback + r.NotExecutedClarify
 	case trace.Refuse:
-		return "[agentguard] call not executed: the request was refused."
+		return feedback + r.NotExecutedRefuse
 	case trace.Handoff:
-		return "[agentguard] call not executed: the conversation was handed to a human."
+		return feedback + r.NotExecutedHandoff
 	default:
-		return "[agentguard] call blocked by rule " + f.Rule + ": " + f.Message + ". Do not repeat it."
+		return feedback + fmt.Sprintf(r.Blocked, f.Rule, f.Message)
 	}
 }
 
-// answer is what the user is told when verdict v ends a run.
-func (g *Guard) answer(f trace.Finding) string {
+// answer is what the user is told when a verdict ends a run, in the
+// replies' language unless Config.Answers sets the text.
+func (g *Guard) answer(r lexicon.Replies, f trace.Finding) string {
 	switch f.Verdict {
 	case trace.Clarify:
 		if f.Question != "" {
 			return f.Question
 		}
-		return "Could you tell me a little more about what you need?"
+		return r.Clarify
 	case trace.Handoff:
-		return g.cfg.Answers.HandoffMessage
+		return g.handoff(r)
 	default:
-		return g.cfg.Answers.RefusalTemplate
+		if t := g.cfg.Answers.RefusalTemplate; t != "" {
+			return t
+		}
+		return r.Refusal
 	}
+}
+
+// handoff is the handoff message: Config.Answers' or the replies'.
+func (g *Guard) handoff(r lexicon.Replies) string {
+	if m := g.cfg.Answers.HandoffMessage; m != "" {
+		return m
+	}
+	return r.Handoff
 }
 
 // safeToolCall calls t, turning a panic into an error matching ErrToolPanic;

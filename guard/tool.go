@@ -60,12 +60,13 @@ func (w *guardedTool) Call(ctx context.Context, input string) (string, error) {
 	if w.g.cfg.Bypass {
 		return w.t.Call(ctx, input)
 	}
-	out := w.g.callTool(ctx, w.g.recorder(ctx), w.t, trace.Call{Name: w.t.Name(), Args: input}, input)
+	rec := w.g.recorder(ctx)
+	out := w.g.callTool(ctx, rec, w.t, trace.Call{Name: w.t.Name(), Args: input}, input)
 	switch {
 	case out.verdict == trace.Allow:
 		return out.observation, out.err
 	case terminal(out.verdict):
-		return "", &Interrupt{Verdict: out.verdict, Message: w.g.answer(out.finding), Finding: out.finding}
+		return "", &Interrupt{Verdict: out.verdict, Message: w.g.answer(w.g.replies(rec), out.finding), Finding: out.finding}
 	default:
 		return out.observation, nil
 	}

@@ -55,7 +55,7 @@ func BenchmarkMemory200Turns(b *testing.B) {
 		for b.Loop() {
 			card := &Card{}
 			for k, e := range ex {
-				card.Observe(ctx, RuleBased(), k, e.user)
+				card.Observe(ctx, RuleBased(nil), k, e.user)
 			}
 			sent, _ := Compress(msgs, budget, card)
 			_ = Inject(sent, card)
@@ -68,7 +68,7 @@ func BenchmarkMemory200Turns(b *testing.B) {
 		last := ex[turns-1].user
 		b.ReportAllocs()
 		for b.Loop() {
-			card.Observe(ctx, RuleBased(), turns-1, last)
+			card.Observe(ctx, RuleBased(nil), turns-1, last)
 			sent, _ := Compress(msgs, budget, card)
 			_ = Inject(sent, card)
 		}

@@ -30,14 +30,14 @@ type Card struct {
 // constraints, and applies what it returns. The result is the constraints
 // applied, normalised, with Turn set to turn: record them as a card step
 // (CardStep), so that CardFromTrace rebuilds the same card. A nil ex means
-// RuleBased.
+// RuleBased(nil).
 //
 // Constraints that fail Validate, and superseded ones (only the card
 // supersedes), are left out and reported in the error, wrapping ErrInvalid,
 // joined with any error from ex; the others are applied all the same.
 func (c *Card) Observe(ctx context.Context, ex Extractor, turn int, text string) ([]Constraint, error) {
 	if ex == nil {
-		ex = RuleBased()
+		ex = RuleBased(nil)
 	}
 	got, err := ex.Extract(ctx, turn, text, c.Active())
 	var errs []error

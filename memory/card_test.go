@@ -15,7 +15,7 @@ func observeAll(t testing.TB, texts ...string) *Card {
 	t.Helper()
 	c := &Card{}
 	for k, text := range texts {
-		if _, err := c.Observe(context.Background(), RuleBased(), k, text); err != nil {
+		if _, err := c.Observe(context.Background(), RuleBased(nil), k, text); err != nil {
 			t.Fatalf("turn %d: %v", k, err)
 		}
 	}

@@ -139,7 +139,8 @@ func clean(s string) bool {
 }
 
 // normalize puts an extracted constraint in canonical form: kind and key
-// trimmed and lower-cased, channel keys folded ("text" -> "sms"), control
+// trimmed and lower-cased, channel keys folded by the default lexicon
+// ("text" -> "sms"; the card's keys stay as they are), control
 // characters turned into spaces, over-long values cut at a rune boundary,
 // Turn set to turn and an empty status made Active. Validate decides the
 // rest.
@@ -149,11 +150,11 @@ func normalize(c Constraint, turn int) Constraint {
 	c.Value = sanitize(c.Value, MaxValue)
 	switch {
 	case c.Kind == KindProhibition:
-		if ch := channelOf(c.Key); ch != "" {
+		if ch := channelOf(&defaultWords().Memory, c.Key); ch != "" {
 			c.Key = ch
 		}
 	case c.Kind == KindPreference && c.Key == "channel":
-		if ch := channelOf(c.Value); ch != "" {
+		if ch := channelOf(&defaultWords().Memory, c.Value); ch != "" {
 			c.Value = ch
 		}
 	}

@@ -138,7 +138,7 @@ func simulate(t testing.TB, id string, ex []exchange, budget int) *run {
 	for k, e := range ex {
 		r.messages = append(r.messages, llms.TextParts(llms.ChatMessageTypeHuman, e.user))
 		r.rec.UserTurn(e.user)
-		cs, err := r.card.Observe(ctx, RuleBased(), k, e.user)
+		cs, err := r.card.Observe(ctx, RuleBased(nil), k, e.user)
 		if err != nil {
 			t.Fatalf("turn %d: Observe: %v", k, err)
 		}

@@ -46,8 +46,9 @@ and [Card.Text] renders the card for a system prompt:
 	- prohibition sms: 不要自动给我发短信通知 (turn 6)
 	- address delivery: 48 Pine Avenue, Shelbyville (turn 5, replaces "12 Oak Street, Springfield" from turn 1)
 
-[RuleBased] finds constraints in English and Chinese without a model;
-[LLMExtractor] asks any llms.Model for them as JSON and validates the
+[RuleBased] finds constraints without a model, in the words of a lexicon
+(package trace/lexicon: English and Chinese by default, extended or
+replaced by the caller); [LLMExtractor] asks any llms.Model for them as JSON and validates the
 answer; [Combine] runs several and merges what they find.
 
 # JSON
@@ -87,7 +88,7 @@ CardFromTrace applies them in step order.
 
 	card := &memory.Card{}
 	for turn, text := range userTurns { // as each turn arrives
-		cs, err := card.Observe(ctx, memory.RuleBased(), turn, text)
+		cs, err := card.Observe(ctx, memory.RuleBased(nil), turn, text)
 		if err != nil {
 			log.Print(err)
 		}

@@ -10,6 +10,7 @@ import (
 	"unicode"
 
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // Names of the enforcer's rules, as they appear in findings and in the ledger.
@@ -52,6 +53,19 @@ type Enforcer struct {
 	// the user ("sms", "call" or "email"), for tools whose names do not
 	// tell. Nil means guessing from names and arguments only.
 	Channels map[string]string
+	// Lexicon reads channel names, dates and times in arguments, and the
+	// user's turns of a trace that carries no card steps (see
+	// CardFromTrace). Nil means lexicon.Default(). It is compiled on first
+	// use and must not change afterwards.
+	Lexicon *lexicon.Lexicon
+}
+
+// words returns e's lexicon, compiled.
+func (e Enforcer) words() *lexicon.Compiled {
+	if e.Lexicon == nil {
+		return defaultWords()
+	}
+	return e.Lexicon.Compiled()
 }
 
 // Check judges the proposed step s against the card of t, the trace so far.
@@ -69,12 +83,13 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if n := len(t.Steps); n > 0 && t.Steps[n-1] != nil {
 		upTo = max(upTo, t.Steps[n-1].Turn)
 	}
-	card := CardFromTrace(t, upTo) // a new card: no need to lock it
+	w := e.words()
+	card := cardFromTrace(t, upTo, ruleBased{w}) // a new card: no need to lock it
 	if len(card.all) == 0 {
 		return nil
 	}
 	args := parseArgs(s.Args)
-	call := toolCall{name: s.Name, tokens: tokens(s.Name), args: args}
+	call := toolCall{w: w, name: s.Name, tokens: tokens(s.Name), args: args}
 	call.channel = e.channel(call)
 	var out []trace.Finding
 	for _, c := range card.all {
@@ -103,6 +118,7 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 
 // toolCall is a proposed tool call, taken apart.
 type toolCall struct {
+	w       *lexicon.Compiled
 	name    string
 	tokens  []string // words of the name, lower case
 	args    []arg
@@ -209,7 +225,7 @@ func (e Enforcer) channel(c toolCall) string {
 	for _, a := range c.args {
 		switch a.key {
 		case "channel", "method", "via", "medium", "notify_by", "notification_channel", "contact_method", "渠道":
-			if ch := channelOf(a.value); ch != "" && ch != "contact" {
+			if ch := channelOf(&c.w.Memory, a.value); ch != "" && ch != "contact" {
 				return ch
 			}
 			switch strings.ToLower(strings.TrimSpace(a.value)) {
@@ -277,7 +293,7 @@ func (c toolCall) pointIn(w window, applies func(argKey string) bool) (string, b
 		if !timeArg(a.key) || (applies != nil && !applies(a.key)) {
 			continue
 		}
-		for _, p := range argPoints(a.value) {
+		for _, p := range argPoints(c.w, a.value) {
 			if p.clock != w.clock() {
 				continue
 			}
@@ -306,7 +322,7 @@ var timestamps = []string{time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04
 // argPoints reads the dates and times of day in an argument value: its
 // date and time when it is a timestamp, as written (not converted to UTC),
 // else what dates and clocks find.
-func argPoints(v string) []point {
+func argPoints(w *lexicon.Compiled, v string) []point {
 	v = strings.TrimSpace(v)
 	for _, layout := range timestamps {
 		if ts, err := time.Parse(layout, v); err == nil {
@@ -316,10 +332,10 @@ func argPoints(v string) []point {
 		}
 	}
 	var out []point
-	for _, m := range dates(v) {
+	for _, m := range dates(&w.Time, v) {
 		out = append(out, m.p)
 	}
-	for _, m := range clocks(v) {
+	for _, m := range clocks(&w.Time, v) {
 		out = append(out, m.p)
 	}
 	return out

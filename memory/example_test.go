@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -18,7 +19,7 @@ func ExampleCard_Observe() {
 		"Please don't text me, I'm in meetings all day.",
 		"Actually, my address is now 48 Pine Avenue, Shelbyville.",
 	} {
-		cs, _ := card.Observe(context.Background(), memory.RuleBased(), turn, text)
+		cs, _ := card.Observe(context.Background(), memory.RuleBased(nil), turn, text)
 		fmt.Printf("turn %d: %d constraint(s)\n", turn, len(cs))
 	}
 	fmt.Println(card.Text())
@@ -33,7 +34,7 @@ func ExampleCard_Observe() {
 
 func ExampleRuleBased() {
 	current := []memory.Constraint{{Kind: memory.KindProhibition, Key: "sms", Value: "不要发短信", Turn: 6, Status: memory.Active}}
-	cs, _ := memory.RuleBased().Extract(context.Background(), 11,
+	cs, _ := memory.RuleBased(nil).Extract(context.Background(), 11,
 		"可以发短信了。地址改成上海市浦东新区世纪大道100号，6月1日到6月5日之间送货。", current)
 	for _, c := range cs {
 		fmt.Printf("%s %s %q %s\n", c.Kind, c.Key, c.Value, c.Status)
@@ -59,7 +60,7 @@ func ExampleLLMExtractor() {
 	model := jsonModel(`{"constraints":[
 		{"kind":"preference","key":"channel","value":"email","status":"active","quote":"write to me"},
 		{"kind":"prohibition","key":"call","value":"","status":"active","quote":"I never said this"}]}`)
-	ex := memory.Combine(memory.RuleBased(), memory.LLMExtractor(model, llms.WithJSONMode()))
+	ex := memory.Combine(memory.RuleBased(nil), memory.LLMExtractor(model, llms.WithJSONMode()))
 	card := &memory.Card{}
 	cs, err := card.Observe(context.Background(), ex, 0, "Don't text me; write to me instead.")
 	for _, c := range cs {
@@ -119,7 +120,7 @@ func ExampleEnforcer() {
 	card := &memory.Card{}
 	for turn, text := range []string{"Where is order A1002?", "另外，不要自动给我发短信通知。", "好的，通知我一下发货情况。"} {
 		rec.UserTurn(text)
-		cs, _ := card.Observe(context.Background(), memory.RuleBased(), turn, text)
+		cs, _ := card.Observe(context.Background(), memory.RuleBased(nil), turn, text)
 		rec.Add(memory.CardStep(turn, cs))
 	}
 	call := &trace.Step{Kind: trace.KindTool, Name: "send_sms", Args: `{"phone":"+86 139 0000 1002","text":"已发货"}`}
@@ -156,4 +157,21 @@ func ExampleCardFromTrace() {
 	// Pinned user constraints (must be respected):
 	// - address delivery: 48 Pine Avenue, Shelbyville (turn 1, replaces "12 Oak Street, Springfield" from turn 0)
 	// step 2: update_address uses address "12 Oak Street, Springfield", which the user replaced in turn 1 by "48 Pine Avenue, Shelbyville"
+}
+
+// A custom lexicon teaches the extractor a contact channel it did not
+// know: WeChat, prohibited in the user's words.
+func ExampleRuleBased_lexicon() {
+	lx := lexicon.Default()
+	lx.Memory.Channels = append(lx.Memory.Channels, lexicon.Term{Name: "wechat", Patterns: []string{`\bwechat\b`, `微信`}})
+	ex := memory.RuleBased(lx)
+	for _, text := range []string{"Please don't WeChat me.", "别发微信给我"} {
+		cs, _ := ex.Extract(context.Background(), 0, text, nil)
+		for _, c := range cs {
+			fmt.Println(c.Kind, c.Key)
+		}
+	}
+	// Output:
+	// prohibition wechat
+	// prohibition wechat
 }

@@ -142,7 +142,7 @@ func TestCombine(t *testing.T) {
 	failing := ExtractorFunc(func(context.Context, int, string, []Constraint) ([]Constraint, error) {
 		return nil, errors.New("offline")
 	})
-	ex := Combine(RuleBased(), LLMExtractor(model), failing)
+	ex := Combine(RuleBased(nil), LLMExtractor(model), failing)
 	var c Card
 	cs, err := c.Observe(context.Background(), ex, 0, text)
 	if err == nil || !strings.Contains(err.Error(), "offline") {
@@ -158,7 +158,7 @@ func TestCombine(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := Combine(RuleBased()).Extract(ctx, 0, text, nil); !errors.Is(err, context.Canceled) {
+	if _, err := Combine(RuleBased(nil)).Extract(ctx, 0, text, nil); !errors.Is(err, context.Canceled) {
 		t.Errorf("cancelled: %v", err)
 	}
 	if cs, err := DiscardExtractor.Extract(context.Background(), 0, text, nil); cs != nil || err != nil {

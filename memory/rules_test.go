@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // short writes constraints as "kind key=value" or "-kind key" for
@@ -137,7 +139,7 @@ func TestRuleBased(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.text, func(t *testing.T) {
-			cs, err := RuleBased().Extract(context.Background(), 3, tt.text, tt.current)
+			cs, err := RuleBased(nil).Extract(context.Background(), 3, tt.text, tt.current)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -161,7 +163,7 @@ func TestChannelOf(t *testing.T) {
 		"contact me": "contact", "打扰": "contact",
 		"fax": "", "send sms": "", "": "",
 	} {
-		if got := channelOf(in); got != want {
+		if got := channelOf(&defaultWords().Memory, in); got != want {
 			t.Errorf("channelOf(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -178,14 +180,14 @@ func TestSentences(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var got []string
-		for _, s := range sentences(tt.in) {
+		for _, s := range sentences(&defaultWords().Memory, tt.in) {
 			got = append(got, s.text)
 		}
 		if !slices.Equal(got, tt.want) {
 			t.Errorf("sentences(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
-	if s := sentences("Can you text me?"); len(s) != 1 || !s[0].question {
+	if s := sentences(&defaultWords().Memory, "Can you text me?"); len(s) != 1 || !s[0].question {
 		t.Errorf("a question: %+v", s)
 	}
 }
@@ -211,7 +213,7 @@ func FuzzExtract(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		current := []Constraint{{Kind: KindProhibition, Key: "sms", Status: Active}, {Kind: KindPreference, Key: "channel", Value: "sms", Status: Active}}
-		cs, err := RuleBased().Extract(context.Background(), 7, text, current)
+		cs, err := RuleBased(nil).Extract(context.Background(), 7, text, current)
 		if err != nil {
 			t.Fatalf("RuleBased failed: %v", err)
 		}
@@ -239,4 +241,37 @@ func FuzzExtract(f *testing.F) {
 			t.Errorf("card text is not UTF-8: %q", text)
 		}
 	})
+}
+
+// TestRuleBasedReadsItsLexicon runs one utterance per language through
+// extractors of each shipped lexicon: each finds only its own language.
+func TestRuleBasedReadsItsLexicon(t *testing.T) {
+	for _, tc := range []struct {
+		lexicon string
+		ex      Extractor
+		text    string
+		want    string // kind/key of the one constraint, or ""
+	}{
+		{"English", RuleBased(lexicon.English()), "Please don't text me.", "prohibition/sms"},
+		{"English", RuleBased(lexicon.English()), "不要发短信", ""},
+		{"Chinese", RuleBased(lexicon.Chinese()), "Please don't text me.", ""},
+		{"Chinese", RuleBased(lexicon.Chinese()), "不要发短信", "prohibition/sms"},
+		{"Chinese", RuleBased(lexicon.Chinese()), "6月1日到6月5日之间送货", "time_range/delivery"},
+		{"English", RuleBased(lexicon.English()), "Deliver between 1 and 5 June please", "time_range/delivery"},
+		{"Default", RuleBased(nil), "不要发短信", "prohibition/sms"},
+	} {
+		t.Run(tc.lexicon+"/"+tc.text, func(t *testing.T) {
+			cs, err := tc.ex.Extract(context.Background(), 0, tc.text, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range cs {
+				got = append(got, string(c.Kind)+"/"+c.Key)
+			}
+			if want := []string{tc.want}; tc.want == "" && len(got) > 0 || tc.want != "" && !slices.Equal(got, want) {
+				t.Errorf("extracted %v, want %q", got, tc.want)
+			}
+		})
+	}
 }

@@ -82,11 +82,16 @@ func decodeCached(t *trace.Trace, s *trace.Step) ([]Constraint, error) {
 //     constraints of each step whose Turn is at most upTo are applied in
 //     step order. A step whose Result does not decode (a truncated one, say)
 //     is skipped.
-//   - Otherwise, as in a trace imported from a chat log, RuleBased runs
+//   - Otherwise, as in a trace imported from a chat log, RuleBased(nil) runs
 //     over t.UserTurns[0..upTo], as Observe would have.
 //
 // The result is a new card, owned by the caller.
 func CardFromTrace(t *trace.Trace, upTo int) *Card {
+	return cardFromTrace(t, upTo, RuleBased(nil))
+}
+
+// cardFromTrace is CardFromTrace with ex in place of RuleBased(nil).
+func cardFromTrace(t *trace.Trace, upTo int, ex Extractor) *Card {
 	c := &Card{}
 	recorded := false
 	for _, s := range t.Steps {
@@ -109,7 +114,7 @@ func CardFromTrace(t *trace.Trace, upTo int) *Card {
 		return c
 	}
 	for k := 0; k <= upTo && k < len(t.UserTurns); k++ {
-		c.Observe(context.Background(), RuleBased(), k, t.UserTurns[k]) // RuleBased never fails
+		c.Observe(context.Background(), ex, k, t.UserTurns[k]) // RuleBased never fails
 	}
 	return c
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // This file reads dates and times of day in English and Chinese text, and
@@ -169,29 +171,19 @@ func parseWindow(s string) (window, bool) {
 	return w, true
 }
 
-// Free-text dates and times.
+// Free-text dates and times, in the words of a lexicon's Time.
 
-const monthRe = `(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)`
+// isoDate is a four-digit-year date, read in any language.
+var isoDate = regexp.MustCompile(`\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})`)
 
-var (
-	isoDate    = regexp.MustCompile(`\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})`)
-	zhDate     = regexp.MustCompile(`(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号號]?`)
-	enMonthDay = regexp.MustCompile(`(?i)\b` + monthRe + `\.?\s+(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4})\b)?`)
-	enDayMonth = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?` + monthRe + `\b(?:,?\s+(\d{4})\b)?`)
-	// "between 1 and 5 June", "1-5 June"
-	enDaysMonth = regexp.MustCompile(`(?i)\b(\d{1,2})(?:st|nd|rd|th)?\s*(?:-|–|to|and|until|till|through)\s*(\d{1,2})(?:st|nd|rd|th)?\s+(?:of\s+)?` + monthRe + `\b(?:,?\s+(\d{4})\b)?`)
-	// "June 1-5", "June 1 to 5"
-	enMonthDays = regexp.MustCompile(`(?i)\b` + monthRe + `\.?\s+(\d{1,2})(?:st|nd|rd|th)?\s*(?:-|–|to|and|until|till|through)\s*(\d{1,2})(?:st|nd|rd|th)?\b(?:,?\s+(\d{4})\b)?`)
-	// "6月1日到5日", "6月1日至6月5日", "6月1-5日"
-	zhDays = regexp.MustCompile(`(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号號]?\s*(?:到|至|-|–|—|~|～)\s*(?:(\d{1,2})\s*月\s*)?(\d{1,2})\s*[日号號]`)
-
-	enClock = regexp.MustCompile(`(?i)(\d{1,2})(?::(\d{2}))?\s*(a\.?m\b\.?|p\.?m\b\.?)|(\d{1,2}):(\d{2})(?::\d{2})?|\b(noon|midnight)\b`)
-	zhClock = regexp.MustCompile(`(早上|早晨|上午|中午|下午|傍晚|晚上|夜里|凌晨)?\s*(\d{1,2}|[零一二两三四五六七八九十]{1,3})\s*[点點时時](?:\s*(\d{1,2})\s*分|(半))?`)
-)
-
-var months = map[string]int{"jan": 1, "feb": 2, "mar": 3, "apr": 4, "may": 5, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "oct": 10, "nov": 11, "dec": 12}
-
-func monthNum(s string) int { return months[strings.ToLower(s)[:3]] }
+// monthNum reads a month group: a number or one of w's month names; 0 if
+// it is neither.
+func monthNum(w *lexicon.TimePatterns, s string) int {
+	if n, err := strconv.Atoi(s); err == nil {
+		return n
+	}
+	return w.Months[strings.ToLower(s)]
+}
 
 // mention is a point found in text, with its byte span.
 type mention struct {
@@ -199,8 +191,9 @@ type mention struct {
 	start, end int
 }
 
-// dates finds the dates in s, in order, without overlaps.
-func dates(s string) []mention {
+// dates finds the dates in s, in order, without overlaps: ISO dates first,
+// then w's Dates patterns in order.
+func dates(w *lexicon.TimePatterns, s string) []mention {
 	var out []mention
 	add := func(re *regexp.Regexp, conv func(m []string) (point, bool)) {
 		for _, loc := range re.FindAllStringSubmatchIndex(s, -1) {
@@ -213,108 +206,104 @@ func dates(s string) []mention {
 		}
 	}
 	add(isoDate, func(m []string) (point, bool) { return datePoint(atoi(m[1]), atoi(m[2]), atoi(m[3])) })
-	add(zhDate, func(m []string) (point, bool) { return datePoint(atoi(m[1]), atoi(m[2]), atoi(m[3])) })
-	add(enMonthDay, func(m []string) (point, bool) { return datePoint(atoi(m[3]), monthNum(m[1]), atoi(m[2])) })
-	add(enDayMonth, func(m []string) (point, bool) { return datePoint(atoi(m[3]), monthNum(m[2]), atoi(m[1])) })
+	for _, re := range w.Dates {
+		add(re, func(m []string) (point, bool) {
+			return datePoint(atoi(group(re, m, "year")), monthNum(w, group(re, m, "month")), atoi(group(re, m, "day")))
+		})
+	}
 	sortMentions(out)
 	return out
 }
 
-// clocks finds the times of day in s, in order.
-func clocks(s string) []mention {
+// clocks finds the times of day in s, in order, without overlaps. A match
+// right after a digit or a colon, or one that ends in ASCII right before
+// one, is part of some other number and skipped.
+func clocks(w *lexicon.TimePatterns, s string) []mention {
 	var out []mention
-	for _, loc := range enClock.FindAllStringSubmatchIndex(s, -1) {
-		if loc[0] > 0 && (isDigit(s[loc[0]-1]) || s[loc[0]-1] == ':') || loc[1] < len(s) && (isDigit(s[loc[1]]) || s[loc[1]] == ':') {
-			continue
-		}
-		m := submatches(s, loc)
-		var p point
-		var ok bool
-		switch {
-		case m[6] != "":
-			h := 12
-			if strings.EqualFold(m[6], "midnight") {
-				h = 0
-			}
-			p, ok = clockPoint(h, 0)
-		case m[4] != "":
-			p, ok = clockPoint(atoi(m[4]), atoi(m[5]))
-		default:
-			h := atoi(m[1])
-			if h < 1 || h > 12 {
+	for _, re := range w.Clocks {
+		for _, loc := range re.FindAllStringSubmatchIndex(s, -1) {
+			if overlaps(out, loc[0], loc[1]) ||
+				loc[0] > 0 && (isDigit(s[loc[0]-1]) || s[loc[0]-1] == ':') ||
+				loc[1] < len(s) && s[loc[1]-1] < 0x80 && (isDigit(s[loc[1]]) || s[loc[1]] == ':') {
 				continue
 			}
-			pm := strings.HasPrefix(strings.ToLower(m[3]), "p")
-			switch {
-			case pm && h < 12:
-				h += 12
-			case !pm && h == 12:
-				h = 0
+			if p, ok := clockOf(w, re, submatches(s, loc)); ok {
+				out = append(out, mention{p, loc[0], loc[1]})
 			}
-			p, ok = clockPoint(h, atoi(m[2]))
-		}
-		if ok {
-			out = append(out, mention{p, loc[0], loc[1]})
-		}
-	}
-	for _, loc := range zhClock.FindAllStringSubmatchIndex(s, -1) {
-		if overlaps(out, loc[0], loc[1]) {
-			continue
-		}
-		m := submatches(s, loc)
-		h := zhNumber(m[2])
-		min := atoi(m[3])
-		if m[4] != "" {
-			min = 30
-		}
-		switch m[1] {
-		case "下午", "傍晚", "晚上", "夜里":
-			if h < 12 {
-				h += 12
-			}
-		case "中午":
-			if h < 11 {
-				h += 12
-			}
-		}
-		if p, ok := clockPoint(h, min); ok && h >= 0 {
-			out = append(out, mention{p, loc[0], loc[1]})
 		}
 	}
 	sortMentions(out)
 	return out
 }
 
-// zhNumber reads 0 to 99 in Arabic or Chinese numerals ("9", "九", "十二",
-// "二十三"); -1 if it cannot.
-func zhNumber(s string) int {
+// clockOf reads a Clocks match: a named time (group word), an hour on a
+// 12-hour clock (group am or pm), or an hour in digits or numerals with
+// minutes, half past, and a period of the day that may move it to the
+// afternoon.
+func clockOf(w *lexicon.TimePatterns, re *regexp.Regexp, m []string) (point, bool) {
+	if word := group(re, m, "word"); word != "" {
+		h, ok := w.ClockWords[strings.ToLower(word)]
+		if !ok {
+			return point{}, false
+		}
+		return clockPoint(h, 0)
+	}
+	am, pm := group(re, m, "am") != "", group(re, m, "pm") != ""
+	if am || pm {
+		h := atoi(group(re, m, "hour"))
+		if h < 1 || h > 12 {
+			return point{}, false
+		}
+		switch {
+		case pm && h < 12:
+			h += 12
+		case am && h == 12:
+			h = 0
+		}
+		return clockPoint(h, atoi(group(re, m, "min")))
+	}
+	h := number(w, group(re, m, "hour"))
+	if h < 0 {
+		return point{}, false
+	}
+	min := atoi(group(re, m, "min"))
+	if group(re, m, "half") != "" {
+		min = 30
+	}
+	if below, ok := w.DayPeriods[group(re, m, "period")]; ok && h < below {
+		h += 12
+	}
+	return clockPoint(h, min)
+}
+
+// number reads 0 to 99 in digits or in w's Numerals ("9", "九", "十二",
+// "二十三"): digits, or tens and ones joined by the numeral worth 10; -1 if
+// it cannot.
+func number(w *lexicon.TimePatterns, s string) int {
 	if s == "" {
 		return -1
 	}
-	if s[0] >= '0' && s[0] <= '9' {
+	if isDigit(s[0]) {
 		return atoi(s)
 	}
-	digit := func(s string, empty int) int {
-		if s == "" {
-			return empty
+	total, ones, tens := 0, -1, false
+	for _, r := range s {
+		v, ok := w.Numerals[string(r)]
+		switch {
+		case !ok || v > 10 || (v < 10 && ones >= 0) || (v == 10 && tens):
+			return -1
+		case v == 10:
+			total, ones, tens = max(ones, 1)*10, -1, true
+		default:
+			ones = v
 		}
-		if i := strings.Index("零一二三四五六七八九", s); i >= 0 && len(s) == len("一") {
-			return i / len("一")
-		}
-		if s == "两" {
-			return 2
-		}
+	}
+	if ones >= 0 {
+		total += ones
+	} else if !tens {
 		return -1
 	}
-	tens, ones, ok := strings.Cut(s, "十")
-	if !ok {
-		return digit(s, -1)
-	}
-	t, o := digit(tens, 1), digit(ones, 0)
-	if t < 0 || o < 0 {
-		return -1
-	}
-	return t*10 + o
+	return total
 }
 
 func submatches(s string, loc []int) []string {
@@ -342,86 +331,69 @@ func sortMentions(ms []mention) {
 	slices.SortFunc(ms, func(a, b mention) int { return a.start - b.start })
 }
 
-var (
-	rangeJoin   = regexp.MustCompile(`(?i)^\s*(?:,\s*)?(?:and|to|until|till|through|thru|-|–|—|~|～|到|至|和)\s*(?:the\s+)?$`)
-	enUntil     = regexp.MustCompile(`(?i)\b(?:before|by|until|till|no\s+later\s+than|not\s+after)\s+(?:the\s+)?$`)
-	enBefore    = regexp.MustCompile(`(?i)\bbefore\s+(?:the\s+)?$`)
-	enFrom      = regexp.MustCompile(`(?i)\b(?:after|from|since|starting(?:\s+from)?)\s+(?:the\s+)?$`)
-	enNotBefore = regexp.MustCompile(`(?i)\b(?:not\s+before|no\s+earlier\s+than)\s+(?:the\s+)?$`)
-	enAfter     = regexp.MustCompile(`(?i)\bafter\s+(?:the\s+)?$`)
-	zhUntil     = regexp.MustCompile(`^\s*(?:之前|以前|前|为止|截止)`)
-	zhFrom      = regexp.MustCompile(`^\s*(?:之后|以后|后|起|开始)`)
-	enOn        = regexp.MustCompile(`(?i)\b(?:on|for)\s+(?:the\s+)?$`)
-	zhOn        = regexp.MustCompile(`^\s*(?:送|配送|送货|派送|上门|到货|送达)`)
-	zhExclPost  = regexp.MustCompile(`^\s*(?:之前|以前|前|之后|以后|后)`)
-)
-
 // findWindow finds a window in one sentence: a range of dates, else one
 // date with a bound word ("after June 3", "6月10日之前"), else the same with
 // times of day. It reports false when the sentence has none.
-func findWindow(s string) (window, bool) {
-	if w, ok := dateRange(s); ok {
+func findWindow(tw *lexicon.TimePatterns, s string) (window, bool) {
+	if w, ok := dateRange(tw, s); ok {
 		return w, true
 	}
-	if w, ok := spanOf(s, dates(s)); ok {
+	if w, ok := spanOf(tw, s, dates(tw, s)); ok {
 		return w, true
 	}
-	return spanOf(s, clocks(s))
+	return spanOf(tw, s, clocks(tw, s))
 }
 
-// dateRange reads the compact range forms that share a month.
-func dateRange(s string) (window, bool) {
-	mk := func(y, m1, d1, m2, d2 int) (window, bool) {
-		a, ok1 := datePoint(y, m1, d1)
-		b, ok2 := datePoint(y, m2, d2)
+// dateRange reads the compact range forms that share a month or a year
+// (w's DateRanges).
+func dateRange(w *lexicon.TimePatterns, s string) (window, bool) {
+	for _, re := range w.DateRanges {
+		m := re.FindStringSubmatch(s)
+		if m == nil {
+			continue
+		}
+		y, m1 := atoi(group(re, m, "year")), monthNum(w, group(re, m, "month"))
+		m2 := m1
+		if g := group(re, m, "month2"); g != "" {
+			m2 = monthNum(w, g)
+		}
+		a, ok1 := datePoint(y, m1, atoi(group(re, m, "day")))
+		b, ok2 := datePoint(y, m2, atoi(group(re, m, "day2")))
 		if !ok1 || !ok2 {
 			return window{}, false
 		}
 		return window{from: bound{set: true, p: a}, to: bound{set: true, p: b}}, true
 	}
-	if m := zhDays.FindStringSubmatch(s); m != nil {
-		m2 := atoi(m[2])
-		if m[4] != "" {
-			m2 = atoi(m[4])
-		}
-		return mk(atoi(m[1]), atoi(m[2]), atoi(m[3]), m2, atoi(m[5]))
-	}
-	if m := enDaysMonth.FindStringSubmatch(s); m != nil {
-		mo := monthNum(m[3])
-		return mk(atoi(m[4]), mo, atoi(m[1]), mo, atoi(m[2]))
-	}
-	if m := enMonthDays.FindStringSubmatch(s); m != nil {
-		mo := monthNum(m[1])
-		return mk(atoi(m[4]), mo, atoi(m[2]), mo, atoi(m[3]))
-	}
 	return window{}, false
 }
 
-// spanOf makes a window of the mentions found in s: two joined by "and",
-// "to", "到"..., or one with a bound word before (English) or after
-// (Chinese) it.
-func spanOf(s string, ms []mention) (window, bool) {
+// spanOf makes a window of the mentions found in s: two joined by w's
+// RangeJoin ("and", "to", "到"...), or one with a bound word before or
+// after it (w's Bounds, in order).
+func spanOf(w *lexicon.TimePatterns, s string, ms []mention) (window, bool) {
 	for i := 0; i+1 < len(ms); i++ {
 		a, b := ms[i], ms[i+1]
-		if rangeJoin.MatchString(s[a.end:b.start]) {
+		if w.RangeJoin.MatchString(s[a.end:b.start]) {
 			return window{from: bound{set: true, p: a.p}, to: bound{set: true, p: b.p}}, true
 		}
 	}
 	for _, m := range ms {
 		pre, post := s[:m.start], s[m.end:]
-		switch {
-		case enNotBefore.MatchString(pre):
-			return window{from: bound{set: true, p: m.p}}, true
-		case enUntil.MatchString(pre):
-			return window{to: bound{set: true, excl: enBefore.MatchString(pre), p: m.p}}, true
-		case enFrom.MatchString(pre):
-			return window{from: bound{set: true, excl: enAfter.MatchString(pre), p: m.p}}, true
-		case zhUntil.MatchString(post):
-			return window{to: bound{set: true, excl: zhExclPost.MatchString(post), p: m.p}}, true
-		case zhFrom.MatchString(post):
-			return window{from: bound{set: true, excl: zhExclPost.MatchString(post), p: m.p}}, true
-		case !m.p.clock && (enOn.MatchString(pre) || zhOn.MatchString(post)):
-			return window{from: bound{set: true, p: m.p}, to: bound{set: true, p: m.p}}, true // that day
+		for _, b := range w.Bounds {
+			if !(b.Before != nil && b.Before.MatchString(pre) || b.After != nil && b.After.MatchString(post)) {
+				continue
+			}
+			at := bound{set: true, excl: b.Exclusive, p: m.p}
+			switch b.Kind {
+			case lexicon.From:
+				return window{from: at}, true
+			case lexicon.Until:
+				return window{to: at}, true
+			case lexicon.On:
+				if !m.p.clock {
+					return window{from: at, to: at}, true // that day
+				}
+			}
 		}
 	}
 	return window{}, false

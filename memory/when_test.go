@@ -96,7 +96,7 @@ func TestFindWindow(t *testing.T) {
 		{"in 2025", ""},
 	}
 	for _, tt := range tests {
-		w, ok := findWindow(tt.in)
+		w, ok := findWindow(&defaultWords().Time, tt.in)
 		got := ""
 		if ok {
 			got = w.String()
@@ -107,10 +107,10 @@ func TestFindWindow(t *testing.T) {
 	}
 }
 
-func TestZhNumber(t *testing.T) {
+func TestNumber(t *testing.T) {
 	for in, want := range map[string]int{"9": 9, "十": 10, "十二": 12, "二十": 20, "二十三": 23, "两": 2, "零": 0, "十十": -1, "三四": -1, "": -1} {
-		if got := zhNumber(in); got != want {
-			t.Errorf("zhNumber(%q) = %d, want %d", in, got, want)
+		if got := number(&defaultWords().Time, in); got != want {
+			t.Errorf("number(%q) = %d, want %d", in, got, want)
 		}
 	}
 }

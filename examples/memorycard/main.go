@@ -79,7 +79,7 @@ func run(in io.Reader, out io.Writer, budget int) error {
 	// The card, as the guard builds it: one extraction per user turn.
 	card := &memory.Card{}
 	for turn, text := range tr.UserTurns {
-		if _, err := card.Observe(context.Background(), memory.RuleBased(), turn, text); err != nil {
+		if _, err := card.Observe(context.Background(), memory.RuleBased(nil), turn, text); err != nil {
 			return err
 		}
 	}

@@ -306,7 +306,8 @@ func AllowedTools(allowed ...string) Assertion {
 // best score is below the route's threshold, as guard.SimilarityGate(tools,
 // min, byRoute) decides — the user got a refusal, not an answer: every
 // delivered answer in that situation is marked Step.Refusal or is one of
-// refusals (default guard.DefaultRefusal and guard.DefaultHandoff). An
+// refusals (default the guard's refusal and handoff message in every
+// language of the default lexicon, guard.DefaultRefusal first). An
 // answer the guard stopped or replaced counts as refused. tools marks the
 // tools whose results are documents: a retrieval that returned nothing
 // carries no document ids, so only the policy can tell that it was one.
@@ -314,7 +315,7 @@ func AllowedTools(allowed ...string) Assertion {
 func RefusalWithoutEvidence(tools guard.ToolPolicies, min float64, byRoute map[string]float64, refusals ...string) Assertion {
 	rule := guard.SimilarityGate(tools, min, byRoute)
 	if len(refusals) == 0 {
-		refusals = []string{guard.DefaultRefusal, guard.DefaultHandoff}
+		refusals = defaultRefusals()
 	}
 	refusals = slices.Clone(refusals)
 	return Assert(NameRefusalWithoutEvidence, func(t *trace.Trace) Outcome {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -16,6 +17,7 @@ import (
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // TagContinuousEval tags every regression case the evaluator makes.
@@ -226,5 +228,21 @@ func refusalTexts(c AssertionConfig) []string {
 	if len(c.RefusalTexts) > 0 {
 		return c.RefusalTexts
 	}
-	return []string{guard.DefaultRefusal, guard.DefaultHandoff}
+	return defaultRefusals()
+}
+
+// defaultRefusals are the guard's refusals and handoff messages in every
+// language of the default lexicon, English (guard.DefaultRefusal and
+// guard.DefaultHandoff) first.
+func defaultRefusals() []string {
+	out := []string{guard.DefaultRefusal, guard.DefaultHandoff}
+	replies := lexicon.Default().Replies
+	for _, lang := range slices.Sorted(maps.Keys(replies)) {
+		for _, s := range []string{replies[lang].Refusal, replies[lang].Handoff} {
+			if s != "" && !slices.Contains(out, s) {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }

@@ -121,7 +121,9 @@ type AssertionConfig struct {
 	MinSimilarity   float64            `json:"min_similarity,omitempty"`
 	RouteSimilarity map[string]float64 `json:"route_similarity,omitempty"`
 	// RefusalTexts are answers that count as refusals besides steps marked
-	// Step.Refusal. Empty means guard.DefaultRefusal and guard.DefaultHandoff.
+	// Step.Refusal. Empty means the guard's refusal and handoff message in
+	// every language of the default lexicon (guard.DefaultRefusal,
+	// guard.DefaultHandoff, and their Chinese counterparts).
 	RefusalTexts []string `json:"refusal_texts,omitempty"`
 	// Disable names built-in assertions to leave out.
 	Disable []string `json:"disable,omitempty"`

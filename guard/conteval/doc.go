@@ -165,7 +165,7 @@ are errors.
 	    "json_routes": ["order-api"],
 	    "retrieval_tools": ["search_kb"],
 	    "min_similarity": 0, "route_similarity": {},
-	    "refusal_texts": [],             (guard.DefaultRefusal, guard.DefaultHandoff)
+	    "refusal_texts": [],             (the guard's refusal and handoff, every language)
 	    "disable": [],                   built-in assertions to leave out
 	    "guard_rules": ["grounding"]     guard rules to add, by name (GuardRuleNames)
 	  },

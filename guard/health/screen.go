@@ -30,7 +30,7 @@ func newKnowledgeBase(ds []Document) *knowledgeBase {
 	kb := &knowledgeBase{ids: map[string]bool{}, clauses: map[string]bool{}}
 	for _, d := range ds {
 		kb.ids[d.ID] = true
-		for _, ref := range detect.ClauseRefs(d.Text) {
+		for _, ref := range detect.ClauseRefs(detect.Default(), d.Text) {
 			kb.clauses[ref.Number] = true
 		}
 	}
@@ -77,7 +77,7 @@ func fabrication(c *replay.Case, r *replay.Run, kb *knowledgeBase, retrievers ma
 					Tag: "bad-citation", Cause: trigger + " → cites an unknown document", Detail: "[" + id + "]"})
 			}
 		}
-		for _, ref := range detect.ClauseRefs(turn.Answer) {
+		for _, ref := range detect.ClauseRefs(detect.Default(), turn.Answer) {
 			num := ref.Number
 			if kb.clauses[num] {
 				continue
@@ -94,7 +94,7 @@ func fabrication(c *replay.Case, r *replay.Run, kb *knowledgeBase, retrievers ma
 }
 
 func quotesClause(text, num string) bool {
-	return slices.ContainsFunc(detect.ClauseRefs(text), func(ref detect.ClauseRef) bool { return ref.Number == num })
+	return slices.ContainsFunc(detect.ClauseRefs(detect.Default(), text), func(ref detect.ClauseRef) bool { return ref.Number == num })
 }
 
 // retrievalTrigger names what the last retrieval of a turn returned. A
@@ -112,7 +112,7 @@ func retrievalTrigger(steps []*trace.Step, retrievers map[string]bool) string {
 			}
 			return "empty retrieval"
 		}
-		if empty == "" && s.Error == "" && detect.IsEmptyResult(s.Result) {
+		if empty == "" && s.Error == "" && detect.IsEmptyResult(detect.Default(), s.Result) {
 			empty = "empty " + s.Name
 		}
 	}
@@ -137,7 +137,7 @@ func cascade(c *replay.Case, r *replay.Run) []Hit {
 			what := "empty"
 			if p.Error != "" {
 				what = "failed"
-			} else if !detect.IsEmptyResult(p.Result) {
+			} else if !detect.IsEmptyResult(detect.Default(), p.Result) {
 				continue
 			}
 			trigger := what + " " + p.Name
@@ -147,10 +147,10 @@ func cascade(c *replay.Case, r *replay.Run) []Hit {
 				if q.Kind != trace.KindTool || q.Blocked {
 					continue
 				}
-				if q.Name == p.Name && q.Error == "" && !detect.IsEmptyResult(q.Result) {
+				if q.Name == p.Name && q.Error == "" && !detect.IsEmptyResult(detect.Default(), q.Result) {
 					recovered = true
 				}
-				if wrote == nil && q.Name != p.Name && detect.IsWriteVerb(q.Name) {
+				if wrote == nil && q.Name != p.Name && detect.IsWriteVerb(detect.Default(), q.Name) {
 					wrote = q
 				}
 			}
@@ -160,7 +160,7 @@ func cascade(c *replay.Case, r *replay.Run) []Hit {
 				hit.Tag, hit.Cause, hit.Detail = "write-after-failure", trigger+" → "+wrote.Name+" ran", wrote.Name+" "+wrote.Args
 			case recovered || (turn.Status != "" && turn.Status != guard.StatusDone):
 				continue
-			case detect.AssertsAbsence(a):
+			case detect.AssertsAbsence(detect.Default(), a):
 				hit.Tag, hit.Cause, hit.Detail = "asserted-absence", trigger+" → asserted absence", clip(a, 120)
 			case strings.HasSuffix(a, "?") || strings.HasSuffix(a, "？") || acknowledges.MatchString(a):
 				continue

@@ -5,15 +5,16 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
+
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
-// absence matches answers that assert there is nothing.
-var absence = regexp.MustCompile(`(?i)\b(no|not any|none|zero)\s+(records?|results?|orders?|matches|entries|data|information|reservations?|transactions?)\b|\bcould(n't| not) find any\b|\bdoes(n't| not) exist\b|\bthere (is|are) no\b|没有(找到|符合|相关|任何|记录|结果|订单)|不存在|查无|无记录|未找到`)
+// Default is lexicon.Default compiled, shared by every guard and evaluator
+// that is given no lexicon of its own.
+var Default = sync.OnceValue(func() *lexicon.Compiled { return lexicon.Default().Compiled() })
 
-var (
-	bracketCite = regexp.MustCompile(`\[([A-Za-z][A-Za-z0-9_.:#/-]*[0-9][A-Za-z0-9_.:#/-]*)\]`)
-	clauseRef   = regexp.MustCompile(`(?i)\b(?:clause|section|article|rule|paragraph|policy|§)\s*(?:no\.?\s*)?(\d+(?:\.\d+)*)|第\s*(\d+(?:\.\d+)*)\s*[条款章节项]`)
-)
+var bracketCite = regexp.MustCompile(`\[([A-Za-z][A-Za-z0-9_.:#/-]*[0-9][A-Za-z0-9_.:#/-]*)\]`)
 
 // CitedIDs returns the bracketed document ids a text cites ("[KB-RET-02]"),
 // in order, once each.
@@ -33,39 +34,23 @@ type ClauseRef struct {
 	Text   string // the words that quote it: "clause 7.3", "第5条"
 }
 
-// ClauseRefs returns the clause numbers a text quotes, in order.
-func ClauseRefs(text string) []ClauseRef {
+// ClauseRefs returns the clause numbers a text quotes (w.ClauseRefs), in
+// order.
+func ClauseRefs(w *lexicon.Compiled, text string) []ClauseRef {
 	var out []ClauseRef
-	for _, m := range clauseRef.FindAllStringSubmatch(text, -1) {
-		out = append(out, ClauseRef{Number: m[1] + m[2], Text: strings.TrimSpace(m[0])})
+	for _, m := range w.ClauseRefs.FindAllStringSubmatch(text, -1) {
+		out = append(out, ClauseRef{Number: lexicon.Group(w.ClauseRefs, m, "num"), Text: strings.TrimSpace(m[0])})
 	}
 	return out
 }
 
-// AssertsAbsence reports whether an answer asserts there is nothing: "no
-// records", "could not find any", "没有符合条件的记录".
-func AssertsAbsence(text string) bool { return absence.MatchString(text) }
+// AssertsAbsence reports whether an answer asserts there is nothing (w.Absence):
+// "no records", "could not find any", "没有符合条件的记录".
+func AssertsAbsence(w *lexicon.Compiled, text string) bool { return w.Absence.MatchString(text) }
 
-var writeVerbs = []string{
-	"add", "append", "approve", "assign", "book", "buy", "cancel", "change", "charge", "close", "create",
-	"delete", "deposit", "disable", "edit", "enable", "exchange", "grant", "insert", "invite", "issue", "modify",
-	"move", "order", "pay", "post", "publish", "purchase", "refund", "remove", "rename", "reply", "reschedule",
-	"reserve", "reset", "return", "revoke", "schedule", "send", "set", "share", "submit", "toggle", "transfer",
-	"update", "upload", "upsert", "withdraw", "write",
-}
-
-// writeVerbSet is writeVerbs as a set.
-var writeVerbSet = func() map[string]bool {
-	m := make(map[string]bool, len(writeVerbs))
-	for _, v := range writeVerbs {
-		m[v] = true
-	}
-	return m
-}()
-
-// IsWriteVerb reports whether VerbOf(name) is a write verb, without
-// allocating: it runs on every tool call.
-func IsWriteVerb(name string) bool {
+// IsWriteVerb reports whether VerbOf(name) is one of w's write verbs,
+// without allocating: it runs on every tool call.
+func IsWriteVerb(w *lexicon.Compiled, name string) bool {
 	// The verb ends at the first separator, or else at the first upper-case
 	// letter after the first byte.
 	end, upper := len(name), len(name)
@@ -89,14 +74,14 @@ func IsWriteVerb(name string) bool {
 	for i := 0; i < end; i++ {
 		c := name[i]
 		if c >= 0x80 {
-			return writeVerbSet[VerbOf(name)] // non-ASCII: Unicode lower-casing
+			return w.WriteVerbs[VerbOf(name)] // non-ASCII: Unicode lower-casing
 		}
 		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
 		}
 		buf[i] = c
 	}
-	return writeVerbSet[string(buf[:end])]
+	return w.WriteVerbs[string(buf[:end])]
 }
 
 // VerbOf returns the verb a tool name starts with, in lower case:
@@ -116,9 +101,9 @@ func VerbOf(name string) string {
 
 // IsEmptyResult is the default emptiness test of the empty-result gate: a
 // blank result, a JSON null, empty array or empty object, an object whose
-// every value is one of those, or a plain "no results" / "not found" /
-// "0 rows" / "无结果" / "未找到" / "没有找到" reply.
-func IsEmptyResult(result string) bool {
+// every value is one of those, or a plain reply that w.EmptyResults lists:
+// "no results", "not found", "0 rows", "无结果", "未找到".
+func IsEmptyResult(w *lexicon.Compiled, result string) bool {
 	s := strings.TrimSpace(result)
 	if s == "" {
 		return true
@@ -127,13 +112,7 @@ func IsEmptyResult(result string) bool {
 	if json.Unmarshal([]byte(s), &v) == nil {
 		return emptyJSON(v, 0)
 	}
-	l := strings.ToLower(strings.TrimRight(s, ".!。！ "))
-	switch l {
-	case "none", "null", "nil", "no results", "no result", "not found", "no records", "no record found", "no records found", "0 rows", "0 results",
-		"无结果", "未找到", "没有找到", "查无结果", "无记录", "没有记录":
-		return true
-	}
-	return false
+	return w.EmptyResults[strings.ToLower(strings.TrimRight(s, ".!。！ "))]
 }
 
 func emptyJSON(v any, depth int) bool {

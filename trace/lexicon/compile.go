@@ -1,0 +1,433 @@
+package lexicon
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+// Compiled is a Lexicon in the form the rules read: patterns compiled, word
+// lists made sets, replies completed. Lists of patterns that are matched as
+// one are joined into one regexp, which matches nothing when the list is
+// empty; lists read one by one keep their order. It is read-only and safe
+// for concurrent use.
+type Compiled struct {
+	WriteVerbs         map[string]bool
+	Absence            *regexp.Regexp
+	Denial             *regexp.Regexp
+	ClauseRefs         *regexp.Regexp // group num
+	Claims             map[string]*regexp.Regexp
+	ClaimNegation      *regexp.Regexp
+	EmptyResults       map[string]bool
+	InstructionMarkers *regexp.Regexp
+	Affirmation        *regexp.Regexp
+	Memory             MemoryPatterns
+	Time               TimePatterns
+
+	replies  map[Lang]Replies
+	scripts  []script
+	ascii    bool // some script holds ASCII letters
+	fallback Lang
+}
+
+// MemoryPatterns is Memory compiled.
+type MemoryPatterns struct {
+	AddressCues, NameCues, PreferenceCues, FactCues []string
+	Channels                                        []ChannelPatterns
+	ScopeEnd                                        map[string]bool
+	RevokeNegators                                  string
+	Reminder                                        *regexp.Regexp
+	Address, AddressInClause                        []*regexp.Regexp
+	AddressKinds                                    map[string]string
+	AddressLead, AddressDone, Place, Tail           *regexp.Regexp
+	Phone                                           *regexp.Regexp // PhoneLeads and a number in group value
+	Names                                           []*regexp.Regexp
+	NameStop                                        map[string]bool
+	NameNotFirst                                    string
+	IDs                                             []*regexp.Regexp
+	IDKinds                                         map[string]string
+	TimeContext, Away, PastDue                      *regexp.Regexp
+	TimeKeys                                        []TermPattern
+	Prefer                                          []*regexp.Regexp
+	PreferLanguage, PreferTime                      *regexp.Regexp
+	Facts                                           []*regexp.Regexp
+	Abbreviations                                   map[string]bool
+}
+
+// ChannelPatterns is one contact channel's patterns, CH filled in.
+type ChannelPatterns struct {
+	Name           string
+	Word           *regexp.Regexp // the channel as the whole text, spaces aside
+	Any            *regexp.Regexp // the channel anywhere
+	Prohibit       []*regexp.Regexp
+	NegationBefore []*regexp.Regexp // group between
+	Revoke         []*regexp.Regexp
+}
+
+// TermPattern is a Term's patterns joined.
+type TermPattern struct {
+	Name string
+	Re   *regexp.Regexp
+}
+
+// TimePatterns is Time compiled; MONTH is filled in.
+type TimePatterns struct {
+	Months                           map[string]int
+	Dates, DateRanges, Clocks        []*regexp.Regexp
+	ClockWords, DayPeriods, Numerals map[string]int
+	RangeJoin                        *regexp.Regexp
+	Bounds                           []BoundPattern
+}
+
+// BoundPattern is a Bound compiled; Before or After is nil when unset.
+type BoundPattern struct {
+	Kind          BoundKind
+	Before, After *regexp.Regexp
+	Exclusive     bool
+}
+
+type script struct {
+	lang   Lang
+	tables []*unicode.RangeTable
+}
+
+// Error reports a Lexicon that does not compile. It matches ErrBadPattern.
+type Error struct {
+	Field string // "Memory.Address[0]", "Replies"
+	Err   error
+}
+
+func (e *Error) Error() string { return "lexicon: " + e.Field + ": " + e.Err.Error() }
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrBadPattern is wrapped by the errors of patterns that do not compile,
+// scripts that do not exist and missing replies.
+var ErrBadPattern = errors.New("bad lexicon entry")
+
+// Compiled returns lx compiled, compiling it on the first call; later calls
+// return the same value. It panics if lx does not compile: a Lexicon is
+// configuration, like a regexp.MustCompile pattern. Check reports the same
+// problems as an error.
+func (lx *Lexicon) Compiled() *Compiled {
+	c, err := lx.compile()
+	if err != nil {
+		panic(err)
+	}
+	return c
+}
+
+// Check compiles lx, if it has not been compiled yet, and reports the
+// patterns that do not compile, unknown scripts and missing replies, as
+// errors of type *Error joined.
+func (lx *Lexicon) Check() error {
+	_, err := lx.compile()
+	return err
+}
+
+func (lx *Lexicon) compile() (*Compiled, error) {
+	lx.once.Do(func() { lx.c, lx.err = build(lx) })
+	return lx.c, lx.err
+}
+
+// never matches nothing: what an empty list of patterns compiles to.
+var never = regexp.MustCompile(`[^\x00-\x{10FFFF}]`)
+
+type compiler struct{ errs []error }
+
+func (k *compiler) fail(field string, err error) {
+	k.errs = append(k.errs, &Error{Field: field, Err: fmt.Errorf("%w: %w", ErrBadPattern, err)})
+}
+
+func (k *compiler) one(field, src string) *regexp.Regexp {
+	re, err := regexp.Compile(src)
+	if err != nil {
+		k.fail(field, err)
+		return never
+	}
+	return re
+}
+
+// join compiles srcs as one pattern: any of them.
+func (k *compiler) join(field string, srcs []string) *regexp.Regexp {
+	if len(srcs) == 0 {
+		return never
+	}
+	for i, s := range srcs {
+		if _, err := regexp.Compile(s); err != nil {
+			k.fail(fmt.Sprintf("%s[%d]", field, i), err)
+			return never
+		}
+	}
+	return k.one(field, alternation(srcs))
+}
+
+// each compiles srcs one by one.
+func (k *compiler) each(field string, srcs []string) []*regexp.Regexp {
+	out := make([]*regexp.Regexp, 0, len(srcs))
+	for i, s := range srcs {
+		out = append(out, k.one(fmt.Sprintf("%s[%d]", field, i), s))
+	}
+	return out
+}
+
+func alternation(srcs []string) string {
+	if len(srcs) == 1 {
+		return srcs[0]
+	}
+	var b strings.Builder
+	for i, s := range srcs {
+		if i > 0 {
+			b.WriteByte('|')
+		}
+		b.WriteString("(?:" + s + ")")
+	}
+	return b.String()
+}
+
+func set(words []string) map[string]bool {
+	m := make(map[string]bool, len(words))
+	for _, w := range words {
+		m[w] = true
+	}
+	return m
+}
+
+func build(lx *Lexicon) (*Compiled, error) {
+	k := &compiler{}
+	c := &Compiled{
+		WriteVerbs:         set(lx.WriteVerbs),
+		Absence:            k.join("Absence", lx.Absence),
+		Denial:             k.join("Denial", lx.Denial),
+		ClauseRefs:         k.join("ClauseRefs", lx.ClauseRefs),
+		Claims:             make(map[string]*regexp.Regexp, len(lx.ClaimWords)),
+		ClaimNegation:      k.join("ClaimNegation", lx.ClaimNegation),
+		EmptyResults:       set(lx.EmptyResults),
+		InstructionMarkers: k.join("InstructionMarkers", lx.InstructionMarkers),
+		Affirmation:        k.join("Affirmation", lx.Affirmation),
+	}
+	for _, verb := range slices.Sorted(maps.Keys(lx.ClaimWords)) {
+		alts := slices.Clone(lx.ClaimWords[verb])
+		for i, w := range alts {
+			if w != "" && w[0] < 0x80 {
+				alts[i] = `\b(?:` + w + `)\b` // words stand alone where words have spaces
+			}
+		}
+		if len(alts) > 0 {
+			c.Claims[verb] = k.one("ClaimWords["+verb+"]", `(?i)`+alternation(alts))
+		}
+	}
+	c.Memory = buildMemory(k, &lx.Memory)
+	c.Time = buildTime(k, &lx.Time)
+	buildReplies(k, c, lx.Replies)
+	return c, errors.Join(k.errs...)
+}
+
+func buildMemory(k *compiler, m *Memory) MemoryPatterns {
+	out := MemoryPatterns{
+		AddressCues:     slices.Clone(m.AddressCues),
+		NameCues:        slices.Clone(m.NameCues),
+		PreferenceCues:  slices.Clone(m.PreferenceCues),
+		FactCues:        slices.Clone(m.FactCues),
+		ScopeEnd:        set(m.ScopeEnd),
+		RevokeNegators:  m.RevokeNegators,
+		Reminder:        k.join("Memory.Reminder", m.Reminder),
+		Address:         k.each("Memory.Address", m.Address),
+		AddressInClause: k.each("Memory.AddressInClause", m.AddressInClause),
+		AddressKinds:    maps.Clone(m.AddressKinds),
+		AddressLead:     k.join("Memory.AddressLead", m.AddressLead),
+		AddressDone:     k.join("Memory.AddressDone", m.AddressDone),
+		Place:           k.join("Memory.Place", m.Place),
+		Tail:            k.join("Memory.Tail", m.Tail),
+		Phone:           never,
+		Names:           k.each("Memory.Names", m.Names),
+		NameStop:        set(m.NameStop),
+		NameNotFirst:    m.NameNotFirst,
+		IDs:             k.each("Memory.IDs", m.IDs),
+		IDKinds:         maps.Clone(m.IDKinds),
+		TimeContext:     k.join("Memory.TimeContext", m.TimeContext),
+		Away:            k.join("Memory.Away", m.Away),
+		PastDue:         k.join("Memory.PastDue", m.PastDue),
+		Prefer:          k.each("Memory.Prefer", m.Prefer),
+		PreferLanguage:  k.join("Memory.PreferLanguage", m.PreferLanguage),
+		PreferTime:      k.join("Memory.PreferTime", m.PreferTime),
+		Facts:           k.each("Memory.Facts", m.Facts),
+		Abbreviations:   set(m.Abbreviations),
+	}
+	if len(m.PhoneLeads) > 0 {
+		if lead := k.join("Memory.PhoneLeads", m.PhoneLeads); lead != never {
+			out.Phone = k.one("Memory.PhoneLeads", `(?:`+lead.String()+`)\s*:?\s*(?P<value>\+?\d[\d\s().-]{5,18}\d)`)
+		}
+	}
+	for _, t := range m.TimeKeys {
+		out.TimeKeys = append(out.TimeKeys, TermPattern{t.Name, k.join("Memory.TimeKeys["+t.Name+"]", t.Patterns)})
+	}
+	for _, ch := range m.Channels {
+		field := "Memory.Channels[" + ch.Name + "]"
+		anyRe := k.join(field, ch.Patterns)
+		if anyRe == never {
+			continue
+		}
+		src := `(?:` + anyRe.String() + `)`
+		sub := func(field string, tmpls []string) []*regexp.Regexp {
+			out := make([]*regexp.Regexp, 0, len(tmpls))
+			for i, t := range tmpls {
+				out = append(out, k.one(fmt.Sprintf("%s[%d] for %s", field, i, ch.Name), strings.ReplaceAll(t, "CH", src)))
+			}
+			return out
+		}
+		out.Channels = append(out.Channels, ChannelPatterns{
+			Name:           ch.Name,
+			Word:           k.one(field, `(?i)^\s*`+src+`\s*$`),
+			Any:            k.one(field, `(?i)`+src),
+			Prohibit:       sub("Memory.Prohibit", m.Prohibit),
+			NegationBefore: sub("Memory.NegationBefore", m.NegationBefore),
+			Revoke:         sub("Memory.Revoke", m.Revoke),
+		})
+	}
+	return out
+}
+
+func buildTime(k *compiler, t *Time) TimePatterns {
+	names := slices.Collect(maps.Keys(t.Months))
+	slices.SortFunc(names, func(a, b string) int { // longest first: "june" before "jun"
+		return cmp.Or(len(b)-len(a), strings.Compare(a, b))
+	})
+	for i, n := range names {
+		names[i] = regexp.QuoteMeta(n)
+	}
+	month := `(?:` + strings.Join(names, "|") + `)`
+	if len(names) == 0 {
+		month = never.String()
+	}
+	fill := func(srcs []string) []string {
+		out := make([]string, len(srcs))
+		for i, s := range srcs {
+			out[i] = strings.ReplaceAll(s, "MONTH", month)
+		}
+		return out
+	}
+	out := TimePatterns{
+		Months:     maps.Clone(t.Months),
+		Dates:      k.each("Time.Dates", fill(t.Dates)),
+		DateRanges: k.each("Time.DateRanges", fill(t.DateRanges)),
+		Clocks:     k.each("Time.Clocks", t.Clocks),
+		ClockWords: maps.Clone(t.ClockWords),
+		DayPeriods: maps.Clone(t.DayPeriods),
+		Numerals:   maps.Clone(t.Numerals),
+		RangeJoin:  k.join("Time.RangeJoin", t.RangeJoin),
+	}
+	for i, b := range t.Bounds {
+		p := BoundPattern{Kind: b.Kind, Exclusive: b.Exclusive}
+		field := fmt.Sprintf("Time.Bounds[%d]", i)
+		if b.Before != "" {
+			p.Before = k.one(field+".Before", b.Before)
+		}
+		if b.After != "" {
+			p.After = k.one(field+".After", b.After)
+		}
+		switch {
+		case b.Kind != From && b.Kind != Until && b.Kind != On:
+			k.fail(field, fmt.Errorf("kind %q is none of from, until, on", b.Kind))
+		case p.Before == nil && p.After == nil:
+			k.fail(field, errors.New("neither Before nor After is set"))
+		default:
+			out.Bounds = append(out.Bounds, p)
+		}
+	}
+	return out
+}
+
+// buildReplies completes each language's replies from the fallback
+// language's and indexes the scripts.
+func buildReplies(k *compiler, c *Compiled, replies map[Lang]Replies) {
+	langs := slices.Sorted(maps.Keys(replies))
+	if len(langs) == 0 {
+		k.fail("Replies", errors.New("no language"))
+		c.replies = map[Lang]Replies{}
+		return
+	}
+	c.fallback = langs[0]
+	if _, ok := replies[EN]; ok {
+		c.fallback = EN
+	} else if i := slices.IndexFunc(langs, func(l Lang) bool { return len(replies[l].Scripts) == 0 }); i >= 0 {
+		c.fallback = langs[i]
+	}
+	fb := replies[c.fallback]
+	c.replies = make(map[Lang]Replies, len(langs))
+	for _, l := range langs {
+		r := replies[l]
+		full := mergeReplies(fb, r)
+		full.Scripts, full.Humanize, full.Names = slices.Clone(r.Scripts), r.Humanize, maps.Clone(r.Names)
+		c.replies[l] = full
+		var tables []*unicode.RangeTable
+		for _, name := range r.Scripts {
+			t, ok := unicode.Scripts[name]
+			if !ok {
+				k.fail(fmt.Sprintf("Replies[%s].Scripts", l), fmt.Errorf("no Unicode script %q", name))
+				continue
+			}
+			tables = append(tables, t)
+			if unicode.Is(t, 'a') || unicode.Is(t, 'A') {
+				c.ascii = true
+			}
+		}
+		if len(tables) > 0 {
+			c.scripts = append(c.scripts, script{l, tables})
+		}
+	}
+}
+
+// LangOf returns the language to answer text in: of the languages with
+// Scripts, the one with the most letters in text (the first in code order
+// on a tie), or else the fallback language (EN when the lexicon has
+// English replies). Any Chinese character makes a turn Chinese in Default.
+// It does not allocate.
+func (c *Compiled) LangOf(text string) Lang {
+	best, most := c.fallback, 0
+	for _, s := range c.scripts {
+		n := 0
+		for _, r := range text {
+			if r < 0x80 && !c.ascii {
+				continue
+			}
+			for _, t := range s.tables {
+				if unicode.Is(t, r) {
+					n++
+					break
+				}
+			}
+		}
+		if n > most {
+			best, most = s.lang, n
+		}
+	}
+	return best
+}
+
+// Replies returns the replies in lang, each empty field filled from the
+// fallback language; a language the lexicon lacks gets the fallback's.
+func (c *Compiled) Replies(lang Lang) Replies {
+	if r, ok := c.replies[lang]; ok {
+		return r
+	}
+	return c.replies[c.fallback]
+}
+
+// Group returns the text of the first group named name that took part in
+// m, a match of re (from FindStringSubmatch or FindAllStringSubmatch), or
+// "" when none did. Patterns of a Lexicon name their groups, and a name
+// may appear in several alternatives.
+func Group(re *regexp.Regexp, m []string, name string) string {
+	for i, n := range re.SubexpNames() {
+		if n == name && i < len(m) && m[i] != "" {
+			return m[i]
+		}
+	}
+	return ""
+}
