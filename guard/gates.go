@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
+	"github.com/agentguard/agentguard/trace/textnorm"
 )
 
 // Names of the gates, as they appear in findings and in the ledger.
@@ -337,7 +339,7 @@ func grounding(w *lexicon.Compiled, tools ToolPolicies) Rule {
 			if tools.isRetrieval(p) {
 				ids, _ := tools.docs(p)
 				retrieved = append(retrieved, ids...)
-				evidence.WriteString(p.Result)
+				evidence.WriteString(plainText(p.Result))
 				evidence.WriteByte('\n')
 			}
 		}
@@ -380,6 +382,7 @@ var numberedItem = regexp.MustCompile(`(?m)^\s*(\d+(?:\.\d+)*)[.)、:\s]`)
 // number that only appears elsewhere ("within 5 business days") is no
 // clause.
 func clauseNumbers(w *lexicon.Compiled, text string) map[string]bool {
+	text = textnorm.Clauses(text)
 	out := map[string]bool{}
 	for _, ref := range detect.ClauseRefs(w, text) {
 		out[ref.Number] = true
@@ -388,4 +391,22 @@ func clauseNumbers(w *lexicon.Compiled, text string) map[string]bool {
 		out[strings.TrimSuffix(m[1], ".")] = true
 	}
 	return out
+}
+
+// plainText returns the text a result holds: the string values of a JSON
+// result, one a line, so that a document's "\nClause 7." reads as a line
+// that starts with a clause; any other result as it is.
+func plainText(result string) string {
+	var v any
+	if json.Unmarshal([]byte(result), &v) != nil {
+		return result
+	}
+	var b strings.Builder
+	walk("", v, func(_ string, leaf any) {
+		if s, ok := leaf.(string); ok {
+			b.WriteString(s)
+			b.WriteByte('\n')
+		}
+	})
+	return b.String()
 }

@@ -309,7 +309,7 @@ func (g *Guard) builtin() []Rule {
 		SimilarityGate(cfg.Tools, cfg.Gates.MinSimilarity, cfg.Gates.RouteSimilarity),
 		grounding(g.words, cfg.Tools),
 		Invariants(cfg.Gates.JSONRoutes, cfg.Gates.Invariants...),
-		Provenance(cfg.Tools, cfg.Gates.Profile),
+		provenance(g.words, cfg.Tools, cfg.Gates.Profile),
 		confirmation(g.words, cfg.Tools, cfg.Gates.ConfirmWrites),
 		Authorization(cfg.Tools, cfg.Gates.Profile),
 		FalseClaims(cfg.Tools),

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/textnorm"
 )
 
 // This file keeps, per trace, where every value that entered it came from:
@@ -456,6 +457,7 @@ func isProse(s string) bool {
 // (and their last ten and eleven digits, so "+86 138…" finds "138…"), and
 // runs of Chinese characters as overlapping pairs.
 func eachToken(text string, fn func(tok string)) {
+	text = textnorm.Fold(text) // full-width digits, odd spaces, look-alike letters
 	for _, m := range spacedIBAN.FindAllString(text, -1) {
 		fn(normToken(strings.ReplaceAll(m, " ", "")))
 	}

@@ -11,7 +11,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
+	"github.com/agentguard/agentguard/trace/textnorm"
 )
 
 var (
@@ -22,32 +25,27 @@ var (
 	ibanValue  = regexp.MustCompile(`^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$`)
 	phoneValue = regexp.MustCompile(`^\+?\d[\d\s().-]{6,}\d$`)
 	urlValue   = regexp.MustCompile(`^(https?://|www\.)\S+$`)
-
-	// instructionMarkers find text that addresses the agent with orders: what
-	// a prompt injection hidden in a tool result looks like. They are
-	// generic phrasings, not any one attack's strings.
-	instructionMarkers = regexp.MustCompile(`(?i)\bignore (all |any )?(the |your )?(previous|prior|above|earlier|original) (instructions|prompts?|tasks?)\b` +
-		`|\b(new|updated|additional|important) instructions?\b` +
-		`|<\s*/?\s*(information|instructions?|system|important|admin)\s*>` +
-		`|\bbefore you (can )?(solve|do|complete|continue|answer|finish|proceed)\b` +
-		`|\b(you|assistant|ai|agent|model),? (must|should|need to|have to) (now |first |also |immediately )?(send|transfer|forward|e-?mail|delete|pay|change|update|visit|click|call|invite|share|post|book|create|reply)\b` +
-		`|\bplease (do|perform|execute|complete) the following\b` +
-		`|\bthis is an? (important |urgent )?message from\b` +
-		`|忽略(之前|以上|前面|先前)的(指令|指示|要求)|(请|你必须)(立即|马上|先)(转账|发送|转发|删除|支付)`)
 )
 
 // CarriesInstructions reports whether text addresses the agent with orders —
 // "ignore previous instructions", "before you can solve the task", "you must
-// now send" — the mark of a prompt injection hidden in content the agent
-// read.
-func CarriesInstructions(text string) bool { return instructionMarkers.MatchString(text) }
+// now send" — by the default lexicon's InstructionMarkers, matched on the
+// text's normal form (textnorm.Fold), so that odd spaces, zero-width
+// characters and look-alike letters do not hide them. It is a secondary
+// signal: rules judge values by their origins, and a marker only raises a
+// finding's severity or withdraws the trust a user's pointer gave content.
+func CarriesInstructions(text string) bool { return carriesInstructions(detect.Default(), text) }
 
-// instructionsKey memoises CarriesInstructions per recorded step in its
-// trace: provenance asks about every earlier result at every write.
+func carriesInstructions(w *lexicon.Compiled, text string) bool {
+	return w.InstructionMarkers.MatchString(textnorm.Fold(text))
+}
+
+// instructionsKey memoises carriesInstructions per recorded step in its
+// trace.
 type instructionsKey struct{ s *trace.Step }
 
-func stepCarriesInstructions(t *trace.Trace, p *trace.Step) bool {
-	return t.Memo(instructionsKey{p}, func() any { return CarriesInstructions(p.Result) }).(bool)
+func stepCarriesInstructions(w *lexicon.Compiled, t *trace.Trace, p *trace.Step) bool {
+	return t.Memo(instructionsKey{p}, func() any { return carriesInstructions(w, p.Result) }).(bool)
 }
 
 // identifying reports whether an argument is an identifying value: its key
@@ -167,6 +165,10 @@ func wordByte(text string, i int) bool {
 //
 // Findings are judged Block.
 func Provenance(tools ToolPolicies, profile Profile) Rule {
+	return provenance(detect.Default(), tools, profile)
+}
+
+func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 	return NewRule(RuleProvenance, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool || argsCut(s) {
 			return nil // Evaluate keeps the decision recorded online on the whole arguments
@@ -226,6 +228,11 @@ func Provenance(tools ToolPolicies, profile Profile) Rule {
 					return true
 				case !o.delegated:
 					return false
+				case stepCarriesInstructions(w, t, stepAt(t, o.step)):
+					// Content that gives the agent orders loses the trust the
+					// user's pointer gave it: a marker alone finds nothing,
+					// but it withdraws delegation.
+					return false
 				case !write:
 					return true // reading on from what the user pointed at
 				}
@@ -249,11 +256,14 @@ func Provenance(tools ToolPolicies, profile Profile) Rule {
 			}
 			sev := trace.SeverityCritical
 			msg := fmt.Sprintf("%s=%q reaches %q only from third-party content (%s)", path, v, s.Name, src.tool)
-			if src.delegated {
+			switch {
+			case src.delegated && stepCarriesInstructions(w, t, stepAt(t, src.step)):
+				msg = fmt.Sprintf("%s=%q comes only from content the user pointed at (%s), which gives the agent orders", path, v, src.tool)
+			case src.delegated:
 				msg = fmt.Sprintf("%s=%q comes only from content the user pointed at (%s), for a call the user did not ask for", path, v, src.tool)
 			}
 			tags := []string{"injection"}
-			if slices.ContainsFunc(os, func(o origin) bool { return stepCarriesInstructions(t, stepAt(t, o.step)) }) {
+			if slices.ContainsFunc(os, func(o origin) bool { return stepCarriesInstructions(w, t, stepAt(t, o.step)) }) {
 				tags = append(tags, "instructions")
 			}
 			out = append(out, trace.Finding{

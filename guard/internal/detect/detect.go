@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/agentguard/agentguard/trace/lexicon"
+	"github.com/agentguard/agentguard/trace/textnorm"
 )
 
 // Default is lexicon.Default compiled, shared by every guard and evaluator
@@ -19,6 +20,7 @@ var bracketCite = regexp.MustCompile(`\[([A-Za-z][A-Za-z0-9_.:#/-]*[0-9][A-Za-z0
 // CitedIDs returns the bracketed document ids a text cites ("[KB-RET-02]"),
 // in order, once each.
 func CitedIDs(text string) []string {
+	text = textnorm.Fold(text) // 【KB-1】, full-width brackets and digits
 	var out []string
 	for _, m := range bracketCite.FindAllStringSubmatch(text, -1) {
 		if !slices.Contains(out, m[1]) {
@@ -37,6 +39,7 @@ type ClauseRef struct {
 // ClauseRefs returns the clause numbers a text quotes (w.ClauseRefs), in
 // order.
 func ClauseRefs(w *lexicon.Compiled, text string) []ClauseRef {
+	text = textnorm.Clauses(text) // 第七条, Section VII, Sec. 7.3, сlause, zero-width spaces
 	var out []ClauseRef
 	for _, m := range w.ClauseRefs.FindAllStringSubmatch(text, -1) {
 		out = append(out, ClauseRef{Number: lexicon.Group(w.ClauseRefs, m, "num"), Text: strings.TrimSpace(m[0])})
