@@ -260,7 +260,7 @@ func (g *Guard) attempt(ctx context.Context, ts *toolState, t tools.Tool, input 
 // context, so the tool is isolated from then on.
 func (g *Guard) callInline(ctx context.Context, ts *toolState, t tools.Tool, input string, start time.Time, timeout time.Duration) (toolRun, error) {
 	deadline := start.Add(timeout)
-	cc := newCallCtx(ctx, deadline)
+	cc := newCallCtx(ctx, deadline, g.now)
 	run, err := invoke(cc, t, input)
 	cc.release()
 	run.end = g.now()
