@@ -211,13 +211,46 @@ func emptyResponse(r *llms.ContentResponse) bool {
 	return true
 }
 
+// Retryable reports whether a failed model call is worth another try.
+//
+// A provider error typed by langchaingo (an *llms.Error anywhere in err's
+// chain, as the providers' MapError and llms.ErrorMapper return) is judged
+// by its Code: a rate limit, a timeout or an unavailable provider is worth
+// another try; a failed authentication, an invalid request, a missing
+// resource, an exhausted quota, a content filter, a token limit, an
+// unimplemented feature or a cancellation is not.
+//
+// Any other error, or a typed one whose code says nothing (ErrCodeUnknown
+// or a code newer than this list), is judged by its text and its typed
+// cause's, since most provider clients return plain errors: everything but
+// a client error (an HTTP status 4xx other than 408, 409, 425 and 429) is
+// worth another try.
+func Retryable(err error) bool {
+	var le *llms.Error
+	if errors.As(err, &le) {
+		switch le.Code {
+		case llms.ErrCodeRateLimit, llms.ErrCodeTimeout, llms.ErrCodeProviderUnavailable:
+			return true
+		case llms.ErrCodeAuthentication, llms.ErrCodeInvalidRequest, llms.ErrCodeResourceNotFound,
+			llms.ErrCodeQuotaExceeded, llms.ErrCodeContentFilter, llms.ErrCodeTokenLimit,
+			llms.ErrCodeNotImplemented, llms.ErrCodeCanceled:
+			return false
+		}
+		if le.Cause != nil && !retryableText(le.Cause.Error()) {
+			return false
+		}
+	}
+	return retryableText(err.Error())
+}
+
 var statusCode = regexp.MustCompile(`(?i)status(?: code)?\s*[:=]?\s*(\d{3})\b|\b(\d{3}) (?:bad request|unauthorized|forbidden|not found|unprocessable)`)
 
-// Retryable reports whether a failed model call is worth another try:
-// everything but a client error (HTTP 4xx other than 408, 409, 425 and 429),
-// read from the error text since provider clients return plain errors.
-func Retryable(err error) bool {
-	m := statusCode.FindStringSubmatch(err.Error())
+// retryableText reads an HTTP status out of an error's text, for errors
+// that carry no type: a client error (4xx) is not worth another try, except
+// 408, 409, 425 and 429; anything else, a text without a status included,
+// is.
+func retryableText(text string) bool {
+	m := statusCode.FindStringSubmatch(text)
 	if m == nil {
 		return true
 	}
