@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -119,9 +120,12 @@ func TestCallCtx(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
-			defer cancel()
-			tt.run(t, parent, cancel)
+			// In a bubble, deadlines pass on its fake clock, at once.
+			synctest.Test(t, func(t *testing.T) {
+				parent, cancel := context.WithCancel(context.WithValue(context.Background(), key{}, "v"))
+				defer cancel()
+				tt.run(t, parent, cancel)
+			})
 		})
 	}
 }
