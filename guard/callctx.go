@@ -12,20 +12,31 @@ import (
 // selects on its context costs one small allocation. A tool that does (an
 // HTTP client, a database driver) gets a real deadline context from then on.
 //
+// The deadline is on the guard's clock, now, which Err reads; once armed,
+// a runtime timer waits out what remained of it on that clock.
+//
 // Err and Deadline answer without arming anything; context.Cause reports the
 // parent's cause until the deadline context exists.
 type callCtx struct {
 	context.Context // the parent
 	deadline        time.Time
+	now             func() time.Time
 
 	mu       sync.Mutex
-	armed    context.Context // context.WithDeadline(parent, deadline), made on first Done
-	cancel   context.CancelFunc
-	released bool // the call returned: c is canceled, as after WithDeadline's cancel
+	armed    *armedCtx // made on first Done
+	released bool      // the call returned: c is canceled, as after WithDeadline's cancel
 }
 
-func newCallCtx(parent context.Context, deadline time.Time) *callCtx {
-	return &callCtx{Context: parent, deadline: deadline}
+// armedCtx is a callCtx's deadline context: the parent with the time left
+// until the deadline. It is kept apart so that a callCtx that is never
+// armed stays in a smaller allocation.
+type armedCtx struct {
+	context.Context
+	cancel context.CancelFunc
+}
+
+func newCallCtx(parent context.Context, deadline time.Time, now func() time.Time) *callCtx {
+	return &callCtx{Context: parent, deadline: deadline, now: now}
 }
 
 // arm returns the deadline context, making it on first use.
@@ -33,15 +44,16 @@ func (c *callCtx) arm() context.Context {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.armed == nil {
-		c.armed, c.cancel = context.WithDeadline(c.Context, c.deadline)
+		ctx, cancel := context.WithTimeout(c.Context, c.deadline.Sub(c.now()))
+		c.armed = &armedCtx{ctx, cancel}
 		if c.released {
-			c.cancel()
+			cancel()
 		}
 	}
-	return c.armed
+	return c.armed.Context
 }
 
-func (c *callCtx) loadArmed() (context.Context, bool) {
+func (c *callCtx) loadArmed() (*armedCtx, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.armed, c.released
@@ -68,7 +80,7 @@ func (c *callCtx) Err() error {
 	if err := c.Context.Err(); err != nil {
 		return err
 	}
-	if !time.Now().Before(c.deadline) {
+	if !c.now().Before(c.deadline) {
 		return context.DeadlineExceeded
 	}
 	if released {
@@ -95,9 +107,9 @@ func (c *callCtx) AfterFunc(f func()) func() bool { return context.AfterFunc(c.a
 func (c *callCtx) release() {
 	c.mu.Lock()
 	c.released = true
-	cancel := c.cancel
+	a := c.armed
 	c.mu.Unlock()
-	if cancel != nil {
-		cancel()
+	if a != nil {
+		a.cancel()
 	}
 }

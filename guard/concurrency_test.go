@@ -141,6 +141,8 @@ func TestConcurrentSessions(t *testing.T) {
 				followed <- seen
 				return
 			}
+			// A real pause between passes: the test measures 64 sessions
+			// against a real ledger, and nothing waits on this clock.
 			select {
 			case <-following.Done():
 			case <-time.After(time.Millisecond):

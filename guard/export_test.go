@@ -1,6 +1,9 @@
 package guard
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // FastValid and DecodeValidate expose the two validation paths to tests.
 func FastValid(schema json.RawMessage, args string) bool {
@@ -18,3 +21,6 @@ func DecodeValidate(schema json.RawMessage, args string) error {
 
 // StateChangingForTest exposes stateChanging to the rule tests.
 var StateChangingForTest = stateChanging
+
+// SetClockForTest replaces g's clock.
+func SetClockForTest(g *Guard, now func() time.Time) { g.now = now }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
@@ -452,10 +453,12 @@ func TestBreakerOpensAndRecovers(t *testing.T) {
 	}
 }
 
+// The timeout tests run in a synctest bubble: the tools' sleeps and the
+// guard's deadlines are on its fake clock, so they take no real time and
+// cannot race a loaded machine.
 func TestToolTimeout(t *testing.T) {
 	const timeout = 20 * time.Millisecond
-	release := make(chan struct{})
-	defer close(release)
+	var release chan struct{} // made per subtest, in its bubble
 	tests := []struct {
 		name   string
 		policy guard.ToolPolicy
@@ -482,15 +485,19 @@ func TestToolTimeout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}, Tools: guard.ToolPolicies{"slow": tt.policy}})
-			res, err := g.Run(context.Background(), guardtest.Script(guardtest.ToolCall("slow", "{}"), guardtest.Text("It is slow today.")),
-				[]tools.Tool{guardtest.NewTool("slow", "", tt.tool)}, human("go"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r := toolResults(res.Messages); len(r) != 1 || !strings.Contains(r[0], "call timed out") {
-				t.Errorf("tool results = %q, want a timeout", r)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				release = make(chan struct{})
+				defer close(release) // the abandoned call returns, so the bubble can end
+				g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}, Tools: guard.ToolPolicies{"slow": tt.policy}})
+				res, err := g.Run(context.Background(), guardtest.Script(guardtest.ToolCall("slow", "{}"), guardtest.Text("It is slow today.")),
+					[]tools.Tool{guardtest.NewTool("slow", "", tt.tool)}, human("go"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r := toolResults(res.Messages); len(r) != 1 || !strings.Contains(r[0], "call timed out") {
+					t.Errorf("tool results = %q, want a timeout", r)
+				}
+			})
 		})
 	}
 }
@@ -499,35 +506,41 @@ func TestToolTimeout(t *testing.T) {
 // isolated from then on: when it later hangs for good, the call is
 // abandoned at its timeout.
 func TestToolThatIgnoredItsTimeoutIsIsolated(t *testing.T) {
-	const timeout = 20 * time.Millisecond
-	release := make(chan struct{})
-	defer close(release)
-	calls := 0
-	tool := guardtest.NewTool("flaky", "", func(context.Context, string) (string, error) {
-		calls++
-		if calls == 1 {
-			time.Sleep(5 * timeout) // ignores its context, then returns
-			return "late", nil
+	synctest.Test(t, func(t *testing.T) {
+		const timeout = 20 * time.Millisecond
+		release := make(chan struct{})
+		defer close(release)
+		calls := 0
+		tool := guardtest.NewTool("flaky", "", func(context.Context, string) (string, error) {
+			calls++
+			if calls == 1 {
+				time.Sleep(5 * timeout) // ignores its context, then returns
+				return "late", nil
+			}
+			<-release // hangs for good
+			return "never", nil
+		})
+		g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}})
+		wrapped := g.WrapTool(tool)
+		for i := range 2 {
+			start := time.Now()
+			var err error
+			within(t, 10*time.Second, func() { _, err = wrapped.Call(context.Background(), fmt.Sprintf(`{"n":%d}`, i)) })
+			if !errors.Is(err, guard.ErrTimeout) {
+				t.Errorf("call %d: error = %v, want ErrTimeout", i, err)
+			}
+			if took := time.Since(start); i == 1 && took > 2*time.Second {
+				t.Errorf("the hung second call held the caller for %v", took)
+			}
 		}
-		<-release // hangs for good
-		return "never", nil
 	})
-	g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}})
-	wrapped := g.WrapTool(tool)
-	for i := range 2 {
-		start := time.Now()
-		var err error
-		within(t, 10*time.Second, func() { _, err = wrapped.Call(context.Background(), fmt.Sprintf(`{"n":%d}`, i)) })
-		if !errors.Is(err, guard.ErrTimeout) {
-			t.Errorf("call %d: error = %v, want ErrTimeout", i, err)
-		}
-		if took := time.Since(start); i == 1 && took > 2*time.Second {
-			t.Errorf("the hung second call held the caller for %v", took)
-		}
-	}
 }
 
 func TestModelRetriesThenFallback(t *testing.T) {
+	synctest.Test(t, testModelRetriesThenFallback) // the backoff waits on the bubble's clock
+}
+
+func testModelRetriesThenFallback(t *testing.T) {
 	down := errors.New("503 service unavailable")
 	primary := guardtest.Script(guardtest.Reply{Err: down}, guardtest.Reply{Err: down})
 	fallback := guardtest.Script(guardtest.Text("Answer from the fallback."))
@@ -598,6 +611,10 @@ func TestFalseClaims(t *testing.T) {
 // it, an open breaker refuses without calling, and after its open period
 // one successful probe closes it again.
 func TestBreakerSequence(t *testing.T) {
+	synctest.Test(t, testBreakerSequence) // the open period passes on the bubble's clock, which gobreaker reads too
+}
+
+func testBreakerSequence(t *testing.T) {
 	const openFor = 30 * time.Millisecond
 	steps := []struct {
 		fail      bool          // the tool fails this time

@@ -225,9 +225,15 @@ type Guard struct {
 	untraced  sync.Once                                 // warns once about calls without a trace
 	breakers  *breakers
 	reports   reporter
-	now       func() time.Time
 	words     *lexicon.Compiled // Config.Lexicon compiled
 	extractor memory.Extractor  // Config.Memory's, or the rule-based one of Config.Lexicon
+	// now is the guard's clock: every time the guard reads comes from it
+	// (a trace's start, a step's start and duration, a finding's time, an
+	// inline call's deadline and lateness). Waits (backoff, timeouts, what
+	// is left of a deadline) are durations on the runtime's timers, which
+	// testing/synctest fakes together with time.Now; gobreaker times a
+	// breaker's open period on time.Now. time.Now unless a test sets it.
+	now func() time.Time
 }
 
 // New returns a Guard configured by cfg. It panics if cfg.Lexicon does not
@@ -361,7 +367,7 @@ func (g *Guard) toolSchema(name string) (compiledSchema, bool) {
 }
 
 func (g *Guard) newRecorder(sessionID, route string) *trace.Recorder {
-	return trace.NewRecorder(rand.Text(), sessionID, route, trace.RecorderOptions{MaxField: g.cfg.Observe.MaxField})
+	return trace.NewRecorder(rand.Text(), sessionID, route, trace.RecorderOptions{MaxField: g.cfg.Observe.MaxField, Now: g.now})
 }
 
 type recorderKey struct{}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 	"unicode/utf8"
 
@@ -73,10 +74,11 @@ type panicError struct{}
 
 func (panicError) Error() string { panic("Error() panics as well") }
 
-// hangingTool blocks until release is closed, ignoring its context.
-func hangingTool(release <-chan struct{}) func(context.Context, string) (string, error) {
+// hangingTool blocks until *release is closed, ignoring its context. It
+// reads *release when called: each subtest makes its own in its bubble.
+func hangingTool(release *chan struct{}) func(context.Context, string) (string, error) {
 	return func(context.Context, string) (string, error) {
-		<-release
+		<-*release
 		return "too late", nil
 	}
 }
@@ -102,8 +104,7 @@ func manyCalls(n int, args func(i int) string) guardtest.Reply {
 func TestHostileInputRun(t *testing.T) {
 	const mb = 1 << 20
 	bigArgs := `{"order_id":"` + strings.Repeat("A", 5*mb) + `"}`
-	release := make(chan struct{})
-	defer close(release)
+	var release chan struct{} // made per subtest, in its bubble
 	fast := guard.Resilience{ModelRetries: -1, ToolTimeout: 50 * time.Millisecond, ModelTimeout: 50 * time.Millisecond}
 	isolated := fast
 	isolated.IsolateTools = true
@@ -270,7 +271,7 @@ func TestHostileInputRun(t *testing.T) {
 		// when it runs isolated.
 		{name: "tool hangs ignoring its context", cfg: guard.Config{Resilience: isolated},
 			model:      callThenAnswer(hostileTool, `{"order_id":"A1001"}`),
-			tool:       hangingTool(release),
+			tool:       hangingTool(&release),
 			wantStatus: guard.StatusDone, wantRan: 1, wantResult: guard.ErrTimeout.Error(), quick: true,
 			check: func(t *testing.T, res *guard.Result) {
 				if s := toolStep(t, res.Trace); !strings.Contains(s.Error, guard.ErrTimeout.Error()) {
@@ -280,66 +281,70 @@ func TestHostileInputRun(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sink := &violationSink{}
-			cfg := tt.cfg
-			cfg.Observe.Ledger = sink
-			g := guard.New(cfg)
-			tool := newHostileTool(tt.tool)
-			var res *guard.Result
-			var err error
-			start := time.Now()
-			within(t, 60*time.Second, func() {
-				res, err = g.Run(context.Background(), tt.model, []tools.Tool{tool}, human("Where is my order A1001?"))
-			})
-			if took := time.Since(start); tt.quick && took > 5*time.Second {
-				t.Errorf("a hung call held Run for %v", took)
-			}
-			if tt.wantErr != nil {
-				if !errors.Is(err, tt.wantErr) {
-					t.Fatalf("Run error = %v, want %v", err, tt.wantErr)
+			synctest.Test(t, func(t *testing.T) {
+				release = make(chan struct{})
+				defer close(release) // abandoned calls return, so the bubble can end
+				sink := &violationSink{}
+				cfg := tt.cfg
+				cfg.Observe.Ledger = sink
+				g := guard.New(cfg)
+				defer g.Close(context.Background())
+				tool := newHostileTool(tt.tool)
+				var res *guard.Result
+				var err error
+				start := time.Now()
+				within(t, 60*time.Second, func() {
+					res, err = g.Run(context.Background(), tt.model, []tools.Tool{tool}, human("Where is my order A1001?"))
+				})
+				if took := time.Since(start); tt.quick && took > 5*time.Second {
+					t.Errorf("a hung call held Run for %v", took)
 				}
-			} else if err != nil {
-				t.Fatalf("Run error = %v", err)
-			}
-			if res == nil {
-				t.Fatal("Run returned no result")
-			}
-			if tt.wantErr == nil && res.Status != tt.wantStatus {
-				t.Errorf("status = %s, want %s", res.Status, tt.wantStatus)
-			}
-			got := rules(res.Findings)
-			for _, want := range tt.wantRules {
-				if !slices.Contains(got, want) {
-					t.Errorf("findings = %s, want %s among them", shorten(got), want)
+				if tt.wantErr != nil {
+					if !errors.Is(err, tt.wantErr) {
+						t.Fatalf("Run error = %v, want %v", err, tt.wantErr)
+					}
+				} else if err != nil {
+					t.Fatalf("Run error = %v", err)
 				}
-			}
-			if got := len(tool.Inputs()); got != tt.wantRan {
-				t.Errorf("tool ran %d times, want %d", got, tt.wantRan)
-			}
-			if tt.wantResult != "" {
-				results := toolResults(res.Messages)
-				if len(results) == 0 {
-					t.Errorf("no tool result, want one containing %q", tt.wantResult)
+				if res == nil {
+					t.Fatal("Run returned no result")
 				}
-				for _, r := range results {
-					if !strings.Contains(r, tt.wantResult) {
-						t.Errorf("tool result %q, want it to contain %q", head(r), tt.wantResult)
+				if tt.wantErr == nil && res.Status != tt.wantStatus {
+					t.Errorf("status = %s, want %s", res.Status, tt.wantStatus)
+				}
+				got := rules(res.Findings)
+				for _, want := range tt.wantRules {
+					if !slices.Contains(got, want) {
+						t.Errorf("findings = %s, want %s among them", shorten(got), want)
 					}
 				}
-			}
-			checkPairs(t, res.Messages)
-			checkRecorded(t, g, res.Trace, sink)
-			if tt.check != nil {
-				tt.check(t, res)
-			}
+				if got := len(tool.Inputs()); got != tt.wantRan {
+					t.Errorf("tool ran %d times, want %d", got, tt.wantRan)
+				}
+				if tt.wantResult != "" {
+					results := toolResults(res.Messages)
+					if len(results) == 0 {
+						t.Errorf("no tool result, want one containing %q", tt.wantResult)
+					}
+					for _, r := range results {
+						if !strings.Contains(r, tt.wantResult) {
+							t.Errorf("tool result %q, want it to contain %q", head(r), tt.wantResult)
+						}
+					}
+				}
+				checkPairs(t, res.Messages)
+				checkRecorded(t, g, res.Trace, sink)
+				if tt.check != nil {
+					tt.check(t, res)
+				}
+			})
 		})
 	}
 }
 
 func TestHostileInputWrapTool(t *testing.T) {
 	const mb = 1 << 20
-	release := make(chan struct{})
-	defer close(release)
+	var release chan struct{} // made per subtest, in its bubble
 	tests := []struct {
 		name      string
 		cfg       guard.Config // Ledger is set by the test
@@ -384,7 +389,7 @@ func TestHostileInputWrapTool(t *testing.T) {
 		{name: "tool panics with nil", input: `{"order_id":"A1001"}`, wantErr: guard.ErrToolPanic, wantRules: []string{"tool-error@allow"}, wantRan: 1,
 			tool: func(context.Context, string) (string, error) { panic(nil) }},
 		{name: "tool hangs ignoring its context", cfg: guard.Config{Resilience: guard.Resilience{ToolTimeout: 50 * time.Millisecond, IsolateTools: true}},
-			input: `{"order_id":"A1001"}`, wantErr: guard.ErrTimeout, wantRan: 1, tool: hangingTool(release),
+			input: `{"order_id":"A1001"}`, wantErr: guard.ErrTimeout, wantRan: 1, tool: hangingTool(&release),
 			check: func(t *testing.T, _ string, tr *trace.Trace) {
 				if s := toolStep(t, tr); !strings.Contains(s.Error, guard.ErrTimeout.Error()) {
 					t.Errorf("tool step error = %q, want %q", s.Error, guard.ErrTimeout)
@@ -393,48 +398,53 @@ func TestHostileInputWrapTool(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			sink := &violationSink{}
-			cfg := tt.cfg
-			cfg.Observe.Ledger = sink
-			g := guard.New(cfg)
-			tool := newHostileTool(tt.tool)
-			ctx, rec := g.StartTrace(context.Background(), "s", "")
-			var out string
-			var err error
-			start := time.Now()
-			within(t, 60*time.Second, func() { out, err = g.WrapTool(tool).Call(ctx, tt.input) })
-			switch {
-			case tt.wantErr == nil:
-				if err != nil {
-					t.Errorf("Call error = %v", head(err.Error()))
+			synctest.Test(t, func(t *testing.T) {
+				release = make(chan struct{})
+				defer close(release) // abandoned calls return, so the bubble can end
+				sink := &violationSink{}
+				cfg := tt.cfg
+				cfg.Observe.Ledger = sink
+				g := guard.New(cfg)
+				defer g.Close(context.Background())
+				tool := newHostileTool(tt.tool)
+				ctx, rec := g.StartTrace(context.Background(), "s", "")
+				var out string
+				var err error
+				start := time.Now()
+				within(t, 60*time.Second, func() { out, err = g.WrapTool(tool).Call(ctx, tt.input) })
+				switch {
+				case tt.wantErr == nil:
+					if err != nil {
+						t.Errorf("Call error = %v", head(err.Error()))
+					}
+				case tt.wantErr == errAny:
+					if err == nil {
+						t.Error("Call error = nil, want the tool's error")
+					}
+				case !errors.Is(err, tt.wantErr):
+					t.Errorf("Call error = %v, want %v", err, tt.wantErr)
 				}
-			case tt.wantErr == errAny:
-				if err == nil {
-					t.Error("Call error = nil, want the tool's error")
+				if tt.wantErr == guard.ErrTimeout && time.Since(start) > 5*time.Second {
+					t.Errorf("a hung tool held the caller for %v", time.Since(start))
 				}
-			case !errors.Is(err, tt.wantErr):
-				t.Errorf("Call error = %v, want %v", err, tt.wantErr)
-			}
-			if tt.wantErr == guard.ErrTimeout && time.Since(start) > 5*time.Second {
-				t.Errorf("a hung tool held the caller for %v", time.Since(start))
-			}
-			if !strings.Contains(out, tt.wantOut) {
-				t.Errorf("Call output = %q, want it to contain %q", head(out), tt.wantOut)
-			}
-			tr := rec.Trace()
-			got := rules(findingsOf(tr))
-			for _, want := range tt.wantRules {
-				if !slices.Contains(got, want) {
-					t.Errorf("findings = %s, want %s among them", shorten(got), want)
+				if !strings.Contains(out, tt.wantOut) {
+					t.Errorf("Call output = %q, want it to contain %q", head(out), tt.wantOut)
 				}
-			}
-			if got := len(tool.Inputs()); got != tt.wantRan {
-				t.Errorf("tool ran %d times, want %d", got, tt.wantRan)
-			}
-			checkRecorded(t, g, tr, sink)
-			if tt.check != nil {
-				tt.check(t, out, tr)
-			}
+				tr := rec.Trace()
+				got := rules(findingsOf(tr))
+				for _, want := range tt.wantRules {
+					if !slices.Contains(got, want) {
+						t.Errorf("findings = %s, want %s among them", shorten(got), want)
+					}
+				}
+				if got := len(tool.Inputs()); got != tt.wantRan {
+					t.Errorf("tool ran %d times, want %d", got, tt.wantRan)
+				}
+				checkRecorded(t, g, tr, sink)
+				if tt.check != nil {
+					tt.check(t, out, tr)
+				}
+			})
 		})
 	}
 }
@@ -509,10 +519,20 @@ func checkRecorded(t *testing.T, g *guard.Guard, tr *trace.Trace, sink *violatio
 	if len(vs) != len(gates) {
 		t.Errorf("ledger got %d violations, trace has %d gate steps", len(vs), len(gates))
 	}
-	for i := range min(len(vs), len(gates)) {
-		if v := vs[i]; v.TraceID != tr.ID || v.Rule != gates[i].Rule || v.Step != gates[i].Step {
-			t.Errorf("ledger entry %d = %s@%d in %q, want %s@%d in %q", i, v.Rule, v.Step, v.TraceID, gates[i].Rule, gates[i].Step, tr.ID)
-		}
+	// Every finding reaches the ledger once. Order is not kept when the
+	// queue is full: the step that finds it full delivers its own finding.
+	key := func(traceID, rule string, step int) string { return fmt.Sprintf("%s@%d in %q", rule, step, traceID) }
+	var got, want []string
+	for _, v := range vs {
+		got = append(got, key(v.TraceID, v.Rule, v.Step))
+	}
+	for _, f := range gates {
+		want = append(want, key(tr.ID, f.Rule, f.Step))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("ledger holds %s, want %s", shorten(got), shorten(want))
 	}
 
 	// Offline evaluation of the recorded trace finds what was found online.

@@ -46,6 +46,11 @@ type wireRequest struct {
 
 // wire is a loopback provider endpoint that answers each request with the
 // next replay and keeps what it was sent.
+//
+// Tests on a wire run on real time, not in a testing/synctest bubble: a
+// real HTTP round trip is network I/O, which is not durably blocking, so
+// the bubble's clock could not stand in for it. The backoffs they set are
+// a millisecond.
 type wire struct {
 	*httptest.Server
 	t        *testing.T

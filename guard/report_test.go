@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
@@ -60,9 +61,19 @@ func loopCalls(t *testing.T, g *guard.Guard, n int) *trace.Recorder {
 // A ledger that is slow to append (a durable one waiting for its sync)
 // does not hold up the agent's steps; Flush waits for it, and the
 // findings queued meanwhile go out in batches, in order.
+//
+// The report tests run in a synctest bubble: a step blocked on the shut
+// sink is seen as blocked (synctest.Wait), not guessed at with a sleep.
+// The guard is closed in the bubble, so that its reporter goroutine ends
+// with it.
 func TestReportsLeaveTheStep(t *testing.T) {
+	synctest.Test(t, testReportsLeaveTheStep)
+}
+
+func testReportsLeaveTheStep(t *testing.T) {
 	sink := &gateSink{open: make(chan struct{})}
 	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2, MaxSteps: -1}, Observe: guard.Observation{Ledger: sink}})
+	defer g.Close(context.Background())
 	var rec *trace.Recorder
 	within(t, 10*time.Second, func() { rec = loopCalls(t, g, 51) }) // the sink is shut: only a queue lets these return
 	close(sink.open)
@@ -86,6 +97,10 @@ func TestReportsLeaveTheStep(t *testing.T) {
 // When the queue is full the step delivers its finding itself: slower,
 // but nothing is lost.
 func TestFullReportQueueLosesNothing(t *testing.T) {
+	synctest.Test(t, testFullReportQueueLosesNothing)
+}
+
+func testFullReportQueueLosesNothing(t *testing.T) {
 	sink := &gateSink{open: make(chan struct{})}
 	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2, MaxSteps: -1}, Observe: guard.Observation{Ledger: sink}})
 	done := make(chan struct{})
@@ -93,7 +108,7 @@ func TestFullReportQueueLosesNothing(t *testing.T) {
 		defer close(done)
 		loopCalls(t, g, 1001)
 	}()
-	time.Sleep(50 * time.Millisecond) // let the queue fill and a step block on the shut sink
+	synctest.Wait() // the queue is full and a step blocks on the shut sink
 	close(sink.open)
 	within(t, 30*time.Second, func() { <-done })
 	if err := g.Close(context.Background()); err != nil {

@@ -3,16 +3,13 @@ package guard
 import (
 	"context"
 	"errors"
-	"fmt"
 	"regexp"
 	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
 	"github.com/tmc/langchaingo/llms"
-	"github.com/tmc/langchaingo/tools"
 )
 
 // More sentinel errors, matched with errors.Is.
@@ -91,38 +88,21 @@ func (r Resilience) withDefaults() Resilience {
 	return r
 }
 
-// breakers holds one gobreaker per tool and per model role, made on first
+// breakers holds one breaker per tool and per model role, made on first
 // use, and whether each tool is isolated.
 type breakers struct {
 	settings Resilience
 	tools    sync.Map // name → *toolState, read without a lock on every call
 	mu       sync.Mutex
-	models   map[string]*gobreaker.CircuitBreaker[*llms.ContentResponse]
-}
-
-// toolState is what the guard keeps per tool name.
-type toolState struct {
-	cb *gobreaker.CircuitBreaker[toolRun]
-	// isolate is set once a call ran past its timeout on the caller's
-	// goroutine: later calls run on their own.
-	isolate atomic.Bool
-	// engaged is set while cb has failures to count (see execute).
-	engaged atomic.Bool
+	models   map[string]*breaker[*llms.ContentResponse]
 }
 
 func newBreakers(cfg Config) *breakers {
 	return &breakers{
 		settings: cfg.Resilience,
-		models:   map[string]*gobreaker.CircuitBreaker[*llms.ContentResponse]{},
+		models:   map[string]*breaker[*llms.ContentResponse]{},
 	}
 }
-
-// excluded wraps errors that must not count against a breaker: the
-// caller's own cancellation and the guard's refusals.
-type excluded struct{ err error }
-
-func (e excluded) Error() string { return e.err.Error() }
-func (e excluded) Unwrap() error { return e.err }
 
 func (b *breakers) gobreakerSettings(name string) gobreaker.Settings {
 	failures := b.settings.BreakerFailures
@@ -135,57 +115,25 @@ func (b *breakers) gobreakerSettings(name string) gobreaker.Settings {
 	}
 }
 
-// excludedFromBreaker reports errors that say nothing about the callee's
-// health: the caller's cancellation and the guard's own refusals.
-func excludedFromBreaker(err error) bool {
-	if err == nil {
-		return false
-	}
-	var ex excluded
-	var in *Interrupt
-	return errors.As(err, &ex) || errors.As(err, &in)
-}
-
-// execute runs call under the tool's breaker. While the tool is healthy
-// (no failure counted since its last success) the breaker has nothing to
-// decide and is not consulted: a success would only reset counts that are
-// already zero. A failure engages it; it then decides every call until a
-// success leaves it closed with no failure counted. This keeps the
-// breaker's clock reads and locks off the common path.
-func (ts *toolState) execute(call func() (toolRun, error)) (toolRun, error) {
-	if !ts.engaged.Load() {
-		r, err := call()
-		if err == nil || excludedFromBreaker(err) {
-			return r, err
-		}
-		ts.engaged.Store(true)
-		_, _ = ts.cb.Execute(func() (toolRun, error) { return toolRun{}, err }) // count the failure
-		return r, err
-	}
-	r, err := ts.cb.Execute(call)
-	if err == nil && ts.cb.State() == gobreaker.StateClosed && ts.cb.Counts().ConsecutiveFailures == 0 {
-		ts.engaged.Store(false)
-	}
-	return r, err
-}
-
 func (b *breakers) tool(name string) *toolState {
 	if ts, ok := b.tools.Load(name); ok {
 		return ts.(*toolState)
 	}
-	ts, _ := b.tools.LoadOrStore(name, &toolState{cb: gobreaker.NewCircuitBreaker[toolRun](b.gobreakerSettings("tool:" + name))})
-	return ts.(*toolState)
+	ts := &toolState{}
+	ts.cb = gobreaker.NewCircuitBreaker[toolRun](b.gobreakerSettings("tool:" + name))
+	actual, _ := b.tools.LoadOrStore(name, ts)
+	return actual.(*toolState)
 }
 
-func (b *breakers) model(name string) *gobreaker.CircuitBreaker[*llms.ContentResponse] {
+func (b *breakers) model(name string) *breaker[*llms.ContentResponse] {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	cb, ok := b.models[name]
+	mb, ok := b.models[name]
 	if !ok {
-		cb = gobreaker.NewCircuitBreaker[*llms.ContentResponse](b.gobreakerSettings("model:" + name))
-		b.models[name] = cb
+		mb = &breaker[*llms.ContentResponse]{cb: gobreaker.NewCircuitBreaker[*llms.ContentResponse](b.gobreakerSettings("model:" + name))}
+		b.models[name] = mb
 	}
-	return cb
+	return mb
 }
 
 // BreakerState returns the state of the breaker of a tool ("tool:NAME") or
@@ -198,8 +146,8 @@ func (g *Guard) BreakerState(name string) string {
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if cb, ok := b.models[trimPrefix(name, "model:")]; ok && name != trimPrefix(name, "model:") {
-		return cb.State().String()
+	if mb, ok := b.models[trimPrefix(name, "model:")]; ok && name != trimPrefix(name, "model:") {
+		return mb.cb.State().String()
 	}
 	return ""
 }
@@ -211,167 +159,25 @@ func trimPrefix(s, p string) string {
 	return s
 }
 
-// translateBreaker maps gobreaker's refusals to ErrBreakerOpen and unwraps
-// the excluded marker, so no gobreaker type leaks.
-func translateBreaker(err error) error {
-	if err == nil {
-		return nil
-	}
-	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
-		return ErrBreakerOpen
-	}
-	var ex excluded
-	if errors.As(err, &ex) {
-		return ex.err
-	}
-	return err
-}
-
-type toolRun struct {
-	out   string
-	stack []byte
-	end   time.Time // when the call returned, if known
-}
-
-// runTool calls t under its breaker, timeout and retry policy; start is
-// when the step began.
-func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolPolicy, start time.Time) (toolRun, error) {
-	rs := g.breakers.settings
-	timeout := p.Timeout
-	if timeout == 0 {
-		timeout = rs.ToolTimeout
-	}
-	retries := p.Retries
-	if retries == 0 && !stateChanging(t.Name(), p) {
-		retries = rs.ToolRetries
-	}
-	ts := g.breakers.tool(t.Name())
-	var run toolRun
-	var err error
-	for attempt := 0; ; attempt++ {
-		run, err = ts.execute(func() (toolRun, error) {
-			var r toolRun
-			var err error
-			switch {
-			case timeout < 0:
-				r.out, r.stack, err = safeToolCall(ctx, t, input)
-			case p.Isolate || rs.IsolateTools || ts.isolate.Load():
-				r, err = callWithTimeout(ctx, timeout, func(ctx context.Context) (toolRun, error) {
-					out, stack, err := safeToolCall(ctx, t, input)
-					return toolRun{out: out, stack: stack}, err
-				})
-			default:
-				r, err = g.callInline(ctx, ts, t, input, start, timeout)
-			}
-			if err != nil && ctx.Err() != nil {
-				err = excluded{err}
-			}
-			return r, err
-		})
-		err = translateBreaker(err)
-		if err == nil || errors.Is(err, ErrBreakerOpen) || ctx.Err() != nil || attempt >= retries {
-			break
-		}
-		if g.sleep(ctx, rs.Backoff<<attempt) != nil {
-			break
-		}
-		start = g.now()
-	}
-	if errors.Is(err, ErrBreakerOpen) || errors.Is(err, ErrTimeout) {
-		err = &Error{Op: "tool", Name: t.Name(), Err: err}
-	}
-	return run, err
-}
-
-// callInline calls t on the caller's goroutine with a context that expires
-// at start+timeout. A call that returns past its deadline fails with
-// ErrTimeout whatever it returned, as it would have isolated; one that
-// overran the deadline by more than a grace period ignored its context, so
-// the tool is isolated from then on.
-func (g *Guard) callInline(ctx context.Context, ts *toolState, t tools.Tool, input string, start time.Time, timeout time.Duration) (toolRun, error) {
-	deadline := start.Add(timeout)
-	cc := newCallCtx(ctx, deadline)
-	out, stack, err := safeToolCall(cc, t, input)
-	cc.release()
-	end := g.now()
-	late := end.Sub(deadline)
-	if late < 0 {
-		return toolRun{out, stack, end}, err
-	}
-	if late > min(max(timeout/10, 5*time.Millisecond), time.Second) {
-		ts.isolate.Store(true)
-	}
-	if err := ctx.Err(); err != nil {
-		return toolRun{end: end}, err
-	}
-	return toolRun{end: end}, fmt.Errorf("%w after %v", ErrTimeout, timeout)
-}
-
-// callWithTimeout runs fn with a deadline, abandoning it if it does not
-// return in time: a hung call costs a goroutine, never the agent.
-func callWithTimeout[T any](parent context.Context, d time.Duration, fn func(context.Context) (T, error)) (T, error) {
-	if d < 0 {
-		return fn(parent)
-	}
-	ctx, cancel := context.WithTimeout(parent, d)
-	defer cancel()
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		v, err := fn(ctx)
-		ch <- result{v, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		if err := parent.Err(); err != nil {
-			return zero, err
-		}
-		return zero, fmt.Errorf("%w after %v", ErrTimeout, d)
-	}
-}
-
-// sleep waits d or until ctx is done.
-func (g *Guard) sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // callModel calls m under the model breaker, timeout and retries, then the
 // fallback model if there is one. Each failed attempt is reported to
-// failed, for the trace.
+// failed, for the trace. It shares its stages with a tool call (see
+// call.go): retry, breaker.execute and callIsolated.
 func (g *Guard) callModel(ctx context.Context, m llms.Model, messages []llms.MessageContent, options []llms.CallOption, failed func(role string, err error, took time.Duration)) (*llms.ContentResponse, error) {
 	rs := g.breakers.settings
 	try := func(role string, m llms.Model) (*llms.ContentResponse, error) {
-		cb := g.breakers.model(role)
-		var err error
-		for attempt := 0; ; attempt++ {
+		b := g.breakers.model(role)
+		return retry(ctx, g, max(rs.ModelRetries, 0), Retryable, func(int) (*llms.ContentResponse, error) {
 			start := g.now()
-			var resp *llms.ContentResponse
-			resp, err = cb.Execute(func() (*llms.ContentResponse, error) {
-				r, err := callWithTimeout(ctx, rs.ModelTimeout, func(ctx context.Context) (*llms.ContentResponse, error) {
+			resp, err := b.execute(ctx, func() (*llms.ContentResponse, error) {
+				r, err := callIsolated(ctx, rs.ModelTimeout, func(ctx context.Context) (*llms.ContentResponse, error) {
 					return safeGenerate(ctx, m, messages, options)
 				})
 				if err == nil && emptyResponse(r) {
 					err = &Error{Op: "model", Err: ErrNoChoices}
 				}
-				if err != nil && ctx.Err() != nil {
-					err = excluded{err}
-				}
 				return r, err
 			})
-			err = translateBreaker(err)
 			if err == nil {
 				return resp, nil
 			}
@@ -380,13 +186,8 @@ func (g *Guard) callModel(ctx context.Context, m llms.Model, messages []llms.Mes
 				err = &Error{Op: "model", Name: role, Err: err}
 			}
 			failed(role, err, g.now().Sub(start))
-			if errors.Is(err, ErrBreakerOpen) || ctx.Err() != nil || !Retryable(err) || attempt >= max(rs.ModelRetries, 0) {
-				return nil, err
-			}
-			if g.sleep(ctx, rs.Backoff<<attempt) != nil {
-				return nil, err
-			}
-		}
+			return nil, err
+		})
 	}
 	resp, err := try("primary", m)
 	if err != nil && rs.Fallback != nil && ctx.Err() == nil {
@@ -410,13 +211,46 @@ func emptyResponse(r *llms.ContentResponse) bool {
 	return true
 }
 
+// Retryable reports whether a failed model call is worth another try.
+//
+// A provider error typed by langchaingo (an *llms.Error anywhere in err's
+// chain, as the providers' MapError and llms.ErrorMapper return) is judged
+// by its Code: a rate limit, a timeout or an unavailable provider is worth
+// another try; a failed authentication, an invalid request, a missing
+// resource, an exhausted quota, a content filter, a token limit, an
+// unimplemented feature or a cancellation is not.
+//
+// Any other error, or a typed one whose code says nothing (ErrCodeUnknown
+// or a code newer than this list), is judged by its text and its typed
+// cause's, since most provider clients return plain errors: everything but
+// a client error (an HTTP status 4xx other than 408, 409, 425 and 429) is
+// worth another try.
+func Retryable(err error) bool {
+	var le *llms.Error
+	if errors.As(err, &le) {
+		switch le.Code {
+		case llms.ErrCodeRateLimit, llms.ErrCodeTimeout, llms.ErrCodeProviderUnavailable:
+			return true
+		case llms.ErrCodeAuthentication, llms.ErrCodeInvalidRequest, llms.ErrCodeResourceNotFound,
+			llms.ErrCodeQuotaExceeded, llms.ErrCodeContentFilter, llms.ErrCodeTokenLimit,
+			llms.ErrCodeNotImplemented, llms.ErrCodeCanceled:
+			return false
+		}
+		if le.Cause != nil && !retryableText(le.Cause.Error()) {
+			return false
+		}
+	}
+	return retryableText(err.Error())
+}
+
 var statusCode = regexp.MustCompile(`(?i)status(?: code)?\s*[:=]?\s*(\d{3})\b|\b(\d{3}) (?:bad request|unauthorized|forbidden|not found|unprocessable)`)
 
-// Retryable reports whether a failed model call is worth another try:
-// everything but a client error (HTTP 4xx other than 408, 409, 425 and 429),
-// read from the error text since provider clients return plain errors.
-func Retryable(err error) bool {
-	m := statusCode.FindStringSubmatch(err.Error())
+// retryableText reads an HTTP status out of an error's text, for errors
+// that carry no type: a client error (4xx) is not worth another try, except
+// 408, 409, 425 and 429; anything else, a text without a status included,
+// is.
+func retryableText(text string) bool {
+	m := statusCode.FindStringSubmatch(text)
 	if m == nil {
 		return true
 	}

@@ -2,16 +2,10 @@ package guard
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"runtime/debug"
-	"slices"
-	"strings"
 
-	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
-	"github.com/tmc/langchaingo/tools"
 )
 
 // judge runs every rule on the proposed step s against rec's trace so far
@@ -96,93 +90,6 @@ func (g *Guard) report(ctx context.Context, rec *trace.Recorder, f trace.Finding
 	g.reports.send(ctx, trace.Violation{Time: g.now().UTC(), TraceID: rec.ID(), SessionID: rec.SessionID(), Finding: f})
 }
 
-// toolOutcome is what happened to one proposed tool call.
-type toolOutcome struct {
-	verdict     trace.Verdict
-	finding     trace.Finding // the finding behind a verdict other than Allow
-	findings    []trace.Finding
-	observation string // what the agent is told: the tool's result or why it did not run
-	err         error  // the tool's own error (or a recovered panic) when it ran
-}
-
-// callTool judges one tool call, runs it when allowed, and records it.
-// t is nil for a tool the agent was not given.
-func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool, call trace.Call, input string) toolOutcome {
-	s := &trace.Step{Kind: trace.KindTool, Name: call.Name, CallID: call.ID, Args: call.Args, Start: g.now()}
-	findings, v := g.judge(rec, s)
-	if t == nil && !slices.ContainsFunc(findings, func(f trace.Finding) bool { return f.Rule == RuleAllowList }) {
-		findings = append(findings, trace.Finding{
-			Rule: RuleAllowList, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
-			Message: fmt.Sprintf("tool %q does not exist", call.Name), Evidence: call.Name, Tags: []string{"unknown-tool"},
-		})
-		v = g.enforced(findings)
-	}
-	out := toolOutcome{verdict: v, findings: findings}
-	if v == trace.Allow && t == nil {
-		// Shadow mode cannot run a tool that does not exist.
-		out.verdict, out.observation = trace.Block, fmt.Sprintf(g.replies(rec).UnknownTool, call.Name)
-		s.Blocked, s.Result = true, out.observation
-	} else if v == trace.Allow {
-		policy := g.cfg.Tools[call.Name]
-		run, err := g.runTool(ctx, t, input, policy, s.Start)
-		if run.end.IsZero() {
-			run.end = g.now()
-		}
-		s.Duration = run.end.Sub(s.Start)
-		result, stack := run.out, run.stack
-		s.Result, out.observation, out.err = result, result, err
-		if policy.Retrieval && err == nil {
-			s.DocIDs, s.Scores = detect.Documents(result)
-		}
-		if err != nil {
-			s.Error = err.Error()
-			if stack != nil {
-				s.Error += "\n" + string(stack)
-			}
-		}
-		if errors.Is(err, ErrBreakerOpen) {
-			s.Blocked = true
-		}
-		if ff := outcomeFindings(s); len(ff) > 0 {
-			out.findings = append(out.findings, ff...)
-			if errors.Is(err, ErrBreakerOpen) {
-				out.verdict, out.finding, out.err = trace.Block, ff[0], nil
-				out.observation = g.observation(g.replies(rec), ff[0])
-				s.Result = out.observation
-			}
-		}
-	} else {
-		out.finding = strongest(findings, v)
-		out.observation = g.observation(g.replies(rec), out.finding)
-		s.Blocked, s.Result = true, out.observation
-	}
-	g.commit(ctx, rec, s, out.findings)
-	return out
-}
-
-// outcomeFindings judges what a tool step's execution recorded: a panic
-// recovered from the tool, or a call its open breaker refused. It reads only
-// the step, so Evaluate finds the same in a recorded trace.
-func outcomeFindings(s *trace.Step) []trace.Finding {
-	if s.Kind != trace.KindTool || s.Error == "" {
-		return nil
-	}
-	switch {
-	case strings.Contains(s.Error, ErrToolPanic.Error()):
-		msg, _, _ := strings.Cut(s.Error, "\n")
-		return []trace.Finding{{
-			Rule: RuleToolError, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityCritical,
-			Message: msg, Tags: []string{"panic"},
-		}}
-	case strings.Contains(s.Error, ErrBreakerOpen.Error()):
-		return []trace.Finding{{
-			Rule: RuleBreaker, Step: s.Index, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.SeverityError,
-			Message: fmt.Sprintf("tool %q is failing and its circuit breaker is open", s.Name), Tags: []string{"breaker-open"},
-		}}
-	}
-	return nil
-}
-
 // feedback marks what the guard tells the model, so that the memory card
 // and the guard itself tell it from the user's words.
 const feedback = "[agentguard] "
@@ -243,20 +150,6 @@ func (g *Guard) handoff(r lexicon.Replies) string {
 		return m
 	}
 	return r.Handoff
-}
-
-// safeToolCall calls t, turning a panic into an error matching ErrToolPanic;
-// the panic's stack is returned apart, for the trace only: the agent sees
-// the error, not the stack.
-func safeToolCall(ctx context.Context, t tools.Tool, input string) (out string, stack []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			err = &Error{Op: "tool", Name: t.Name(), Err: fmt.Errorf("%w: %v", ErrToolPanic, r)}
-			stack = debug.Stack()
-		}
-	}()
-	out, err = t.Call(ctx, input)
-	return out, nil, err
 }
 
 // terminal reports whether v ends the run for now.

@@ -24,6 +24,10 @@ type RecorderOptions struct {
 	// DefaultMaxField; negative means no cap. Invalid UTF-8 is always
 	// replaced by U+FFFD.
 	MaxField int
+	// Now is the recorder's clock: it reads the trace's Start. Nil means
+	// time.Now. A guard passes its own, so that one clock dates a guarded
+	// trace and its steps.
+	Now func() time.Time
 }
 
 // Recorder builds a Trace step by step. It is safe for concurrent use; the
@@ -40,8 +44,12 @@ func NewRecorder(id, sessionID, route string, opts RecorderOptions) *Recorder {
 	if max == 0 {
 		max = DefaultMaxField
 	}
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
 	return &Recorder{
-		tr:       Trace{ID: id, SessionID: sessionID, Route: route, Start: time.Now().UTC(), Steps: make([]*Step, 0, 16)},
+		tr:       Trace{ID: id, SessionID: sessionID, Route: route, Start: now().UTC(), Steps: make([]*Step, 0, 16)},
 		maxField: max,
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 	"unicode/utf8"
 )
 
@@ -69,6 +70,26 @@ func TestRecorderConcurrent(t *testing.T) {
 	}
 	if err := validate(tr); err != nil {
 		t.Error(err)
+	}
+}
+
+func TestRecorderClock(t *testing.T) {
+	at := time.Date(2025, 3, 4, 5, 6, 7, 0, time.FixedZone("CET", 3600))
+	tests := []struct {
+		name string
+		now  func() time.Time
+		want func(time.Time) bool
+	}{
+		{"injected", func() time.Time { return at }, func(got time.Time) bool { return got.Equal(at) && got.Location() == time.UTC }},
+		{"nil means time.Now", nil, func(got time.Time) bool { return time.Since(got) < time.Minute && got.Location() == time.UTC }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			rec := NewRecorder("r", "s", "", RecorderOptions{Now: tt.now})
+			if got := rec.Trace().Start; !tt.want(got) {
+				t.Errorf("Start = %v", got)
+			}
+		})
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
@@ -162,7 +163,14 @@ func TestRunFromTraceWithoutMeta(t *testing.T) {
 	}
 }
 
+// TestReplayTimeout and TestReplayCancelKeepsFinished run in a synctest
+// bubble: the run's timeout and the wait for the finished runs pass on its
+// fake clock.
 func TestReplayTimeout(t *testing.T) {
+	synctest.Test(t, testReplayTimeout)
+}
+
+func testReplayTimeout(t *testing.T) {
 	runs, err := Replay(context.Background(), testCases("slow", "ok"), newEcho, Config{Repeats: 1, Timeout: 20 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -176,6 +184,10 @@ func TestReplayTimeout(t *testing.T) {
 }
 
 func TestReplayCancelKeepsFinished(t *testing.T) {
+	synctest.Test(t, testReplayCancelKeepsFinished)
+}
+
+func testReplayCancelKeepsFinished(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	var done atomic.Int32
 	var once sync.Once

@@ -47,7 +47,7 @@ type request struct {
 	done   chan struct{} // the committer sends once, after setting first and err
 }
 
-var requests = sync.Pool{New: func() any { return &request{done: make(chan struct{}, 1)} }}
+func newRequest() any { return &request{done: make(chan struct{}, 1)} }
 
 type committer struct {
 	l *Store
@@ -65,6 +65,13 @@ type committer struct {
 	mu    sync.Mutex
 	queue []*request // guarded by mu
 
+	// requests recycles this committer's requests and their channels. It
+	// is the committer's own, not the package's, so that a channel never
+	// passes between ledgers: a test that opens a ledger in a
+	// testing/synctest bubble owns every channel the ledger uses, and a
+	// channel made in one bubble must not be used outside it.
+	requests sync.Pool
+
 	wake    chan struct{} // capacity 1: a token means "the queue may hold work"
 	quit    chan struct{} // closed by stop
 	stopped chan struct{} // closed when run returns
@@ -78,6 +85,7 @@ func startCommitter(l *Store) (*committer, error) {
 		quit:    make(chan struct{}),
 		stopped: make(chan struct{}),
 	}
+	c.requests.New = newRequest
 	if l.path != "" {
 		var err error
 		if c.log, c.fid, err = openLog(l.path); err != nil {
@@ -95,7 +103,7 @@ func startCommitter(l *Store) (*committer, error) {
 // submit queues bodies and waits until they are committed, failed, or — if
 // ctx ends before the committer takes them — abandoned unwritten.
 func (c *committer) submit(ctx context.Context, bodies [][]byte) (uint64, error) {
-	r := requests.Get().(*request)
+	r := c.requests.Get().(*request)
 	r.bodies, r.first, r.err = bodies, 0, nil
 	r.state.Store(pending)
 	c.mu.Lock()
@@ -117,7 +125,7 @@ func (c *committer) submit(ctx context.Context, bodies [][]byte) (uint64, error)
 	}
 	first, err := r.first, r.err
 	r.bodies, r.err = nil, nil
-	requests.Put(r)
+	c.requests.Put(r)
 	return first, err
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/agentguard/agentguard/ledger"
@@ -42,18 +43,24 @@ func holdCommitter(l *Store) (held <-chan []*request, release func()) {
 	return ch, func() { close(gate) }
 }
 
-// queued waits until the committer's queue holds n requests.
+// queued waits until every other goroutine of the test's synctest bubble
+// is blocked — the appenders on their requests, the committer on its hook
+// or its queue, badger on its tickers — and checks that the committer's
+// queue then holds n requests.
+//
+// The committer tests run in a bubble although their ledger is on disk:
+// badger's goroutines do real file I/O, which is not durably blocking, but
+// synctest.Wait only waits the longer for it; what the tests wait for is
+// appenders blocking on channels of the bubble.
 func queued(t *testing.T, l *Store, n int) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		l.gc.mu.Lock()
-		got := len(l.gc.queue)
-		l.gc.mu.Unlock()
-		if got >= n {
-			return
-		}
+	synctest.Wait()
+	l.gc.mu.Lock()
+	got := len(l.gc.queue)
+	l.gc.mu.Unlock()
+	if got < n {
+		t.Fatalf("queue never reached %d requests", n)
 	}
-	t.Fatalf("queue never reached %d requests", n)
 }
 
 type result struct {
@@ -94,6 +101,10 @@ func TestDurableConcurrentAppend(t *testing.T) {
 }
 
 func TestDurableAppendGroupsShareACommit(t *testing.T) {
+	synctest.Test(t, testDurableAppendGroupsShareACommit)
+}
+
+func testDurableAppendGroupsShareACommit(t *testing.T) {
 	l := openDurable(t)
 	held, release := holdCommitter(l)
 	first := appendAsync(l, ctx, violation("r", "first"))
@@ -127,6 +138,10 @@ func TestDurableAppendGroupsShareACommit(t *testing.T) {
 }
 
 func TestDurableCancel(t *testing.T) {
+	synctest.Test(t, testDurableCancel)
+}
+
+func testDurableCancel(t *testing.T) {
 	l := openDurable(t)
 	held, release := holdCommitter(l)
 
@@ -145,10 +160,11 @@ func TestDurableCancel(t *testing.T) {
 		t.Errorf("B = %d, %v; want context.Canceled", r.seq, r.err)
 	}
 	acancel()
+	synctest.Wait() // A has seen its context end and still waits for its commit
 	select {
 	case r := <-a:
 		t.Fatalf("A returned %d, %v while its commit was held", r.seq, r.err)
-	case <-time.After(20 * time.Millisecond):
+	default:
 	}
 	release()
 	if r := <-a; r.err != nil || r.seq != 1 {
@@ -172,6 +188,10 @@ func TestDurableCancel(t *testing.T) {
 }
 
 func TestDurableTooBigInAGroup(t *testing.T) {
+	synctest.Test(t, testDurableTooBigInAGroup)
+}
+
+func testDurableTooBigInAGroup(t *testing.T) {
 	l, err := Open(t.TempDir(), Options{Durable: true, MaxEvidence: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +282,11 @@ func TestDurableCloseDrains(t *testing.T) {
 			}
 		}()
 	}
-	// Close while appends are in flight, once some have gone through.
+	// Close while appends are in flight, once some have gone through. This
+	// test stays on the real clock: its sixteen appenders keep the
+	// committer in fdatasync, real file I/O that is not durably blocking,
+	// so a bubble's clock would hardly move and tell nothing a bounded real
+	// wait does not.
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		mu.Lock()
 		n := len(acked)

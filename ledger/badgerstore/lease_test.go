@@ -133,7 +133,7 @@ func TestLeaseRenewal(t *testing.T) {
 		if err != nil {
 			t.Errorf("reserve after the disk came back: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(10 * time.Second): // a bound on real file I/O, not a wait the test needs
 		t.Fatal("reserve hangs")
 	}
 	waitRenewal()

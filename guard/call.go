@@ -1,0 +1,379 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/trace"
+	"github.com/sony/gobreaker/v2"
+	"github.com/tmc/langchaingo/tools"
+)
+
+// One tool call, from a wrapped tool's Call (or Run's loop) to its step in
+// the trace. Each stage is a function that hands the call on to the next;
+// they appear below in the order a call meets them:
+//
+//	callTool      judges the call, then refuses it or runs it, and records the step
+//	judgeCall     the rules, and the allow-list for a tool the agent was not given
+//	runTool       the tool's policy: its timeout, how often to retry
+//	retry         attempts with backoff between them
+//	execute       each attempt counted by the tool's circuit breaker
+//	attempt       inline or isolated, under the timeout
+//	callInline    on the caller's goroutine with a lazy deadline; learns isolation
+//	callIsolated  on a goroutine of its own, abandoned at the timeout
+//	invoke        the tool itself, a panic recovered
+//	recordRun     what the run did, onto the step and the outcome
+//
+// The model's calls (callModel, in resilience.go) share retry, execute and
+// callIsolated.
+
+// toolOutcome is what happened to one proposed tool call.
+type toolOutcome struct {
+	verdict     trace.Verdict
+	finding     trace.Finding // the finding behind a verdict other than Allow
+	findings    []trace.Finding
+	observation string // what the agent is told: the tool's result or why it did not run
+	err         error  // the tool's own error (or a recovered panic) when it ran
+}
+
+// callTool judges one tool call, runs it when allowed, and records it.
+// t is nil for a tool the agent was not given.
+func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool, call trace.Call, input string) toolOutcome {
+	s := &trace.Step{Kind: trace.KindTool, Name: call.Name, CallID: call.ID, Args: call.Args, Start: g.now()}
+	out := g.judgeCall(rec, s, t == nil)
+	switch {
+	case out.verdict != trace.Allow:
+		out.finding = strongest(out.findings, out.verdict)
+		out.observation = g.observation(g.replies(rec), out.finding)
+		s.Blocked, s.Result = true, out.observation
+	case t == nil:
+		// Shadow mode cannot run a tool that does not exist.
+		out.verdict, out.observation = trace.Block, fmt.Sprintf(g.replies(rec).UnknownTool, call.Name)
+		s.Blocked, s.Result = true, out.observation
+	default:
+		p := g.cfg.Tools[call.Name]
+		run, err := g.runTool(ctx, t, input, p, s.Start)
+		g.recordRun(rec, s, &out, p, run, err)
+	}
+	g.commit(ctx, rec, s, out.findings)
+	return out
+}
+
+// judgeCall judges the proposed call s against rec's trace. A call of a
+// tool the agent was not given (unknown) is blocked by the allow-list even
+// when the rule is disabled or the allowed tools are not known.
+func (g *Guard) judgeCall(rec *trace.Recorder, s *trace.Step, unknown bool) toolOutcome {
+	findings, v := g.judge(rec, s)
+	if unknown && !slices.ContainsFunc(findings, func(f trace.Finding) bool { return f.Rule == RuleAllowList }) {
+		findings = append(findings, trace.Finding{
+			Rule: RuleAllowList, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
+			Message: fmt.Sprintf("tool %q does not exist", s.Name), Evidence: s.Name, Tags: []string{"unknown-tool"},
+		})
+		v = g.enforced(findings)
+	}
+	return toolOutcome{verdict: v, findings: findings}
+}
+
+// toolRun is what one run of a tool returned.
+type toolRun struct {
+	out   string
+	stack []byte    // a recovered panic's stack, for the trace only
+	end   time.Time // when the call returned, if known
+}
+
+// runTool runs an allowed call of t under its policy p: the timeout, the
+// retries (read-only tools only, unless p says otherwise) and the tool's
+// breaker. start is when the step began: the first attempt's timeout runs
+// from then.
+func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolPolicy, start time.Time) (toolRun, error) {
+	rs := g.breakers.settings
+	timeout := p.Timeout
+	if timeout == 0 {
+		timeout = rs.ToolTimeout
+	}
+	retries := p.Retries
+	if retries == 0 && !stateChanging(t.Name(), p) {
+		retries = rs.ToolRetries
+	}
+	isolate := p.Isolate || rs.IsolateTools
+	ts := g.breakers.tool(t.Name())
+	run, err := retry(ctx, g, retries, nil, func(n int) (toolRun, error) {
+		if n > 0 {
+			start = g.now() // a retry's timeout runs from when it starts
+		}
+		return ts.execute(ctx, func() (toolRun, error) {
+			return g.attempt(ctx, ts, t, input, isolate, start, timeout)
+		})
+	})
+	if errors.Is(err, ErrBreakerOpen) || errors.Is(err, ErrTimeout) {
+		err = &Error{Op: "tool", Name: t.Name(), Err: err}
+	}
+	return run, err
+}
+
+// retry calls attempt until it succeeds or another try is pointless: the
+// breaker refused, ctx is done, retries are spent, or worth (when not nil)
+// says the error is not worth one. It waits the configured backoff before
+// the first retry, doubling it each time, and returns the last attempt's
+// outcome.
+func retry[T any](ctx context.Context, g *Guard, retries int, worth func(error) bool, attempt func(n int) (T, error)) (T, error) {
+	for n := 0; ; n++ {
+		v, err := attempt(n)
+		if err == nil || errors.Is(err, ErrBreakerOpen) || ctx.Err() != nil || n >= retries || worth != nil && !worth(err) {
+			return v, err
+		}
+		if g.sleep(ctx, g.breakers.settings.Backoff<<n) != nil {
+			return v, err
+		}
+	}
+}
+
+// sleep waits d or until ctx is done.
+func (g *Guard) sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// breaker is a circuit breaker that stays out of the way of a healthy
+// callee. Every tool and each model role has one (see breakers).
+type breaker[T any] struct {
+	cb *gobreaker.CircuitBreaker[T]
+	// engaged is set while cb has failures to count (see execute).
+	engaged atomic.Bool
+}
+
+// execute runs one attempt under the breaker. While the callee is healthy
+// (no failure counted since its last success) the breaker has nothing to
+// decide and is not consulted: a success would only reset counts that are
+// already zero. A failure engages it; it then decides every attempt until a
+// success leaves it closed with no failure counted. This keeps the
+// breaker's clock reads and locks off the common path.
+//
+// A failure while ctx is done is the caller's doing and does not count.
+// gobreaker's refusals come back as ErrBreakerOpen.
+func (b *breaker[T]) execute(ctx context.Context, call func() (T, error)) (T, error) {
+	if !b.engaged.Load() {
+		v, err := call()
+		err = callerFailure(ctx, err)
+		if err == nil || excludedFromBreaker(err) {
+			return v, translateBreaker(err)
+		}
+		b.engaged.Store(true)
+		_, _ = b.cb.Execute(func() (T, error) { var zero T; return zero, err }) // count the failure
+		return v, translateBreaker(err)
+	}
+	v, err := b.cb.Execute(func() (T, error) {
+		v, err := call()
+		return v, callerFailure(ctx, err)
+	})
+	if err == nil && b.cb.State() == gobreaker.StateClosed && b.cb.Counts().ConsecutiveFailures == 0 {
+		b.engaged.Store(false)
+	}
+	return v, translateBreaker(err)
+}
+
+// callerFailure marks err excluded from the breaker's count when ctx, the
+// caller's context, is done: the failure says nothing about the callee.
+func callerFailure(ctx context.Context, err error) error {
+	if err != nil && ctx.Err() != nil {
+		return excluded{err}
+	}
+	return err
+}
+
+// excluded wraps errors that must not count against a breaker: the
+// caller's own cancellation and the guard's refusals.
+type excluded struct{ err error }
+
+func (e excluded) Error() string { return e.err.Error() }
+func (e excluded) Unwrap() error { return e.err }
+
+// excludedFromBreaker reports errors that say nothing about the callee's
+// health: the caller's cancellation and the guard's own refusals.
+func excludedFromBreaker(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ex excluded
+	var in *Interrupt
+	return errors.As(err, &ex) || errors.As(err, &in)
+}
+
+// translateBreaker maps gobreaker's refusals to ErrBreakerOpen and unwraps
+// the excluded marker, so no gobreaker type leaks.
+func translateBreaker(err error) error {
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, gobreaker.ErrOpenState) || errors.Is(err, gobreaker.ErrTooManyRequests) {
+		return ErrBreakerOpen
+	}
+	var ex excluded
+	if errors.As(err, &ex) {
+		return ex.err
+	}
+	return err
+}
+
+// toolState is what the guard keeps per tool name.
+type toolState struct {
+	breaker[toolRun]
+	// isolate is set once a call ran past its timeout on the caller's
+	// goroutine: later calls run on their own.
+	isolate atomic.Bool
+}
+
+// attempt makes one attempt at the call, under its timeout: isolated when
+// the policy or the configuration says so or the tool has ignored its
+// deadline before, inline otherwise. A negative timeout means none: the
+// call runs inline, unbounded.
+func (g *Guard) attempt(ctx context.Context, ts *toolState, t tools.Tool, input string, isolate bool, start time.Time, timeout time.Duration) (toolRun, error) {
+	switch {
+	case timeout < 0:
+		return invoke(ctx, t, input)
+	case isolate || ts.isolate.Load():
+		return callIsolated(ctx, timeout, func(ctx context.Context) (toolRun, error) {
+			return invoke(ctx, t, input)
+		})
+	default:
+		return g.callInline(ctx, ts, t, input, start, timeout)
+	}
+}
+
+// callInline calls t on the caller's goroutine with a context that expires
+// at start+timeout (see callCtx). A call that returns past its deadline
+// fails with ErrTimeout whatever it returned, as it would have isolated; one
+// that overran the deadline by more than a grace period ignored its
+// context, so the tool is isolated from then on.
+func (g *Guard) callInline(ctx context.Context, ts *toolState, t tools.Tool, input string, start time.Time, timeout time.Duration) (toolRun, error) {
+	deadline := start.Add(timeout)
+	cc := newCallCtx(ctx, deadline, g.now)
+	run, err := invoke(cc, t, input)
+	cc.release()
+	run.end = g.now()
+	late := run.end.Sub(deadline)
+	if late < 0 {
+		return run, err
+	}
+	if late > min(max(timeout/10, 5*time.Millisecond), time.Second) {
+		ts.isolate.Store(true)
+	}
+	if err := ctx.Err(); err != nil {
+		return toolRun{end: run.end}, err
+	}
+	return toolRun{end: run.end}, fmt.Errorf("%w after %v", ErrTimeout, timeout)
+}
+
+// callIsolated runs fn with a deadline d from now on a goroutine of its
+// own, abandoning it if it does not return in time: a hung call costs a
+// goroutine, never the agent. A negative d means no deadline: fn runs on
+// the caller's goroutine.
+func callIsolated[T any](parent context.Context, d time.Duration, fn func(context.Context) (T, error)) (T, error) {
+	if d < 0 {
+		return fn(parent)
+	}
+	ctx, cancel := context.WithTimeout(parent, d)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		v, err := fn(ctx)
+		ch <- result{v, err}
+	}()
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		if err := parent.Err(); err != nil {
+			return zero, err
+		}
+		return zero, fmt.Errorf("%w after %v", ErrTimeout, d)
+	}
+}
+
+// invoke calls t, turning a panic into an error matching ErrToolPanic; the
+// panic's stack is returned apart, for the trace only: the agent sees the
+// error, not the stack.
+func invoke(ctx context.Context, t tools.Tool, input string) (run toolRun, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = &Error{Op: "tool", Name: t.Name(), Err: fmt.Errorf("%w: %v", ErrToolPanic, r)}
+			run.stack = debug.Stack()
+		}
+	}()
+	run.out, err = t.Call(ctx, input)
+	return run, err
+}
+
+// recordRun writes what running the call did onto its step s and outcome:
+// how long it took, the result or the error (with a panic's stack, for the
+// trace only), the documents a retrieval returned, and the findings about
+// the run itself. A call the open breaker refused becomes a blocked call.
+func (g *Guard) recordRun(rec *trace.Recorder, s *trace.Step, out *toolOutcome, p ToolPolicy, run toolRun, err error) {
+	if run.end.IsZero() {
+		run.end = g.now()
+	}
+	s.Duration = run.end.Sub(s.Start)
+	s.Result, out.observation, out.err = run.out, run.out, err
+	if p.Retrieval && err == nil {
+		s.DocIDs, s.Scores = detect.Documents(run.out)
+	}
+	if err != nil {
+		s.Error = err.Error()
+		if run.stack != nil {
+			s.Error += "\n" + string(run.stack)
+		}
+	}
+	refused := errors.Is(err, ErrBreakerOpen)
+	if refused {
+		s.Blocked = true
+	}
+	if ff := outcomeFindings(s); len(ff) > 0 {
+		out.findings = append(out.findings, ff...)
+		if refused {
+			out.verdict, out.finding, out.err = trace.Block, ff[0], nil
+			out.observation = g.observation(g.replies(rec), ff[0])
+			s.Result = out.observation
+		}
+	}
+}
+
+// outcomeFindings judges what a tool step's execution recorded: a panic
+// recovered from the tool, or a call its open breaker refused. It reads only
+// the step, so Evaluate finds the same in a recorded trace.
+func outcomeFindings(s *trace.Step) []trace.Finding {
+	if s.Kind != trace.KindTool || s.Error == "" {
+		return nil
+	}
+	switch {
+	case strings.Contains(s.Error, ErrToolPanic.Error()):
+		msg, _, _ := strings.Cut(s.Error, "\n")
+		return []trace.Finding{{
+			Rule: RuleToolError, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityCritical,
+			Message: msg, Tags: []string{"panic"},
+		}}
+	case strings.Contains(s.Error, ErrBreakerOpen.Error()):
+		return []trace.Finding{{
+			Rule: RuleBreaker, Step: s.Index, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.SeverityError,
+			Message: fmt.Sprintf("tool %q is failing and its circuit breaker is open", s.Name), Tags: []string{"breaker-open"},
+		}}
+	}
+	return nil
+}
