@@ -256,6 +256,9 @@ type claimLexicon struct {
 	// Weak are Chinese completion particles (了, 过) that make a claim only
 	// next to a verb of the channel, or right after its Noun (退款了).
 	Weak claimWords
+	// Place are Chinese locative particles that may stand between a Noun
+	// and a Weak particle: 邮箱里了, 手机上了.
+	Place claimWords
 	// Sent claims a message went out without naming how: a claim of the
 	// turn's messages.
 	Sent claimWords
@@ -489,7 +492,8 @@ var claimVocabulary = claimLexicon{
 			"发出", "送达", "到账", "将于", "将在", "预计", "即将", "工作日", "会有", "将有",
 		},
 	},
-	Weak: claimWords{Zh: []string{"了", "过"}},
+	Weak:  claimWords{Zh: []string{"了", "过"}},
+	Place: claimWords{Zh: []string{"里", "上", "中"}},
 	Sent: claimWords{
 		En: []string{"sent you", "sent it", "sent them", "sent this", "sent that", "sent over", "sent across", "sent to you",
 			"sent to your", "sent off", "forwarded", "passed on", "passed along"},
@@ -957,10 +961,10 @@ func readClause(cl string) (claim, bool) {
 			terms = append(terms, found{t.chans, false})
 			// 退款了, 邮箱里了, 手机上了
 			rest := cl[j:]
-			if r, n := utf8.DecodeRuneInString(rest); r == '里' || r == '上' || r == '中' {
-				rest = rest[n:]
+			if w := startsWith(rest, claimVocabulary.Place.Zh); w != "" {
+				rest = rest[len(w):]
 			}
-			if r, _ := utf8.DecodeRuneInString(rest); r == '了' || r == '过' {
+			if startsWith(rest, claimVocabulary.Weak.Zh) != "" {
 				nounThenWeak |= t.chans
 			}
 		case kindDid:
@@ -1005,6 +1009,16 @@ func readClause(cl string) (claim, bool) {
 		}
 	}
 	return c, len(c.terms) > 0 || c.sent || c.bare || c.done || c.ownDone != 0
+}
+
+// startsWith returns the word of words that s starts with, or "".
+func startsWith(s string, words []string) string {
+	for _, w := range words {
+		if strings.HasPrefix(s, w) {
+			return w
+		}
+	}
+	return ""
 }
 
 // shortClause reports whether a clause is short enough for a bare "done"
