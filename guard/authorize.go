@@ -152,23 +152,6 @@ func saysYes(turn string) bool {
 	return has(yesWords) && !has(noWords)
 }
 
-// sentences splits text at sentence ends, in English and Chinese.
-func sentences(text string) []string {
-	var out []string
-	start := 0
-	for i, r := range text {
-		switch r {
-		case '.', '!', '?', ';', '\n', '。', '！', '？', '；':
-			out = append(out, text[start:i+len(string(r))])
-			start = i + len(string(r))
-		}
-	}
-	if strings.TrimSpace(text[start:]) != "" {
-		out = append(out, text[start:])
-	}
-	return out
-}
-
 // isQuestion reports whether a sentence asks something.
 func isQuestion(s string) bool {
 	s = strings.TrimRightFunc(s, unicode.IsSpace)

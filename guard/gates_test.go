@@ -243,9 +243,11 @@ func TestValueInvariants(t *testing.T) {
 	for _, tc := range []gateCase{
 		{
 			name: "negative amount", tools: []tools.Tool{refund}, turns: []string{"refund me"},
-			cfg:        guard.Config{Disable: []string{guard.RuleProvenance}},
-			script:     []guardtest.Reply{guardtest.ToolCall("issue_refund", `{"order_id":"A1","amount":-20}`), guardtest.Text("Done.")},
-			wantStatus: guard.StatusDone, wantRules: []string{"value-invariant@retry"},
+			cfg: guard.Config{Disable: []string{guard.RuleProvenance}},
+			// The call is not run; "Done." then claims it happened, and is asked again.
+			script: []guardtest.Reply{guardtest.ToolCall("issue_refund", `{"order_id":"A1","amount":-20}`), guardtest.Text("Done."),
+				guardtest.Text("I could not issue a refund of -20; how much should it be?")},
+			wantStatus: guard.StatusDone, wantRules: []string{"value-invariant@retry", "false-claim@retry"},
 		},
 		{
 			name: "invalid date", tools: []tools.Tool{fixed("find_slots", "[]")}, turns: []string{"slots?"},

@@ -164,12 +164,13 @@ func TestLexiconReachesTheMemoryCard(t *testing.T) {
 		want []string
 	}{
 		{"default lexicon", nil, nil},
-		{"wechat taught", lx, []string{memory.RuleProhibition + "@block"}},
+		// The blocked send is followed by "Done.": a false claim, asked again.
+		{"wechat taught", lx, []string{memory.RuleProhibition + "@block", guard.RuleFalseClaim + "@retry"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := guard.New(guard.Config{Lexicon: tc.lx, Memory: &guard.MemoryOptions{}})
 			res, err := g.Run(context.Background(),
-				guardtest.Script(guardtest.ToolCall("send_wechat", `{"text":"Your order shipped"}`), guardtest.Text("Done.")),
+				guardtest.Script(guardtest.ToolCall("send_wechat", `{"text":"Your order shipped"}`), guardtest.Text("Done."), guardtest.Text("好的，不发微信，有消息我在这里告诉您。")),
 				[]tools.Tool{fixed("send_wechat", "ok")},
 				[]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "别发微信给我，有事在这里说。")})
 			if err != nil {

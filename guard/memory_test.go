@@ -97,7 +97,8 @@ func TestMemoryCardAddressSuperseded(t *testing.T) {
 		address   string
 		wantRules []string
 	}{
-		{"old address", "1 Century Ave, Shanghai", []string{memory.RuleStaleAddress + "@block"}},
+		// The stale address is blocked; "Done." then claims the update happened.
+		{"old address", "1 Century Ave, Shanghai", []string{memory.RuleStaleAddress + "@block", guard.RuleFalseClaim + "@retry"}},
 		{"new address", "8 Huaihai Rd, Shanghai", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -107,6 +108,7 @@ func TestMemoryCardAddressSuperseded(t *testing.T) {
 				guardtest.Text("Noted."),
 				guardtest.ToolCall("update_address", `{"order_id":"A1002","address":"`+tc.address+`"}`),
 				guardtest.Text("Done."),
+				guardtest.Text("I could not update the address of order A1002."),
 			)
 			ctx, rec := g.StartTrace(context.Background(), "s", "")
 			var msgs []llms.MessageContent

@@ -30,8 +30,8 @@ var scenarioFamilies = map[string]func(f trace.Finding) bool{
 	"normalisation":            func(f trace.Finding) bool { return f.Rule == guard.RuleGrounding },
 }
 
-// scenario is one labelled trace of testdata/scenarios.
-type scenario struct {
+// labelled is one labelled trace of testdata/scenarios.
+type labelled struct {
 	file   string
 	trace  *trace.Trace
 	expect string // flag or clean
@@ -41,9 +41,9 @@ type scenario struct {
 	also   []string // flag: other families that count on those steps
 }
 
-// loadScenarios reads a file of testdata/scenarios and takes the labels out
+// loadLabelled reads a file of testdata/scenarios and takes the labels out
 // of each trace's Meta, so that no rule sees them.
-func loadScenarios(t *testing.T, name string) []scenario {
+func loadLabelled(t *testing.T, name string) []labelled {
 	t.Helper()
 	f, err := os.Open(filepath.Join("testdata", "scenarios", name))
 	if err != nil {
@@ -52,12 +52,12 @@ func loadScenarios(t *testing.T, name string) []scenario {
 	defer f.Close()
 	r := trace.NewReader(f)
 	r.Source = name
-	var out []scenario
+	var out []labelled
 	for tr, err := range r.All() {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := scenario{file: name, trace: tr, expect: tr.Meta["label.expect"], family: tr.Meta["label.rule_family"], lang: tr.Meta["label.lang"]}
+		sc := labelled{file: name, trace: tr, expect: tr.Meta["label.expect"], family: tr.Meta["label.rule_family"], lang: tr.Meta["label.lang"]}
 		for _, s := range strings.Fields(strings.ReplaceAll(tr.Meta["label.steps"], ",", " ")) {
 			n, err := strconv.Atoi(s)
 			if err != nil {
@@ -76,10 +76,10 @@ func loadScenarios(t *testing.T, name string) []scenario {
 	return out
 }
 
-// caught reports whether the findings flag a scenario as its label wants:
+// caught reports whether the findings flag a labelled as its label wants:
 // for a flag case, every labelled step has a finding of its family (or of
-// one in label.also); for a clean case, no finding of any scenario family.
-func (sc scenario) caught(findings []trace.Finding) bool {
+// one in label.also); for a clean case, no finding of any labelled family.
+func (sc labelled) caught(findings []trace.Finding) bool {
 	counts := func(f trace.Finding, fams ...string) bool {
 		for _, fam := range fams {
 			if m := scenarioFamilies[fam]; m != nil && m(f) {
@@ -136,7 +136,7 @@ func TestScenarios(t *testing.T) {
 	for _, file := range []string{"cross_entity.jsonl", "fabricated_ids.jsonl", "destructive.jsonl", "injected_args.jsonl", "own_contact.jsonl", "normalisation.jsonl", "false_claims.jsonl"} {
 		byLang := map[string]*[2]ratio{}
 		total := [2]ratio{}
-		for _, sc := range loadScenarios(t, file) {
+		for _, sc := range loadLabelled(t, file) {
 			if byLang[sc.lang] == nil {
 				byLang[sc.lang] = &[2]ratio{}
 			}

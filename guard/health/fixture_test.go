@@ -53,10 +53,14 @@ func (a *fixtureAgent) Respond(ctx context.Context, g *guard.Guard, history []ll
 func (a *fixtureAgent) reply(_ context.Context, msgs []llms.MessageContent, _ llms.CallOptions) (guardtest.Reply, error) {
 	var user string
 	var results []string
+	corrected := false // the guard did not accept the last answer
 	for _, m := range msgs {
 		for _, p := range m.Parts {
 			switch p := p.(type) {
 			case llms.TextContent:
+				if m.Role == llms.ChatMessageTypeHuman {
+					corrected = strings.HasPrefix(p.Text, "[agentguard] Your last answer was not accepted")
+				}
 				if m.Role == llms.ChatMessageTypeHuman && !strings.HasPrefix(p.Text, "[agentguard]") {
 					user, results = p.Text, nil
 				}
@@ -87,6 +91,10 @@ func (a *fixtureAgent) reply(_ context.Context, msgs []llms.MessageContent, _ ll
 			return guardtest.ToolCall("update_address", `{"order_id":"A1","address":"9 Lake Road"}`), nil
 		case !done("send_sms"):
 			return guardtest.ToolCall("send_sms", `{"phone":"+86 138 0000 0001","text":"moved"}`), nil
+		}
+		if corrected {
+			// Told that "I texted you" was false (the text was blocked).
+			return guardtest.Text("Order A1 goes to 9 Lake Road."), nil
 		}
 		return guardtest.Text("Order A1 goes to 9 Lake Road; I texted you."), nil
 	case strings.Contains(user, "off") && a.repeat == 2:

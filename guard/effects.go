@@ -1,0 +1,732 @@
+package guard
+
+import (
+	"encoding/json"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/trace"
+)
+
+// This file holds the facts the false-claim rule judges an answer against:
+// which state-changing effects a trace shows happening, and which it shows
+// not happening — a call that failed, was blocked, returned a result that
+// says it did not happen, was proposed and never ran, or was never made.
+// Facts come from the steps' structure (Error, Blocked, JSON fields, calls
+// and their results), never from the wording of a result.
+
+// outcome is what became of one state-changing call.
+type outcome uint8
+
+const (
+	happened     outcome = iota // ran and its result does not say otherwise
+	failed                      // Step.Error is set
+	blocked                     // Step.Blocked: the guard did not run it
+	resultFailed                // ran, and its result says it did not happen
+	notRun                      // a model step proposed it; no tool step ran it
+	neverCalled                 // no call at all; the tool is offered or named by the policy
+)
+
+// effect is one state-changing call and what became of it.
+type effect struct {
+	tool     string
+	channels channelSet
+	outcome  outcome
+	step     int      // the tool step, or the model step that proposed it
+	turn     int      // the step's turn
+	reason   string   // the error, the result field that says it failed
+	targets  []string // its identifying argument values, normalised (see argFacts)
+	dest     []string // where it takes effect: recipients, addresses (see argFacts)
+	callID   string   // for proposals: the call's id
+}
+
+// effectFacts are the effects a trace shows up to some step. A value is
+// never changed once a derivation hands it out.
+type effectFacts struct {
+	// last holds the latest outcome of each distinct call (tool and
+	// targets), oldest first, at most maxEffects of them.
+	last []effect
+	// proposed holds write calls a model step proposed that no tool step
+	// has run yet, oldest first, at most maxEffects of them.
+	proposed []effect
+	// readBack holds the channels whose completion a read result reports:
+	// a look-up that says the order is cancelled or the refund issued.
+	readBack channelSet
+}
+
+// maxEffects bounds the effects and proposals kept, so that the facts, and
+// the rule's cost, stay flat however long a trace grows.
+const maxEffects = 64
+
+var noFacts = &effectFacts{}
+
+// factsKey keys a trace's factsCache in Trace.Memo; the rule is part of
+// the key because its policy decides which tools are writes.
+type factsKey struct{ r *falseClaims }
+
+// factsCache holds the facts after the steps answers were judged after,
+// in step order. Steps never change once recorded, so facts derived up to
+// a step stay true of every longer prefix that holds that step.
+type factsCache struct {
+	points []checkpoint
+	// profiles holds the channels of the tools offered, by their ToolSpec,
+	// which is not changed once offered.
+	profiles map[*trace.ToolSpec]toolProfile
+}
+
+// cache returns the rule's cache in t's memo.
+func (r *falseClaims) cache(t *trace.Trace) *factsCache {
+	return t.Memo(factsKey{r}, func() any { return &factsCache{} }).(*factsCache)
+}
+
+type checkpoint struct {
+	n     int         // the facts are those of the first n steps
+	last  *trace.Step // the n-th step, to recognise the same trace
+	facts *effectFacts
+}
+
+// maxCheckpoints bounds a cache; a prefix older than its checkpoints is
+// derived again from the start.
+const maxCheckpoints = 32
+
+// facts returns the effects t shows: what its steps did up to its last
+// step. The facts are kept in t's memo at each step an answer followed, and
+// derived onward from the latest of those, so that a trace that grows by k
+// steps between two answers costs O(k) to judge, however long it is.
+func (r *falseClaims) facts(t *trace.Trace) *effectFacts {
+	n := len(t.Steps)
+	if n == 0 {
+		return noFacts
+	}
+	c := r.cache(t)
+	from, f := 0, noFacts
+	for i := len(c.points) - 1; i >= 0; i-- {
+		p := c.points[i]
+		if p.n <= n && t.Steps[p.n-1] == p.last {
+			from, f = p.n, p.facts
+			break
+		}
+	}
+	if from == n {
+		return f
+	}
+	d := derivation{r: r, t: t, f: *f}
+	for _, s := range t.Steps[from:] {
+		d.next(s)
+	}
+	f = &d.f
+	if k := len(c.points); k == 0 || c.points[k-1].n < n {
+		if k == maxCheckpoints {
+			c.points = slices.Delete(c.points, 0, 1)
+		}
+		c.points = append(c.points, checkpoint{n: n, last: t.Steps[n-1], facts: f})
+	}
+	return f
+}
+
+// derivation derives facts step by step, in place: it copies the facts it
+// starts from once, before its first change, and hands out a snapshot only
+// at the end, so that a write step costs no copy of every effect.
+type derivation struct {
+	r        *falseClaims
+	t        *trace.Trace
+	f        effectFacts
+	owned    bool // f's slices are the derivation's own
+	profiles map[string]channelSet
+}
+
+func (d *derivation) channels(name string) channelSet {
+	if ch, ok := d.profiles[name]; ok {
+		return ch
+	}
+	if d.profiles == nil {
+		d.profiles = map[string]channelSet{}
+	}
+	ch := d.r.profile(d.t, name).channels
+	d.profiles[name] = ch
+	return ch
+}
+
+func (d *derivation) own() {
+	if !d.owned {
+		d.f.last, d.f.proposed = slices.Clone(d.f.last), slices.Clone(d.f.proposed)
+		d.owned = true
+	}
+}
+
+// capped drops the oldest entries beyond maxEffects.
+func capped(es []effect) []effect {
+	if len(es) > maxEffects {
+		es = slices.Delete(es, 0, len(es)-maxEffects)
+	}
+	return es
+}
+
+// next adds what step s did to the facts.
+func (d *derivation) next(s *trace.Step) {
+	r := d.r
+	switch s.Kind {
+	case trace.KindModel:
+		for _, c := range s.Calls {
+			if !stateChanging(c.Name, r.tools[c.Name]) {
+				continue
+			}
+			targets, dest := argFacts(c.Args)
+			d.own()
+			d.f.proposed = capped(append(d.f.proposed, effect{
+				tool: c.Name, channels: d.channels(c.Name), outcome: notRun,
+				step: s.Index, turn: s.Turn, callID: c.ID, targets: targets, dest: dest,
+			}))
+		}
+		return
+	case trace.KindTool:
+	default:
+		return
+	}
+	if !stateChanging(s.Name, r.tools[s.Name]) {
+		d.f.readBack |= readBackOf(s.Result)
+		return
+	}
+	e := effect{tool: s.Name, channels: d.channels(s.Name), step: s.Index, turn: s.Turn}
+	k := proposalOf(d.f.proposed, s)
+	if k >= 0 && s.CallID != "" && s.CallID == d.f.proposed[k].callID {
+		e.targets, e.dest = d.f.proposed[k].targets, d.f.proposed[k].dest // the arguments the proposal had
+	} else {
+		e.targets, e.dest = argFacts(s.Args)
+	}
+	switch {
+	case s.Blocked:
+		e.outcome, e.reason = blocked, firstLine(s.Error)
+	case s.Error != "":
+		e.outcome, e.reason = failed, firstLine(s.Error)
+	default:
+		if why := resultSaysFailed(s.Result); why != "" {
+			e.outcome, e.reason = resultFailed, why
+		}
+	}
+	d.own()
+	// The call this step ran is no longer only proposed.
+	if k >= 0 {
+		d.f.proposed = slices.Delete(d.f.proposed, k, k+1)
+	}
+	// A later outcome of the same call replaces the earlier one.
+	d.f.last = slices.DeleteFunc(d.f.last, func(old effect) bool {
+		return old.tool == e.tool && slices.Equal(old.targets, e.targets)
+	})
+	d.f.last = capped(append(d.f.last, e))
+}
+
+// proposalOf returns the index of the proposal that tool step s ran: the
+// one with its call id, or, when s has none (a wrapped tool called by a
+// framework's loop), the oldest proposal of the same tool.
+func proposalOf(props []effect, s *trace.Step) int {
+	for i, p := range props {
+		if s.CallID != "" && p.callID == s.CallID {
+			return i
+		}
+	}
+	if s.CallID != "" && slices.ContainsFunc(props, func(p effect) bool { return p.callID != "" && p.tool == s.Name }) {
+		return -1 // ids on both sides and none matches: a call of its own
+	}
+	for i, p := range props {
+		if p.tool == s.Name {
+			return i
+		}
+	}
+	return -1
+}
+
+// unhappened returns, for an answer in turn judged after the steps of t,
+// every effect that did not happen and did not happen later either, then,
+// for each channel that may be claimed absent (claimChannel.Absent), has a
+// tool — offered, or named by the policy — and no call at all, an effect
+// that was never called. now and ever are the channels some effect reached
+// in this turn and in the whole trace; ever includes what read results
+// report done ("status": "cancelled"), which someone else may have done.
+func (r *falseClaims) unhappened(t *trace.Trace, turn int) (missed []effect, now, ever channelSet) {
+	f := r.facts(t)
+	var attempted channelSet
+	for _, e := range f.last {
+		attempted |= e.channels
+		if e.outcome == happened {
+			ever |= e.channels
+			if e.turn == turn {
+				now |= e.channels
+			}
+		}
+	}
+	for _, e := range f.last {
+		if e.outcome != happened && !supersededBy(e, f.last) {
+			missed = append(missed, e)
+		}
+	}
+	for _, p := range f.proposed {
+		attempted |= p.channels
+		if !slices.ContainsFunc(t.Pending, func(s *trace.Step) bool { return s.Name == p.tool }) && !supersededBy(p, f.last) {
+			missed = append(missed, p)
+		}
+	}
+	// Tools with no call at all: those the agent was offered, then those
+	// the policy names.
+	skip := attempted | f.readBack | ^absentChannels
+	add := func(name string) {
+		if !stateChanging(name, r.tools[name]) {
+			return
+		}
+		ch := r.profile(t, name).channels &^ skip
+		if ch == 0 {
+			return
+		}
+		skip |= ch
+		missed = append(missed, effect{tool: name, channels: ch, outcome: neverCalled, step: -1, turn: -1})
+	}
+	for _, ts := range t.Tools {
+		add(ts.Name)
+	}
+	for _, name := range r.named {
+		add(name)
+	}
+	return missed, now, ever | f.readBack
+}
+
+// readBackOf returns the channels whose completion a read result reports,
+// by the words an answer would claim them with ("cancelled_by_airline",
+// "已退款"). Only the first 4 KiB of the result are read.
+func readBackOf(result string) channelSet {
+	if len(result) > 4<<10 {
+		result = result[:4<<10]
+	}
+	var set channelSet
+	claimIndex.each(strings.ToLower(result), func(k, _, _ int) bool {
+		if t := claimTerms[k]; t.kind == kindDid {
+			set |= t.chans
+		}
+		return true
+	})
+	return set
+}
+
+// supersededBy reports whether a later call on one of e's channels
+// happened, for the same targets when both name any: a retry, or the same
+// message sent by another tool of the channel.
+func supersededBy(e effect, last []effect) bool {
+	for _, o := range last {
+		if o.outcome == happened && o.step > e.step && o.channels&e.channels != 0 && compatible(o.targets, e.targets) {
+			return true
+		}
+	}
+	return false
+}
+
+func compatible(a, b []string) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return true
+	}
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return true
+		}
+	}
+	return false
+}
+
+// toolProfile is what the rule knows of a tool's effect: the channels a
+// claim of it names.
+type toolProfile struct {
+	channels channelSet
+}
+
+// profile returns the channels of tool name, derived from the tool itself:
+// the tokens of its name, then its description (Trace.Tools), then the
+// argument keys of its schema. The channels of a tool offered in
+// Trace.Tools are kept in the rule's cache in t's memo.
+func (r *falseClaims) profile(t *trace.Trace, name string) toolProfile {
+	for i := range t.Tools {
+		if spec := &t.Tools[i]; spec.Name == name {
+			c := r.cache(t)
+			p, ok := c.profiles[spec]
+			if !ok {
+				if c.profiles == nil {
+					c.profiles = map[*trace.ToolSpec]toolProfile{}
+				}
+				p = profileOf(spec.Name, spec.Description, spec.Parameters)
+				c.profiles[spec] = p
+			}
+			return p
+		}
+	}
+	if p, ok := r.profiles[name]; ok {
+		return p
+	}
+	return profileOf(name, "", nil)
+}
+
+// profileOf derives a tool's channels. From its name, the channels of the
+// highest rank win: cancel_reservation is a cancellation, not a booking;
+// update_address is an address change. The description is read only when
+// the name says nothing, and the schema's argument keys after that.
+func profileOf(name, desc string, params json.RawMessage) toolProfile {
+	v := &claimVocabulary
+	best := func(words []string, cjk string) channelSet {
+		var set channelSet
+		rank := -1
+		for i, ch := range v.Channels {
+			hit := false
+			for _, w := range words {
+				for _, stem := range ch.Tool {
+					if strings.HasPrefix(w, stem) {
+						hit = true
+					}
+				}
+			}
+			if !hit && cjk != "" {
+				for _, n := range ch.Noun.Zh {
+					if strings.Contains(cjk, n) {
+						hit = true
+					}
+				}
+			}
+			switch {
+			case !hit:
+			case ch.Rank > rank:
+				set, rank = channelSet(1)<<i, ch.Rank
+			case ch.Rank == rank:
+				set |= channelSet(1) << i
+			}
+		}
+		return set
+	}
+	if set := best(nameTokens(name), ""); set != 0 {
+		return toolProfile{set}
+	}
+	if set := best(nameTokens(desc), desc); set != 0 {
+		return toolProfile{set}
+	}
+	var keys []string
+	var schema struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+	}
+	if json.Unmarshal(params, &schema) == nil {
+		for k := range schema.Properties {
+			keys = append(keys, nameTokens(k)...)
+		}
+	}
+	var set channelSet
+	for i, ch := range v.Channels {
+		for _, k := range keys {
+			if slices.Contains(ch.Keys, k) {
+				set |= channelSet(1) << i
+			}
+		}
+	}
+	if set == 0 {
+		// No channel: the verb the name starts with, as a last resort.
+		set = best([]string{detect.VerbOf(name)}, "")
+	}
+	return toolProfile{set}
+}
+
+// nameTokens splits a tool name, an argument key or a description into
+// lower-case words: send_sms, sendSMS, send-sms and "Send an SMS." all give
+// send and sms.
+func nameTokens(s string) []string {
+	var out []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			out = append(out, strings.ToLower(string(cur)))
+			cur = cur[:0]
+		}
+	}
+	rs := []rune(s)
+	for i, c := range rs {
+		switch {
+		case c < 0x80 && (unicode.IsLetter(c) || unicode.IsDigit(c)):
+			// A capital after a lower-case letter starts a word (sendSms),
+			// and so does one before a lower-case letter in a run of
+			// capitals (SMSMessage: SMS, Message).
+			if unicode.IsUpper(c) && len(cur) > 0 &&
+				(unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])) {
+				flush()
+			}
+			cur = append(cur, c)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// argFacts reads a call's arguments once. targets are its identifying
+// values — whom or what it acts on: ids, references, numbers, recipients —
+// normalised to lower-case letters and digits; two calls with a common
+// target act on the same thing. dest is where it takes effect: the
+// recipients (a phone number, an e-mail address and its local part) and
+// postal addresses (their first sixteen letters and digits, and those of
+// their first line); an answer that names one of them with a completion
+// marker claims the call, whatever it calls the channel. Both are sorted.
+func argFacts(args string) (targets, dest []string) {
+	if !strings.HasPrefix(strings.TrimSpace(args), "{") {
+		return nil, nil
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return nil, nil
+	}
+	for k, raw := range m {
+		key := strings.ToLower(k)
+		isTarget, isDest := targetKey(key), destKey(key)
+		if !isTarget && !isDest {
+			continue
+		}
+		for _, v := range scalars(raw) {
+			if n := normTarget(v); isTarget && len(n) >= 4 {
+				targets = append(targets, n)
+			}
+			if isDest {
+				dest = append(dest, destForms(v)...)
+			}
+		}
+	}
+	slices.Sort(targets)
+	slices.Sort(dest)
+	return slices.Compact(targets), slices.Compact(dest)
+}
+
+// scalars decodes a JSON string, number or array of them.
+func scalars(raw json.RawMessage) []string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return nil
+	}
+	var out []string
+	add := func(v any) {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case float64:
+			out = append(out, strconv.FormatFloat(v, 'f', -1, 64))
+		}
+	}
+	if list, ok := v.([]any); ok {
+		for _, x := range list {
+			add(x)
+		}
+		return out
+	}
+	add(v)
+	return out
+}
+
+// destForms returns the forms of a recipient or address an answer may
+// name it by.
+func destForms(s string) []string {
+	var out []string
+	if local, _, ok := strings.Cut(s, "@"); ok {
+		if n := normTarget(local); len(n) >= 4 {
+			out = append(out, n)
+		}
+	}
+	// An answer may name a postal address by its first line alone:
+	// "22 Baker Lane" for "22 Baker Lane, Leeds LS6 2AB".
+	first, _, _ := strings.Cut(s, ",")
+	for _, part := range []string{s, first} {
+		n := normTarget(part)
+		if len(n) > 16 {
+			n = n[:16]
+		}
+		if len(n) >= 6 {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func destKey(k string) bool {
+	switch k {
+	case "to", "cc", "bcc", "phone", "mobile", "email", "recipient", "recipients", "address", "addr", "street":
+		return true
+	}
+	return false
+}
+
+// targetKey reports whether an argument key names what a call acts on.
+func targetKey(k string) bool {
+	switch k {
+	case "to", "cc", "phone", "mobile", "email", "recipient", "recipients", "id", "ref", "number", "account", "iban":
+		return true
+	}
+	for _, suf := range []string{"_id", "id", "_no", "_ref", "_number", "_phone", "_email"} {
+		if strings.HasSuffix(k, suf) {
+			return true
+		}
+	}
+	return false
+}
+
+// normTarget keeps the letters and digits of s, in lower case; a phone
+// number keeps its last eight digits, so that +1 415 555 0134 and
+// (415) 555-0134 are one target.
+func normTarget(s string) string {
+	var b strings.Builder
+	digits := 0
+	for _, c := range s {
+		switch {
+		case c >= '0' && c <= '9':
+			digits++
+			b.WriteRune(c)
+		case unicode.IsLetter(c):
+			b.WriteRune(unicode.ToLower(c))
+		}
+	}
+	n := b.String()
+	if digits == len(n) && len(n) > 8 {
+		n = n[len(n)-8:]
+	}
+	return n
+}
+
+// resultFailure is how a tool's JSON result says, in its structure, that
+// the call did not happen: a flag that is false or 0, a status with one of
+// the failure values, an error field that is not empty, a non-zero error
+// code, or nothing accepted and something rejected. It is data, with the
+// claim vocabulary.
+var resultFailure = struct {
+	Flags    []string // false or 0 means it did not happen
+	Status   []string // keys holding a status word
+	Failures []string // status words that mean it did not happen
+	Errors   []string // keys whose non-empty value is an error
+	Codes    []string // keys holding a numeric code; not 0 nor 2xx means failure
+}{
+	Flags: []string{"accepted", "success", "succeeded", "successful", "ok", "sent", "delivered", "scheduled", "queued",
+		"done", "completed", "processed", "created", "updated", "cancelled", "canceled", "refunded", "booked", "executed", "placed"},
+	Status: []string{"status", "state", "result", "outcome", "delivery_status", "message_status"},
+	Failures: []string{"failed", "fail", "failure", "error", "errored", "rejected", "refused", "declined", "denied",
+		"bounced", "undeliverable", "undelivered", "blocked", "invalid", "unreachable", "timeout", "timed_out",
+		"not_sent", "aborted", "unsuccessful", "失败", "拒绝", "已拒绝", "驳回", "退信"},
+	Errors: []string{"error", "errors"},
+	Codes:  []string{"code", "errcode", "error_code"},
+}
+
+// resultSaysFailed returns, for a result whose JSON structure says the call
+// did not happen, the field that says so (`"status": "bounced"`); "" for
+// anything else, prose included.
+func resultSaysFailed(result string) string {
+	s := strings.TrimSpace(result)
+	if len(s) < 2 || s[0] != '{' {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(s), &m) != nil {
+		return ""
+	}
+	if why := objectSaysFailed(m); why != "" {
+		return why
+	}
+	for _, k := range []string{"data", "result", "response"} {
+		var inner map[string]json.RawMessage
+		if raw, ok := m[k]; ok && len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &inner) == nil {
+			if why := objectSaysFailed(inner); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
+// objectSaysFailed checks one JSON object; the field it names is the same
+// on every call: flags first, then status, errors and codes, each in key
+// order.
+func objectSaysFailed(raw map[string]json.RawMessage) string {
+	rf := &resultFailure
+	// Decode only the fields the checks read.
+	m := make(map[string]any, 4)
+	for k, r := range raw {
+		key := strings.ToLower(k)
+		if slices.Contains(rf.Flags, key) || slices.Contains(rf.Status, key) || slices.Contains(rf.Errors, key) ||
+			slices.Contains(rf.Codes, key) || key == "rejected" {
+			var v any
+			if json.Unmarshal(r, &v) == nil {
+				m[k] = v
+			}
+		}
+	}
+	keys := slices.Sorted(maps.Keys(m))
+	show := func(k string) string {
+		b, _ := json.Marshal(m[k])
+		return `"` + k + `": ` + string(b)
+	}
+	checks := []func(key string, v any) bool{
+		func(key string, v any) bool { // a flag that is false or 0
+			if !slices.Contains(rf.Flags, key) {
+				return false
+			}
+			switch v := v.(type) {
+			case bool:
+				return !v
+			case float64:
+				return v == 0
+			case string:
+				l := strings.ToLower(v)
+				return l == "false" || l == "no"
+			}
+			return false
+		},
+		func(key string, v any) bool { // a status that says it failed
+			str, ok := v.(string)
+			return ok && slices.Contains(rf.Status, key) && slices.Contains(rf.Failures, strings.ToLower(strings.TrimSpace(str)))
+		},
+		func(key string, v any) bool { // an error that is not empty
+			if !slices.Contains(rf.Errors, key) {
+				return false
+			}
+			switch v := v.(type) {
+			case string:
+				l := strings.ToLower(strings.TrimSpace(v))
+				return l != "" && l != "ok" && l != "none" && l != "success"
+			case map[string]any:
+				return len(v) > 0
+			case []any:
+				return len(v) > 0
+			case bool:
+				return v
+			}
+			return false
+		},
+		func(key string, v any) bool { // a code that is neither 0 nor 2xx
+			n, ok := v.(float64)
+			return ok && slices.Contains(rf.Codes, key) && n != 0 && !(n >= 200 && n < 300)
+		},
+	}
+	for _, check := range checks {
+		for _, k := range keys {
+			if check(strings.ToLower(k), m[k]) {
+				return show(k)
+			}
+		}
+	}
+	// Nothing accepted and something rejected: {"accepted":[],"rejected":["x"]}.
+	for _, k := range keys {
+		if strings.ToLower(k) != "rejected" {
+			continue
+		}
+		rejected, _ := m[k].([]any)
+		for _, a := range keys {
+			if accepted, ok := m[a].([]any); ok && strings.ToLower(a) == "accepted" && len(accepted) == 0 && len(rejected) > 0 {
+				return show(k)
+			}
+		}
+	}
+	return ""
+}
+
+// firstLine returns the first line of an error, at most 120 bytes of it.
+func firstLine(s string) string {
+	s, _, _ = strings.Cut(s, "\n")
+	return clip(s, 120)
+}
