@@ -465,8 +465,10 @@ func entityMismatch(t *trace.Trace, ix *originIndex, s *trace.Step, idents, cont
 	lookups := map[int]bool{}
 	for _, c := range contents {
 		eachToken(c, func(tok string) {
-			if distinctive(tok) {
-				for _, o := range ix.tokens[tok] {
+			// A token many records share ("total", a currency) says
+			// nothing about which record the content quotes.
+			if posts := ix.tokens[tok]; distinctive(tok) && len(posts) <= maxQuotedPostings {
+				for _, o := range posts {
 					if org := ix.origins[o]; org.kind == fromRecord || org.kind == fromContent {
 						quoted[[2]int{org.step, org.rec}] = true
 					}
@@ -549,6 +551,11 @@ func (ix *originIndex) namedIn(w string) map[int]bool {
 	})
 	return turns
 }
+
+// maxQuotedPostings is how many places may hold a token for content that
+// repeats it to count as quoting them: beyond it the token is common, and
+// following it would cost O(the session) per write.
+const maxQuotedPostings = 8
 
 // distinctive reports whether a token is specific enough that quoting it
 // means quoting its source: four characters or more, or a number of three

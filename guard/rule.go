@@ -129,12 +129,7 @@ func MaxSteps(n int) Rule {
 		if s.Kind != trace.KindTool || n < 1 {
 			return nil
 		}
-		calls := 1 + len(t.Pending)
-		for _, p := range t.Steps {
-			if p.Kind == trace.KindTool {
-				calls++
-			}
-		}
+		calls := 1 + len(t.Pending) + toolSteps(t)
 		if calls <= n {
 			return nil
 		}
@@ -271,4 +266,24 @@ func stringState(c byte, in, esc bool) (bool, bool) {
 // recorder's cap, so that rules cannot judge them offline.
 func argsCut(s *trace.Step) bool {
 	return s.Truncated && strings.HasSuffix(s.Args, trace.TruncationMarker)
+}
+
+// toolCount is the number of tool steps among a trace's first steps, kept
+// in the trace's memo so that counting them costs O(new steps) per call.
+type toolCount struct{ steps, tools int }
+
+type toolCountKey struct{}
+
+// toolSteps returns how many of t's steps are tool steps.
+func toolSteps(t *trace.Trace) int {
+	c := t.Memo(toolCountKey{}, func() any { return &toolCount{} }).(*toolCount)
+	if c.steps > len(t.Steps) { // a shorter prefix than the memo counted
+		c = &toolCount{}
+	}
+	for ; c.steps < len(t.Steps); c.steps++ {
+		if t.Steps[c.steps].Kind == trace.KindTool {
+			c.tools++
+		}
+	}
+	return c.tools
 }
