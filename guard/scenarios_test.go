@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -45,37 +44,18 @@ type labelled struct {
 	also   []string // flag: other families that count on those steps
 }
 
-// loadLabelled reads a file of testdata/scenarios and takes the labels out
-// of each trace's Meta, so that no rule sees them.
+// loadLabelled reads a file of testdata/scenarios (loadScenarios, which
+// takes the labels out of each trace's Meta so that no rule sees them) and
+// reads its labels.
 func loadLabelled(t *testing.T, name string) []labelled {
 	t.Helper()
-	f, err := os.Open(filepath.Join("testdata", "scenarios", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	r := trace.NewReader(f)
-	r.Source = name
 	var out []labelled
-	for tr, err := range r.All() {
-		if err != nil {
-			t.Fatal(err)
-		}
-		sc := labelled{file: name, trace: tr, expect: tr.Meta["label.expect"], family: tr.Meta["label.rule_family"], lang: tr.Meta["label.lang"]}
-		for _, s := range strings.Fields(strings.ReplaceAll(tr.Meta["label.steps"], ",", " ")) {
-			n, err := strconv.Atoi(s)
-			if err != nil {
-				t.Fatalf("%s: %s: label.steps %q", name, tr.ID, tr.Meta["label.steps"])
-			}
-			sc.steps = append(sc.steps, n)
-		}
-		sc.also = strings.FieldsFunc(tr.Meta["label.also"], func(r rune) bool { return r == ',' || r == ' ' })
-		for k := range tr.Meta {
-			if strings.HasPrefix(k, "label.") {
-				delete(tr.Meta, k)
-			}
-		}
-		out = append(out, sc)
+	for _, sc := range loadScenarios(t, name) {
+		out = append(out, labelled{
+			file: name, trace: sc.tr, steps: sc.steps(),
+			expect: sc.labels["label.expect"], family: sc.labels["label.rule_family"], lang: sc.labels["label.lang"],
+			also: strings.FieldsFunc(sc.labels["label.also"], func(r rune) bool { return r == ',' || r == ' ' }),
+		})
 	}
 	return out
 }
