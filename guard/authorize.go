@@ -6,7 +6,9 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // Names of the authorization rules.
@@ -15,33 +17,12 @@ const (
 	RuleAuthorization = "write-authorization"
 )
 
-// destructiveFamilies are the kinds of write that cannot be taken back:
-// the words that name them in what users write. destructiveNames are the
-// words that name them in tool names, narrower: transfer_to_human_agents
-// hands a conversation over, it moves no money.
-var (
-	destructiveFamilies = map[string][]string{
-		"cancel":   {"cancel", "cancellation", "kill", "call off", "scrap", "取消", "退订", "不要了"},
-		"remove":   {"delete", "remove", "erase", "wipe", "get rid of", "删", "清除"},
-		"refund":   {"refund", "return", "money back", "退款", "退货", "退钱", "退"},
-		"pay":      {"pay", "payment", "transfer", "money", "send money", "wire", "refund", "reimburse", "付", "支付", "转账", "汇款", "交"},
-		"exchange": {"exchange", "swap", "换货", "更换", "换"},
-	}
-	destructiveNames = map[string][]string{
-		"cancel":   {"cancel"},
-		"remove":   {"delete", "remove", "erase", "wipe"},
-		"refund":   {"refund", "return"},
-		"pay":      {"pay", "payment", "money", "wire", "reimburse", "funds"},
-		"exchange": {"exchange", "swap"},
-	}
-)
-
 // destructive returns the families of the destructive action a tool takes,
 // read from the words of its name.
-func destructive(tool string) []string {
+func destructive(a *lexicon.Authority, tool string) []string {
 	var out []string
 	for _, w := range nameWords(tool) {
-		for f, words := range destructiveNames {
+		for f, words := range a.DestructiveNames {
 			if slices.Contains(words, w) && !slices.Contains(out, f) {
 				out = append(out, f)
 			}
@@ -67,6 +48,11 @@ func destructive(tool string) []string {
 //     Blocked: a write nobody asked for is how an injected goal acts with
 //     values the agent looked up honestly.
 func Authorization(tools ToolPolicies, profile Profile) Rule {
+	return authorization(detect.Default(), tools, profile)
+}
+
+func authorization(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
+	a := &w.Authority
 	return NewRule(RuleAuthorization, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool || !stateChanging(s.Name, tools[s.Name]) {
 			return nil
@@ -75,7 +61,7 @@ func Authorization(tools ToolPolicies, profile Profile) Rule {
 			return nil // the allow-list's to judge; or no conversation recorded to judge by
 		}
 		if profile == ProfileAutonomous {
-			if namedByUser(t, s.Name) {
+			if namedByUser(w, t, s.Name) {
 				return nil
 			}
 			return []trace.Finding{{
@@ -84,8 +70,8 @@ func Authorization(tools ToolPolicies, profile Profile) Rule {
 				Evidence: s.Args, Tags: []string{"unrequested-write"},
 			}}
 		}
-		fams := destructive(s.Name)
-		if len(fams) == 0 || !offered(t, s.Name) || requested(t, s.Turn, fams) || confirmedAfterProposal(t, s.Turn) {
+		fams := destructive(a, s.Name)
+		if len(fams) == 0 || !offered(t, s.Name) || requested(a, t, s.Turn, fams) || confirmedAfterProposal(a, t, s.Turn) {
 			return nil
 		}
 		// Blocked, not Clarify: the guard does not itself propose the call
@@ -108,19 +94,12 @@ func offered(t *trace.Trace, tool string) bool {
 // requested reports whether a user turn up to turn asks for an action of
 // one of fams: a sentence naming it that is a request, not a question
 // about whether it could be done.
-func requested(t *trace.Trace, turn int, fams []string) bool {
+func requested(a *lexicon.Authority, t *trace.Trace, turn int, fams []string) bool {
 	for k := 0; k <= turn && k < len(t.UserTurns); k++ {
 		for _, sentence := range sentences(t.UserTurns[k]) {
 			ls := strings.ToLower(sentence)
-			named := false
-			for _, f := range fams {
-				for _, w := range destructiveFamilies[f] {
-					if w[0] >= 0x80 && strings.Contains(ls, w) || w[0] < 0x80 && containsWord(ls, w) {
-						named = true
-					}
-				}
-			}
-			if named && (!isQuestion(ls) || asksAgent(ls)) {
+			named := slices.ContainsFunc(fams, func(f string) bool { return containsAny(ls, a.Destructive[f]) })
+			if named && (!isQuestion(a, ls) || containsAny(ls, a.Requests)) {
 				return true
 			}
 		}
@@ -131,43 +110,21 @@ func requested(t *trace.Trace, turn int, fams []string) bool {
 // confirmedAfterProposal reports whether the user's turn holds a yes
 // anywhere ("thanks for checking… and yes, please do") that answers
 // something the agent said after the turn before.
-func confirmedAfterProposal(t *trace.Trace, turn int) bool {
-	return turn >= 1 && turn < len(t.UserTurns) && saysYes(t.UserTurns[turn]) && agentSpokeIn(t, turn-1)
+func confirmedAfterProposal(a *lexicon.Authority, t *trace.Trace, turn int) bool {
+	return turn >= 1 && turn < len(t.UserTurns) && saysYes(a, t.UserTurns[turn]) && agentSpokeIn(t, turn-1)
 }
-
-// yesWords and noWords are what a go-ahead and a refusal are made of.
-var (
-	yesWords = []string{"yes", "yeah", "yep", "yup", "sure", "ok", "okay", "go ahead", "please do", "do it", "proceed", "confirm", "confirmed", "absolutely", "好的", "好", "可以", "确认", "确定", "行", "嗯", "是的", "没问题", "同意"}
-	noWords  = []string{"no", "not", "don't", "do not", "never", "cancel that", "hold on", "wait", "不要", "别", "不用", "不行", "算了", "等等"}
-)
 
 // saysYes reports whether a turn says yes and says no refusal.
-func saysYes(turn string) bool {
+func saysYes(a *lexicon.Authority, turn string) bool {
 	l := strings.ToLower(turn)
-	has := func(words []string) bool {
-		return slices.ContainsFunc(words, func(w string) bool {
-			return w[0] >= 0x80 && strings.Contains(l, w) || w[0] < 0x80 && containsWord(l, w)
-		})
-	}
-	return has(yesWords) && !has(noWords)
+	return containsAny(l, a.Yes) && !containsAny(l, a.No)
 }
 
-// isQuestion reports whether a sentence asks something.
-func isQuestion(s string) bool {
+// isQuestion reports whether a sentence asks something: it ends with a
+// question mark or holds one of the lexicon's question marks (吗, 是否).
+func isQuestion(a *lexicon.Authority, s string) bool {
 	s = strings.TrimRightFunc(s, unicode.IsSpace)
-	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") || strings.Contains(s, "吗") || strings.Contains(s, "是否") || strings.Contains(s, "能不能") || strings.Contains(s, "可不可以")
-}
-
-// asksAgent reports whether a question is a polite request to the agent
-// ("could you cancel it?", "能帮我取消吗？") rather than a question about
-// whether something is possible ("can I still cancel?").
-func asksAgent(s string) bool {
-	for _, w := range []string{"could you", "can you", "would you", "will you", "please", "帮我", "帮忙", "麻烦", "请你", "请帮"} {
-		if strings.Contains(s, w) {
-			return true
-		}
-	}
-	return false
+	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") || containsAny(s, a.Questions)
 }
 
 // Relay flags an answer that passes on to the user something found only in
@@ -176,12 +133,14 @@ func asksAgent(s string) bool {
 // www.example-login.com", when only a message said so). It judges where the answer's specifics came from, not
 // how they are worded. The finding is a warning, verdict Allow: the answer
 // stands, and the trace and the ledger show what it relayed.
-func Relay(tools ToolPolicies) Rule {
+func Relay(tools ToolPolicies) Rule { return relay(detect.Default(), tools) }
+
+func relay(w *lexicon.Compiled, tools ToolPolicies) Rule {
 	return NewRule(RuleRelay, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindModel || len(s.Calls) > 0 || s.Result == "" {
 			return nil
 		}
-		ix := origins(t, tools)
+		ix := origins(w, t, tools)
 		for _, v := range specifics(s.Result) {
 			os := ix.of(v)
 			if len(os) == 0 || slices.ContainsFunc(os, func(o origin) bool { return o.kind != fromContent || o.delegated }) {

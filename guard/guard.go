@@ -317,9 +317,9 @@ func (g *Guard) builtin() []Rule {
 		Invariants(cfg.Gates.JSONRoutes, cfg.Gates.Invariants...),
 		provenance(g.words, cfg.Tools, cfg.Gates.Profile),
 		confirmation(g.words, cfg.Tools, cfg.Gates.ConfirmWrites),
-		Authorization(cfg.Tools, cfg.Gates.Profile),
+		authorization(g.words, cfg.Tools, cfg.Gates.Profile),
 		FalseClaims(cfg.Tools),
-		Relay(cfg.Tools),
+		relay(g.words, cfg.Tools),
 	}
 }
 

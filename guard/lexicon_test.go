@@ -182,3 +182,27 @@ func TestLexiconReachesTheMemoryCard(t *testing.T) {
 		})
 	}
 }
+
+// TestLexiconAuthority teaches the authorization rule a word through
+// Config.Lexicon: a user who says "nuke order 5" asked for the cancel.
+func TestLexiconAuthority(t *testing.T) {
+	taught := lexicon.Default()
+	taught.Authority.Destructive["cancel"] = append(taught.Authority.Destructive["cancel"], "nuke")
+	tr := &trace.Trace{UserTurns: []string{"Just nuke order 5, I found it cheaper."}, Steps: []*trace.Step{
+		{Index: 0, Kind: trace.KindTool, Name: "cancel_order", Args: `{"order_id":"5"}`},
+	}}
+	for _, tc := range []struct {
+		name string
+		lx   *lexicon.Lexicon
+		want []string
+	}{
+		{"default lexicon", nil, []string{guard.RuleAuthorization + "@block"}},
+		{"nuke taught", taught, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := rules(guard.New(guard.Config{Lexicon: tc.lx}).Evaluate(tr).Findings); !slices.Equal(got, tc.want) {
+				t.Errorf("findings = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

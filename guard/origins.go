@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/agentguard/agentguard/trace/textnorm"
 )
 
@@ -54,6 +55,7 @@ type origin struct {
 
 // originIndex maps value tokens to the origins that hold them.
 type originIndex struct {
+	words        *lexicon.Authority
 	steps, turns int  // how many steps and user turns are indexed
 	records      int  // records numbered so far
 	truncated    bool // a result was cut by the recorder: a value may hide in what is gone
@@ -72,10 +74,11 @@ type originsKey struct{}
 // origins returns the index of t, brought up to date with t's steps and
 // user turns. It lives in t's memo; a trace shorter than what the memo
 // indexed (a prefix taken out of order) gets a fresh index of its own.
-func origins(t *trace.Trace, tools ToolPolicies) *originIndex {
-	ix := t.Memo(originsKey{}, func() any { return &originIndex{tokens: map[string][]int32{}} }).(*originIndex)
+func origins(w *lexicon.Compiled, t *trace.Trace, tools ToolPolicies) *originIndex {
+	fresh := func() *originIndex { return &originIndex{words: &w.Authority, tokens: map[string][]int32{}} }
+	ix := t.Memo(originsKey{}, func() any { return fresh() }).(*originIndex)
 	if ix.steps > len(t.Steps) || ix.turns > len(t.UserTurns) {
-		ix = &originIndex{tokens: map[string][]int32{}}
+		ix = fresh()
 	}
 	// User turns and steps are indexed in the order they arrived: a turn's
 	// values are known before the steps that follow it.
@@ -136,7 +139,7 @@ func (ix *originIndex) addStep(t *trace.Trace, p *trace.Step, tools ToolPolicies
 // through content the user pointed at before (a to-do page the user named
 // names a channel to read). Counts, limits and dates do not point anywhere.
 func (ix *originIndex) pointedByUser(t *trace.Trace, p *trace.Step) (direct, indirect bool) {
-	if refersTo(t, p) {
+	if refersTo(ix.words, t, p) {
 		return true, false
 	}
 	args, ok := argsMap(p.Args)
@@ -145,7 +148,7 @@ func (ix *originIndex) pointedByUser(t *trace.Trace, p *trace.Step) (direct, ind
 	}
 	walk("", args, func(path string, leaf any) {
 		v, ok := leaf.(string)
-		if direct || !ok || strings.TrimSpace(v) == "" || isDate(v) || queryKey(lastKey(path)) {
+		if direct || !ok || strings.TrimSpace(v) == "" || isDate(v) || slices.Contains(ix.words.QueryKeys, strings.ToLower(lastKey(path))) {
 			return
 		}
 		for _, o := range ix.lookup(v) {
@@ -161,39 +164,16 @@ func (ix *originIndex) pointedByUser(t *trace.Trace, p *trace.Step) (direct, ind
 	return direct, indirect
 }
 
-// queryKey reports whether an argument is a search rather than a pointer:
-// searching the inbox for "Northgrid" does not point at what comes back.
-func queryKey(key string) bool {
-	switch strings.ToLower(key) {
-	case "q", "query", "search", "keyword", "keywords", "filter", "term", "terms", "text", "prompt":
-		return true
-	}
-	return false
-}
-
-// contentKinds are the kinds of third-party content a user refers to by
-// name ("the voicemail I just got", "this e-mail", "their contact page",
-// "这封邮件"), in tool names and in what users write.
-var contentKinds = [][]string{
-	{"email", "e-mail", "mail", "inbox", "邮件", "来信"},
-	{"voicemail", "transcript", "留言", "语音"},
-	{"webpage", "page", "website", "site", "网页", "页面", "网站"},
-	{"file", "document", "attachment", "pdf", "文件", "附件", "文档"},
-}
-
-// determiners come before a noun that refers to one thing in particular.
-var determiners = []string{"this", "that", "the", "a", "an", "my", "their", "his", "her", "its", "these", "those", "这", "那", "这封", "那封", "这个", "那个"}
-
 // refersTo reports whether the user, in the turn the call serves, refers
 // to the kind of content the tool reads with a determiner ("the voicemail I
 // just got", "回复这封邮件"): the user points at it without naming it.
-func refersTo(t *trace.Trace, p *trace.Step) bool {
+func refersTo(a *lexicon.Authority, t *trace.Trace, p *trace.Step) bool {
 	if p.Turn < 0 || p.Turn >= len(t.UserTurns) {
 		return false
 	}
-	var kinds [][]string
+	var kinds [][]string // the kinds of content the tool reads
 	for _, w := range nameWords(p.Name) {
-		for _, k := range contentKinds {
+		for _, k := range a.ContentKinds {
 			if slices.Contains(k, w) || slices.Contains(k, strings.TrimSuffix(w, "s")) {
 				kinds = append(kinds, k)
 			}
@@ -208,7 +188,7 @@ func refersTo(t *trace.Trace, p *trace.Step) bool {
 			for i := strings.Index(turn, w); i >= 0; i = nextIndex(turn, w, i) {
 				before := strings.TrimRight(turn[:i], " ")
 				if w[0] >= 0x80 {
-					if slices.ContainsFunc(determiners, func(d string) bool { return d[0] >= 0x80 && strings.HasSuffix(before, d) }) {
+					if slices.ContainsFunc(a.Determiners, func(d string) bool { return d[0] >= 0x80 && strings.HasSuffix(before, d) }) {
 						return true
 					}
 					continue
@@ -220,7 +200,7 @@ func refersTo(t *trace.Trace, p *trace.Step) bool {
 				fields := strings.Fields(before)
 				for j := len(fields) - 1; j >= 0 && j >= len(fields)-2; j-- {
 					f := strings.Trim(fields[j], ",.;:\"")
-					if slices.Contains(determiners, f) || strings.HasSuffix(f, "'s") {
+					if slices.Contains(a.Determiners, f) || strings.HasSuffix(f, "'s") {
 						return true // "the", "this", "their", "acme's"
 					}
 				}

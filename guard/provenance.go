@@ -178,7 +178,7 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 			return nil
 		}
 		write := stateChanging(s.Name, tools[s.Name])
-		ix := origins(t, tools)
+		ix := origins(w, t, tools)
 		var out []trace.Finding
 		var idents, contents []string
 		walk("", args, func(path string, leaf any) {
@@ -240,7 +240,7 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 				// write the user named in their own words: "pay the bill in
 				// bill.txt" lets the bill's IBAN be paid; "summarise this
 				// page" lets none of its addresses be written to.
-				return !o.indirect && named(t, s.Name, false)
+				return !o.indirect && named(w, t, s.Name, false)
 			}) {
 				return
 			}
@@ -295,40 +295,21 @@ func stepAt(t *trace.Trace, i int) *trace.Step {
 	return &trace.Step{}
 }
 
-// actionFamilies groups the words that name one kind of thing a write acts
-// on, in tool names and in what users write. A write is named by the user
-// when a word of its tool's name, or of the same family, appears in a user
-// turn. It is vocabulary about the user's own words, never about
-// third-party text.
-var actionFamilies = map[string][]string{
-	"pay":      {"pay", "payment", "bill", "transfer", "money", "refund", "rent", "transaction", "付", "钱", "费", "付款", "支付", "转账", "缴费", "退款", "房租"},
-	"message":  {"send", "message", "messages", "dm", "text", "sms", "email", "e-mail", "mail", "reply", "forward", "tell", "发送", "回复", "转发", "短信", "邮件", "消息", "通知"},
-	"web":      {"webpage", "website", "page", "site", "blog", "post", "网站", "网页"},
-	"calendar": {"calendar", "event", "meeting", "appointment", "reminder", "日程", "会议", "提醒"},
-	"lodging":  {"hotel", "stay", "room", "accommodation", "lodging", "酒店", "住"},
-	"car":      {"car", "rental", "rent", "租车"},
-	"food":     {"restaurant", "dinner", "lunch", "breakfast", "table", "eat", "餐厅", "饭店"},
-	"file":     {"file", "document", "doc", "folder", "文件", "文档"},
-	"secret":   {"password", "passcode", "密码"},
-	"remove":   {"cancel", "delete", "remove", "取消", "删除"},
-}
-
-// genericWords carry no object in a tool name: update_user_info acts on
-// nothing the user would name.
-var genericWords = []string{"user", "info", "information", "details", "data", "to", "for", "of", "by", "in", "on", "new", "all", "item", "items", "my"}
-
 // namedByUser reports whether the user's task names what the tool acts on:
 // the object words of its name (reserve_hotel: hotel; send_money: money),
 // or the verb when the name has no object, each with its family. A tool
 // whose words are all generic is taken as named.
-func namedByUser(t *trace.Trace, tool string) bool { return named(t, tool, true) }
+func namedByUser(w *lexicon.Compiled, t *trace.Trace, tool string) bool {
+	return named(w, t, tool, true)
+}
 
 // named reports whether the user's turns — and, when viaContent is true and
 // the user handed the task to content, that content — name the tool's
 // object.
-func named(t *trace.Trace, tool string, viaContent bool) bool {
+func named(w *lexicon.Compiled, t *trace.Trace, tool string, viaContent bool) bool {
+	a := &w.Authority
 	words := nameWords(tool)
-	objects := slices.DeleteFunc(slices.Clone(words[min(1, len(words)):]), func(w string) bool { return slices.Contains(genericWords, w) })
+	objects := slices.DeleteFunc(slices.Clone(words[min(1, len(words)):]), func(word string) bool { return slices.Contains(a.Generic, word) })
 	if len(objects) == 0 {
 		objects = words[:min(1, len(words))]
 	}
@@ -336,54 +317,48 @@ func named(t *trace.Trace, tool string, viaContent bool) bool {
 		return true
 	}
 	var want []string
-	for _, w := range objects {
-		want = append(want, w)
-		for _, fam := range actionFamilies {
-			if slices.Contains(fam, w) {
+	for _, word := range objects {
+		want = append(want, word)
+		for _, fam := range a.Objects {
+			if slices.Contains(fam, word) {
 				want = append(want, fam...)
 			}
 		}
 	}
 	texts := t.UserTurns
-	if viaContent && delegatesTask(t) {
+	if viaContent && delegatesTask(a, t) {
 		// "Do the tasks on my to-do list at …": what the user pointed at
 		// is the task.
-		texts = append(slices.Clone(texts), delegatedTexts(t)...)
+		texts = append(slices.Clone(texts), delegatedTexts(w, t)...)
 	}
 	for _, u := range texts {
 		lu := strings.ToLower(u)
-		for _, w := range want {
-			if w[0] >= 0x80 && strings.Contains(lu, w) || w[0] < 0x80 && containsWord(lu, w) {
-				return true
-			}
+		if containsAny(lu, want) {
+			return true
 		}
 	}
 	return false
 }
 
-// taskWords are what users write when they hand the task itself to content
-// they point at: "follow the instructions in the file", "do the tasks on my
-// to-do list", "按照文件里的要求做".
-var taskWords = []string{"instructions", "instruction", "tasks", "todo", "to-do", "follow", "checklist", "按照", "照着", "任务", "待办", "要求做"}
-
 // delegatesTask reports whether a user turn hands the task to content.
-func delegatesTask(t *trace.Trace) bool {
-	for _, u := range t.UserTurns {
-		lu := strings.ToLower(u)
-		for _, w := range taskWords {
-			if w[0] >= 0x80 && strings.Contains(lu, w) || w[0] < 0x80 && containsWord(lu, w) {
-				return true
-			}
-		}
-	}
-	return false
+func delegatesTask(a *lexicon.Authority, t *trace.Trace) bool {
+	return slices.ContainsFunc(t.UserTurns, func(u string) bool { return containsAny(strings.ToLower(u), a.TaskWords) })
+}
+
+// containsAny reports whether lower-case text holds one of words: as a
+// whole word (or its plural or past tense) for words in Latin script, as a
+// substring otherwise.
+func containsAny(text string, words []string) bool {
+	return slices.ContainsFunc(words, func(w string) bool {
+		return w != "" && (w[0] >= 0x80 && strings.Contains(text, w) || w[0] < 0x80 && containsWord(text, w))
+	})
 }
 
 // delegatedTexts returns the results of the calls the user pointed at
 // directly.
-func delegatedTexts(t *trace.Trace) []string {
+func delegatedTexts(w *lexicon.Compiled, t *trace.Trace) []string {
 	var out []string
-	ix := origins(t, nil)
+	ix := origins(w, t, nil)
 	for _, o := range ix.origins {
 		if o.kind == fromContent && o.delegated && !o.indirect {
 			if p := stepAt(t, o.step); !slices.Contains(out, p.Result) {
@@ -531,14 +506,11 @@ func (ix *originIndex) entityTurns(values []string) map[int]bool {
 	return turns
 }
 
-// nameSuffixes are the words a name may drop when people write it.
-var nameSuffixes = []string{"corp", "co", "inc", "ltd", "llc", "gmbh", "labs", "lab", "limited", "company", "group", "bio", "有限", "公司"}
-
 // namedIn returns the user turns that hold every significant token of w.
 func (ix *originIndex) namedIn(w string) map[int]bool {
 	var turns map[int]bool
 	eachToken(w, func(tok string) {
-		if slices.Contains(nameSuffixes, tok) || turns != nil && len(turns) == 0 {
+		if slices.Contains(ix.words.NameSuffixes, tok) || turns != nil && len(turns) == 0 {
 			return
 		}
 		here := map[int]bool{}

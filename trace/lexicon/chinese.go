@@ -31,6 +31,7 @@ func chinese() *Lexicon {
 		InstructionMarkers: []string{`忽略(之前|以上|前面|先前)的(指令|指示|要求)|(请|你必须)(立即|马上|先)(转账|发送|转发|删除|支付)`},
 		Affirmation:        []string{`(?m)(?:^|[。！？；\s])(?:是的|是|好的|好|确认|确定|可以|对|没问题|行|同意)`},
 		Memory:             chineseMemory(),
+		Authority:          chineseAuthority(),
 		Time:               chineseTime(),
 		Replies:            map[Lang]Replies{ZH: chineseReplies()},
 	}

@@ -26,6 +26,7 @@ type Compiled struct {
 	EmptyResults       map[string]bool
 	InstructionMarkers *regexp.Regexp
 	Affirmation        *regexp.Regexp
+	Authority          Authority // plain words: nothing to compile
 	Memory             MemoryPatterns
 	Time               TimePatterns
 
@@ -210,6 +211,7 @@ func build(lx *Lexicon) (*Compiled, error) {
 		EmptyResults:       set(lx.EmptyResults),
 		InstructionMarkers: k.join("InstructionMarkers", lx.InstructionMarkers),
 		Affirmation:        k.join("Affirmation", lx.Affirmation),
+		Authority:          lx.Authority,
 	}
 	for _, verb := range slices.Sorted(maps.Keys(lx.ClaimWords)) {
 		alts := slices.Clone(lx.ClaimWords[verb])

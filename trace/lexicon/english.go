@@ -56,9 +56,10 @@ func english() *Lexicon {
 		Affirmation: []string{
 			`(?im)(?:^|[.!?;:。！？；：]\s*|^\s*(?:[-*•]|\d+[.)])\s*)(?:yes|yeah|yep|yup|ok|okay|sure|confirm(?:ed)?|i confirm|go ahead|please do|please proceed|proceed|do it|correct|that's right|that is right|absolutely)\b|\b(?:please (?:go ahead|proceed)|go ahead and)\b`,
 		},
-		Memory:  englishMemory(),
-		Time:    englishTime(),
-		Replies: map[Lang]Replies{EN: englishReplies()},
+		Memory:    englishMemory(),
+		Authority: englishAuthority(),
+		Time:      englishTime(),
+		Replies:   map[Lang]Replies{EN: englishReplies()},
 	}
 }
 

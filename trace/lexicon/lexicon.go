@@ -75,6 +75,10 @@ type Lexicon struct {
 	// "go ahead", "确认".
 	Affirmation []string
 
+	// Authority is the vocabulary of who asked for what: objects of
+	// writes, destructive actions, yes and no, content a user points at.
+	Authority Authority
+
 	// Memory is the vocabulary of the memory card's rule-based extractor.
 	Memory Memory
 	// Time is how dates, times of day and windows are written.
@@ -349,6 +353,7 @@ func Merge(ls ...*Lexicon) *Lexicon {
 		out.EmptyResults = union(out.EmptyResults, l.EmptyResults)
 		out.InstructionMarkers = union(out.InstructionMarkers, l.InstructionMarkers)
 		out.Affirmation = union(out.Affirmation, l.Affirmation)
+		out.Authority = mergeAuthority(out.Authority, l.Authority)
 		out.Memory = mergeMemory(out.Memory, l.Memory)
 		out.Time = mergeTime(out.Time, l.Time)
 		for lang, r := range l.Replies {
