@@ -2,7 +2,7 @@
 // rules and prints a trajectory score per trace, so that a set of recorded
 // runs can gate a release.
 //
-//	go run ./examples/evaluate [-format agentguard|openai] [-policy FILE] FILE...
+//	go run ./examples/evaluate [-format agentguard|openai] [-policy FILE] [-profile conversational|autonomous] FILE...
 //
 // Each FILE holds one trace per line: agentguard's JSONL (the default; see
 // package trace) or, with -format openai, OpenAI-style chat logs
@@ -91,8 +91,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs.SetOutput(stderr)
 	format := fs.String("format", "agentguard", "input format: agentguard (trace JSONL) or openai (chat logs)")
 	policy := fs.String("policy", "", "policy `FILE` (JSON) configuring the guard; default: the default rules")
+	profile := fs.String("profile", "", "who authorizes writes: conversational (the default: the user, turn by turn) or autonomous (the user's task); overrides the policy's")
 	fs.Usage = func() {
-		fmt.Fprintln(stderr, "usage: evaluate [-format agentguard|openai] [-policy FILE] FILE...")
+		fmt.Fprintln(stderr, "usage: evaluate [-format agentguard|openai] [-policy FILE] [-profile conversational|autonomous] FILE...")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -116,6 +117,15 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "evaluate: %s: %v\n", *policy, err)
 			return exitBadInput
 		}
+	}
+	switch p := guard.Profile(*profile); p {
+	case "":
+	case guard.ProfileConversational, guard.ProfileAutonomous:
+		cfg.Gates.Profile = p
+	default:
+		fmt.Fprintf(stderr, "evaluate: unknown profile %q (want conversational or autonomous)\n", *profile)
+		fs.Usage()
+		return exitBadInput
 	}
 	g := guard.New(cfg)
 

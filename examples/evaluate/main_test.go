@@ -41,6 +41,8 @@ func TestRun(t *testing.T) {
 		{name: "unknown format", args: []string{"-format", "csv", "testdata/traces.jsonl"}, want: exitBadInput},
 		{name: "unknown flag", args: []string{"-strict", "testdata/traces.jsonl"}, want: exitBadInput},
 		{name: "no file", want: exitBadInput},
+		{name: "autonomous profile", args: []string{"-profile", "autonomous", "testdata/traces.jsonl"}, want: exitFailed},
+		{name: "unknown profile", args: []string{"-profile", "yolo", "testdata/traces.jsonl"}, want: exitBadInput},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
