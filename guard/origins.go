@@ -340,7 +340,9 @@ func eachField(result string, fn func(rec int, key, value string, prose bool)) {
 		}
 		return
 	}
-	fn(0, "", result, isProse(result))
+	// Plain text that is neither JSON nor a listing is a document (a page,
+	// a file, a message) unless it is one bare value ("DE89…").
+	fn(0, "", result, isProse(result) || strings.ContainsAny(strings.TrimSpace(result), " \t\n"))
 }
 
 // kvLine is a "key: value" line of YAML or a "'key': 'value'" pair of a
@@ -397,30 +399,35 @@ func keyValueLines(text string) [][3]string {
 }
 
 // isProse reports whether a value reads as free text — sentences, a
-// message, a page — rather than a field of a record: several words with
-// sentence punctuation, or long running text. It judges the shape, not
-// the words.
+// message, a page — rather than a field of a record: several words (runs
+// between spaces: a URL or an e-mail address is one) with punctuation, or
+// long running text. It judges the shape, not the words.
 func isProse(s string) bool {
-	words, letters, cjk, marks := 0, 0, 0, 0
-	inWord := false
+	words, cjk, marks := 0, 0, 0
+	inWord, wordHasLetter := false, false
 	for _, r := range s {
 		switch {
 		case unicode.Is(unicode.Han, r):
 			cjk++
 			inWord = false
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			letters++
-			if !inWord {
+		case unicode.IsSpace(r):
+			if inWord && wordHasLetter {
 				words++
-				inWord = true
 			}
+			inWord, wordHasLetter = false, false
 		default:
-			inWord = false
+			inWord = true
+			if unicode.IsLetter(r) || unicode.IsDigit(r) {
+				wordHasLetter = true
+			}
 			switch r {
 			case '.', '!', '?', ',', ';', '。', '！', '？', '，', '；', '、':
 				marks++
 			}
 		}
+	}
+	if inWord && wordHasLetter {
+		words++
 	}
 	switch {
 	case cjk >= 12 || (cjk >= 6 && marks > 0):

@@ -233,6 +233,8 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 					// user's pointer gave it: a marker alone finds nothing,
 					// but it withdraws delegation.
 					return false
+				case !scoped(w, t, o, v):
+					return false // the user asked the content for another kind of value
 				case !write:
 					return true // reading on from what the user pointed at
 				}
@@ -571,5 +573,48 @@ func stepIdents(p *trace.Step) []string {
 			out = append(out, v)
 		}
 	})
+	return out
+}
+
+// scoped reports whether content the user pointed at may supply v: when
+// the turn that pointed at it names kinds of value ("find her e-mail on her
+// website"), only values of those kinds, told by their shape; otherwise
+// any. A value whose kind its shape does not tell is not held back.
+func scoped(w *lexicon.Compiled, t *trace.Trace, o origin, v string) bool {
+	p := stepAt(t, o.step)
+	if p.Turn < 0 || p.Turn >= len(t.UserTurns) {
+		return true
+	}
+	turn := strings.ToLower(t.UserTurns[p.Turn])
+	var asked []string
+	for kind, words := range w.Authority.ValueKinds {
+		if containsAny(turn, words) {
+			asked = append(asked, kind)
+		}
+	}
+	has := valueKinds(v)
+	if len(asked) == 0 || len(has) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(has, func(k string) bool { return slices.Contains(asked, k) })
+}
+
+// valueKinds returns the kinds a value's shape tells: email, url, phone,
+// account.
+func valueKinds(v string) []string {
+	v = strings.TrimSpace(v)
+	var out []string
+	switch {
+	case emailValue.MatchString(v):
+		out = append(out, "email")
+	case urlValue.MatchString(v):
+		out = append(out, "url")
+	}
+	if phoneValue.MatchString(v) {
+		out = append(out, "phone")
+	}
+	if ibanValue.MatchString(strings.ReplaceAll(v, " ", "")) || phoneValue.MatchString(v) && len(v) >= 8 {
+		out = append(out, "account")
+	}
 	return out
 }

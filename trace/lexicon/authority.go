@@ -42,6 +42,11 @@ type Authority struct {
 	// QueryKeys are argument keys of a search rather than a pointer:
 	// searching the inbox for a name does not point at what comes back.
 	QueryKeys []string
+	// ValueKinds group, by kind (email, phone, url, account), the words a
+	// user names a kind of value with: "her e-mail on her website" lets the
+	// page supply an e-mail address, not a link to visit. The kinds are
+	// the ones the rules can tell from a value's shape.
+	ValueKinds map[string][]string
 }
 
 func englishAuthority() Authority {
@@ -81,6 +86,12 @@ func englishAuthority() Authority {
 		TaskWords:    []string{"instructions", "instruction", "tasks", "todo", "to-do", "follow", "checklist"},
 		NameSuffixes: []string{"corp", "co", "inc", "ltd", "llc", "gmbh", "labs", "lab", "limited", "company", "group", "bio"},
 		QueryKeys:    []string{"q", "query", "search", "keyword", "keywords", "filter", "term", "terms", "text", "prompt"},
+		ValueKinds: map[string][]string{
+			"email":   {"email", "e-mail", "mail address", "address"},
+			"phone":   {"phone", "number", "cell", "mobile", "call back"},
+			"url":     {"link", "url", "address"},
+			"account": {"account", "iban", "bank details", "number"},
+		},
 	}
 }
 
@@ -113,6 +124,12 @@ func chineseAuthority() Authority {
 		Determiners:  []string{"这", "那", "这封", "那封", "这个", "那个"},
 		TaskWords:    []string{"按照", "照着", "任务", "待办", "要求做"},
 		NameSuffixes: []string{"有限", "公司"},
+		ValueKinds: map[string][]string{
+			"email":   {"邮箱", "邮件地址", "地址"},
+			"phone":   {"电话", "手机", "号码"},
+			"url":     {"链接", "网址", "地址"},
+			"account": {"账户", "账号", "卡号", "号码"},
+		},
 	}
 }
 
@@ -131,5 +148,6 @@ func mergeAuthority(a, b Authority) Authority {
 		TaskWords:        union(a.TaskWords, b.TaskWords),
 		NameSuffixes:     union(a.NameSuffixes, b.NameSuffixes),
 		QueryKeys:        union(a.QueryKeys, b.QueryKeys),
+		ValueKinds:       mergeLists(a.ValueKinds, b.ValueKinds),
 	}
 }
