@@ -390,6 +390,20 @@ var claimVocabulary = claimLexicon{
 			Verb: claimWords{Zh: []string{"退", "返", "打", "打款"}},
 		},
 		{
+			// A hand-off to a person: transfer_to_human_agents moves a
+			// conversation, not money.
+			Name: "handoff", Rank: 3,
+			Tool: []string{"human", "handoff", "escalat"},
+			Noun: claimWords{
+				En: []string{"human agent", "human colleague", "a person", "live agent", "representative"},
+				Zh: []string{"人工", "人工客服", "专员"},
+			},
+			Did: claimWords{
+				En: []string{"transferred you", "connected you", "handed you over", "escalated"},
+				Zh: []string{"已转人工", "已为您转接", "转接给"},
+			},
+		},
+		{
 			Name: "payment", Rank: 2, Absent: true,
 			Tool: []string{"pay", "transfer", "wire", "remit", "payout"},
 			Keys: []string{"iban", "payee", "beneficiary"},
