@@ -25,6 +25,13 @@ func (benchTool) Call(context.Context, string) (string, error) { return `{"statu
 // fresh trace every 16 calls so the trace stays small. Traces are started
 // in batches with the timer stopped, so the measure is the step alone.
 func benchStep(b *testing.B, g *guard.Guard, args func(i int) string) {
+	benchStepSaying(b, g, "", args)
+}
+
+// benchStepSaying is benchStep with a user turn opening every trace, as a
+// conversation recorded through WrapModel or Run has: the provenance rules
+// then judge every id a read uses against what the user said.
+func benchStepSaying(b *testing.B, g *guard.Guard, said string, args func(i int) string) {
 	const perTrace, batch = 16, 1024
 	tool := g.WrapTool(benchTool{})
 	ctxs := make([]context.Context, batch)
@@ -33,7 +40,11 @@ func benchStep(b *testing.B, g *guard.Guard, args func(i int) string) {
 		if i%(perTrace*batch) == 0 {
 			b.StopTimer()
 			for j := range ctxs {
-				ctxs[j], _ = g.StartTrace(context.Background(), "s", "r")
+				var rec *trace.Recorder
+				ctxs[j], rec = g.StartTrace(context.Background(), "s", "r")
+				if said != "" {
+					rec.UserTurn(said)
+				}
 			}
 			b.StartTimer()
 		}
@@ -49,6 +60,13 @@ var orderArgs = []string{`{"order_id":"A1001"}`, `{"order_id":"A1002"}`}
 // default rule on and in-memory recording, no violation.
 func BenchmarkGuardedStep(b *testing.B) {
 	benchStep(b, guard.New(guard.Config{}), func(i int) string { return orderArgs[i%2] })
+}
+
+// BenchmarkGuardedStepConversation is BenchmarkGuardedStep in a recorded
+// conversation: the user's turn names the orders, and every read's id is
+// looked up in the trace's origins index, which each result is added to.
+func BenchmarkGuardedStepConversation(b *testing.B) {
+	benchStepSaying(b, guard.New(guard.Config{}), "Where are my orders A1001 and A1002?", func(i int) string { return orderArgs[i%2] })
 }
 
 // BenchmarkGuardedStepViolation is the same with a violation (a loop) on

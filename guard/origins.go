@@ -104,13 +104,23 @@ func (ix *originIndex) addStep(t *trace.Trace, p *trace.Step, tools ToolPolicies
 		if ix.lookupKeys == nil {
 			ix.lookupKeys = map[string][]int{}
 		}
-		for _, k := range stepIdents(p) {
-			eachToken(k, func(tok string) { ix.lookupKeys[tok] = append(ix.lookupKeys[tok], p.Index) })
+		var echoes []string // the call's argument values, normalised
+		if args, ok := decodedArgs(t, p); ok {
+			walk("", args, func(path string, leaf any) {
+				v, ok := leafString(leaf)
+				if !ok || v == "" {
+					return
+				}
+				echoes = append(echoes, normToken(v))
+				// The entity a lookup is about: its identifying arguments.
+				if identifying(path, v) {
+					eachToken(v, func(tok string) { ix.lookupKeys[tok] = append(ix.lookupKeys[tok], p.Index) })
+				}
+			})
 		}
 		policy := tools[p.Name]
 		delegated, indirect := ix.pointedByUser(t, p)
 		base := ix.records
-		echoes := argValues(p.Args)
 		eachField(p.Result, func(rec int, key, value string, prose bool) {
 			ix.records = max(ix.records, base+rec+1)
 			kind := fromRecord
@@ -142,7 +152,7 @@ func (ix *originIndex) pointedByUser(t *trace.Trace, p *trace.Step) (direct, ind
 	if refersTo(ix.words, t, p) {
 		return true, false
 	}
-	args, ok := argsMap(p.Args)
+	args, ok := decodedArgs(t, p)
 	if !ok {
 		return false, false
 	}
@@ -218,20 +228,6 @@ func nextIndex(s, w string, i int) int {
 	return i + 1 + j
 }
 
-// argValues returns the normalised string values of a call's arguments.
-func argValues(args string) []string {
-	m, ok := argsMap(args)
-	if !ok {
-		return nil
-	}
-	var out []string
-	walk("", m, func(_ string, leaf any) {
-		if v, ok := leafString(leaf); ok && v != "" {
-			out = append(out, normToken(v))
-		}
-	})
-	return out
-}
 
 // add indexes the tokens of text under a new origin.
 func (ix *originIndex) add(o origin, text string) {
@@ -540,6 +536,9 @@ func identRune(r rune) bool {
 // trailing punctuation goes, case folds, and separators people vary in ids
 // (- _ . # / :) are dropped. Tokens of one character carry nothing.
 func normToken(tok string) string {
+	if plainToken(tok) {
+		return unpad(tok) // the common case: nothing to fold, nothing allocated
+	}
 	tok = strings.TrimRight(tok, ".:,/-")
 	tok = strings.TrimPrefix(strings.TrimPrefix(tok, "https://"), "http://")
 	tok = strings.TrimPrefix(tok, "www.")
@@ -589,4 +588,38 @@ func unpad(tok string) string {
 		i = j
 	}
 	return b.String()
+}
+
+// argsKey memoises a step's decoded arguments in its trace: provenance
+// reads a call's arguments when it is proposed, and the origins index reads
+// them again once it is recorded.
+type argsKey struct{ s *trace.Step }
+
+type decoded struct {
+	args map[string]any
+	ok   bool
+}
+
+// decodedArgs returns p's arguments as a JSON object, decoded once per
+// trace.
+func decodedArgs(t *trace.Trace, p *trace.Step) (map[string]any, bool) {
+	d := t.Memo(argsKey{p}, func() any {
+		args, ok := argsMap(p.Args)
+		return decoded{args, ok}
+	}).(decoded)
+	return d.args, d.ok
+}
+
+// plainToken reports whether tok is already in normal form: two or more
+// lower-case ASCII letters and digits.
+func plainToken(tok string) bool {
+	if len(tok) < 2 {
+		return false
+	}
+	for i := 0; i < len(tok); i++ {
+		if c := tok[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return !strings.HasPrefix(tok, "www") && !strings.HasPrefix(tok, "http")
 }

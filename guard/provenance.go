@@ -63,8 +63,14 @@ func identifying(path string, v string) bool {
 }
 
 func isDate(v string) bool {
-	if len(v) < 5 || len(v) > 25 {
+	// Every layout has a separator or a month name: most values (ids,
+	// codes) are turned away before time.Parse allocates an error per
+	// layout.
+	if len(v) < 5 || len(v) > 25 || !strings.ContainsAny(v, "-/:年, ") && !strings.ContainsAny(v, "0123456789") {
 		return false
+	}
+	if !strings.ContainsAny(v, "-/:年, ") && !strings.ContainsAny(v, "apm") {
+		return false // "A1001", "20240611": no layout matches without a separator
 	}
 	for _, l := range dateLayouts {
 		if _, err := time.Parse(l, v); err == nil {
@@ -173,12 +179,21 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 		if s.Kind != trace.KindTool || argsCut(s) {
 			return nil // Evaluate keeps the decision recorded online on the whole arguments
 		}
-		args, ok := argsMap(s.Args)
+		write := stateChanging(s.Name, tools[s.Name])
+		if !write && len(t.UserTurns) == 0 && !strings.Contains(s.Args, ".") {
+			return nil // outside a recorded conversation a read is judged for URLs only
+		}
+		args, ok := decodedArgs(t, s)
 		if !ok {
 			return nil
 		}
-		write := stateChanging(s.Name, tools[s.Name])
-		ix := origins(w, t, tools)
+		var ix *originIndex // built on the first value that needs it
+		index := func() *originIndex {
+			if ix == nil {
+				ix = origins(w, t, tools)
+			}
+			return ix
+		}
 		var out []trace.Finding
 		var idents, contents []string
 		walk("", args, func(path string, leaf any) {
@@ -187,6 +202,12 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 				return
 			}
 			key := lastKey(path)
+			if !write && !strings.Contains(v, ".") && (!idKey(key) || len(t.UserTurns) == 0) {
+				// A read goes where it is pointed, but not to a URL from
+				// third-party text or to an id from nowhere — which only a
+				// recorded conversation can tell.
+				return
+			}
 			ident := identifying(path, v)
 			switch {
 			case !ident:
@@ -198,12 +219,12 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 				return // a read goes where it is pointed, but not to a URL or id from nowhere
 			}
 			idents = append(idents, v)
-			os := ix.of(v)
+			os := index().of(v)
 			if len(os) == 0 {
 				// Made up — unless the record is incomplete: a result the
 				// recorder cut, or a trace that holds no user turn (a
 				// wrapped tool called outside any recorded conversation).
-				if ix.truncated || len(t.UserTurns) == 0 || !write && !idKey(key) {
+				if index().truncated || len(t.UserTurns) == 0 || !write && !idKey(key) {
 					return
 				}
 				// A write with a made-up value is stopped; a read with a
@@ -274,7 +295,7 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 			})
 		})
 		if write {
-			if f, ok := entityMismatch(t, ix, s, idents, contents); ok {
+			if f, ok := entityMismatch(t, index(), s, idents, contents); ok {
 				out = append(out, f)
 			}
 		}
