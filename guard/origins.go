@@ -228,7 +228,6 @@ func nextIndex(s, w string, i int) int {
 	return i + 1 + j
 }
 
-
 // add indexes the tokens of text under a new origin.
 func (ix *originIndex) add(o origin, text string) {
 	id := int32(len(ix.origins))
