@@ -175,26 +175,8 @@ func TestScenariosOnline(t *testing.T) {
 			}
 			replayed++
 			t.Run(sc.trace.ID, func(t *testing.T) {
-				model, tls := scenarioAgent(sc.trace)
-				ctx, rec := g.StartTrace(context.Background(), "s", "")
-				var msgs []llms.MessageContent
-				var online []trace.Finding
-				for _, turn := range sc.trace.UserTurns {
-					msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, turn))
-					res, err := g.Run(ctx, model, tls, msgs)
-					if err != nil && !errors.Is(err, guardtest.ErrScriptExhausted) {
-						t.Fatal(err)
-					}
-					if res == nil {
-						break
-					}
-					online = append(online, res.Findings...)
-					msgs = res.Messages
-					if res.Status != guard.StatusDone {
-						break // the guard stopped the run: the rest of the recording no longer applies
-					}
-				}
-				offline := g.Evaluate(rec.Trace()).Findings
+				online, recorded := replayOnline(t, g, sc.trace)
+				offline := g.Evaluate(recorded).Findings
 				if got, want := rules(offline), rules(online); !slices.Equal(got, want) {
 					t.Errorf("offline %v, online %v", got, want)
 				}
@@ -211,4 +193,32 @@ func TestScenariosOnline(t *testing.T) {
 	if replayed < 40 || flags == 0 || float64(flagged) < 0.8*float64(flags) {
 		t.Errorf("replayed %d, flagged %d of %d online: want at least 40 replayed and 80%% flagged", replayed, flagged, flags)
 	}
+}
+
+// replayOnline drives a recorded trace's user turns through Run with the
+// scripted agent of scenarioAgent, turn by turn, and returns the findings
+// Run reported and the trace it recorded. It stops at a turn the guard did
+// not let finish: the rest of the recording no longer applies.
+func replayOnline(t *testing.T, g *guard.Guard, tr *trace.Trace) ([]trace.Finding, *trace.Trace) {
+	t.Helper()
+	model, tls := scenarioAgent(tr)
+	ctx, rec := g.StartTrace(context.Background(), "s", "")
+	var msgs []llms.MessageContent
+	var online []trace.Finding
+	for _, turn := range tr.UserTurns {
+		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, turn))
+		res, err := g.Run(ctx, model, tls, msgs)
+		if err != nil && !errors.Is(err, guardtest.ErrScriptExhausted) {
+			t.Fatal(err)
+		}
+		if res == nil {
+			break
+		}
+		online = append(online, res.Findings...)
+		msgs = res.Messages
+		if res.Status != guard.StatusDone {
+			break
+		}
+	}
+	return online, rec.Trace()
 }
