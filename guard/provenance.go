@@ -80,16 +80,6 @@ func isDate(v string) bool {
 	return false
 }
 
-// canonical strips what varies in how the same value is written: a URL's
-// scheme and trailing slash.
-func canonical(v string) string {
-	if urlValue.MatchString(v) {
-		v = strings.TrimPrefix(strings.TrimPrefix(v, "https://"), "http://")
-		v = strings.TrimSuffix(v, "/")
-	}
-	return v
-}
-
 func leafString(v any) (string, bool) {
 	switch x := v.(type) {
 	case string:
@@ -100,41 +90,6 @@ func leafString(v any) (string, bool) {
 		return x.String(), true
 	}
 	return "", false
-}
-
-// norm folds case and drops the separators people and models vary in ids,
-// phones and IBANs.
-func norm(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch r {
-		case ' ', '-', '#', '(', ')', '\t', '\n', '_', '.':
-			return -1
-		}
-		if r >= 'A' && r <= 'Z' {
-			return r + 'a' - 'A'
-		}
-		return r
-	}, s)
-}
-
-// mentions reports whether text mentions value: as a whole word for short
-// values, as a normalised substring for longer ones.
-func mentions(text, value string) bool {
-	value = canonical(value)
-	if len(value) <= 4 {
-		for i := 0; ; {
-			j := strings.Index(text[i:], value)
-			if j < 0 {
-				return false
-			}
-			start, end := i+j, i+j+len(value)
-			if !wordByte(text, start-1) && !wordByte(text, end) {
-				return true
-			}
-			i = start + 1
-		}
-	}
-	return strings.Contains(norm(text), norm(value))
 }
 
 // wordByte reports whether text[i] is part of a word (letter or digit),
