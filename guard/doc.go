@@ -51,9 +51,17 @@
 //   - Grounding: citations and quoted clause numbers must come from
 //     documents retrieved in this trace;
 //   - Invariants: amounts ≥ 0, valid dates, JSON answers on JSON routes;
-//   - Provenance: identifying values passed to state-changing tools must
-//     come from the user, the memory card or an earlier result about the
-//     same entity, never only from untrusted or instruction-carrying content;
+//   - Provenance: every value that entered the trace has origins (a user
+//     turn, the card, a record field, third-party text); an identifying
+//     argument whose only origins are third-party text is injected, an id
+//     from nowhere is made up, and content about one entity sent to
+//     another is flagged — judged by origins, never by wording;
+//   - Authorization: destructive writes need the user's request or yes
+//     (Gates.Profile ProfileConversational, the default), or, for an agent
+//     given a task (ProfileAutonomous), writes the task names;
+//   - FalseClaims: an answer may not claim an action that failed, was
+//     blocked or never ran; Relay: links, addresses and accounts only
+//     third-party text holds are flagged when an answer passes them on;
 //   - Confirmation: writes that need it wait for the user's explicit yes;
 //   - with Config.Memory, memory.Enforcer: tool calls may not break the
 //     constraints on the pinned memory card ("don't text me").
