@@ -3,6 +3,7 @@ package guard
 import (
 	"fmt"
 	"math/bits"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode"
@@ -156,9 +157,11 @@ func (c claim) contradicts(e effect, turn int, now, ever channelSet) bool {
 	for _, ch := range c.terms {
 		switch {
 		case ch&e.channels == 0:
-		case e.outcome == neverCalled && (bits.OnesCount32(uint32(ch)) > 1 || !c.personal):
+		case e.outcome == neverCalled && (bits.OnesCount32(uint32(ch)) > 1 || !c.personal || pastFact(c.clause)):
 			// "a message": not enough to say which tool was never called;
-			// "refunds take 14 days": a policy, not a claim
+			// "refunds take 14 days": a policy, not a claim; "your order
+			// was paid by gift card": a fact about the past, not an action
+			// of this conversation
 		case ch&reached == 0 || mentionsTarget(c.clause, e.targets):
 			// No effect of the claimed channel happened, or the clause names
 			// what this one acted on.
@@ -1168,4 +1171,18 @@ func splitBreaks(p string) []string {
 		out = append(out, s)
 	}
 	return out
+}
+
+// pastFact matches a clause in the simple past passive with no perfect
+// aspect ("the flight was canceled", "your order was paid via gift card"):
+// it states what the records say happened before, where "has been
+// refunded" or "I've cancelled" claim an action of this conversation. A
+// call never made can only be claimed in the second form.
+var (
+	simplePastPassive = regexp.MustCompile(`\b(?:was|were)\s+(?:\w+\s+)?\w+(?:ed|en|id|ue)\b`)
+	perfectAspect     = regexp.MustCompile(`\b(?:has|have|had|i|we)\b|'ve\b|'s been\b`)
+)
+
+func pastFact(clause string) bool {
+	return simplePastPassive.MatchString(clause) && !perfectAspect.MatchString(clause)
 }

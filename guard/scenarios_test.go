@@ -168,7 +168,7 @@ func TestScenarios(t *testing.T) {
 func TestScenariosOnline(t *testing.T) {
 	g := scenarioGuard(t)
 	replayed, flagged, flags := 0, 0, 0
-	for _, file := range []string{"injected_args.jsonl", "destructive.jsonl", "cross_entity.jsonl", "fabricated_ids.jsonl", "own_contact.jsonl"} {
+	for _, file := range []string{"injected_args.jsonl", "destructive.jsonl", "cross_entity.jsonl", "fabricated_ids.jsonl", "own_contact.jsonl", "normalisation.jsonl"} {
 		for _, sc := range loadLabelled(t, file) {
 			if !replayable(sc.trace) {
 				continue

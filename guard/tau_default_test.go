@@ -48,13 +48,12 @@ func TestCorpusTauDefault(t *testing.T) {
 		t.Logf("%s: successful runs flagged %v, by rule %v", f, r, byRule)
 		total.n, total.of = total.n+r.n, total.of+r.of
 	}
-	// Measured: 9/88 (10.2%, the issue's target is 10%): four made-up
-	// payment ids the benchmark still graded a success, and five answers
-	// read as claims of a call never made, two of them offers ("I can
-	// transfer you to a human agent… would you like me to?") — a gap of the
-	// false-claim rule's hedges, left for its next revision.
+	// Measured: 7/88 (8%): four made-up payment ids ("credit_card_7334"
+	// from "ending in 7334") the benchmark still graded a success, and
+	// three answers read as claims of a call never made ("a refund has
+	// been initiated" after modify_pending_order_items).
 	t.Logf("all τ: successful runs flagged %v", total)
-	if total.value() > 0.11 {
-		t.Errorf("successful τ runs flagged %v, want at most 11%%", total)
+	if total.value() > 0.10 {
+		t.Errorf("successful τ runs flagged %v, want at most 10%%", total)
 	}
 }
