@@ -169,28 +169,55 @@ func emptyResultGate(w *lexicon.Compiled, tools ToolPolicies, verdict trace.Verd
 	if verdict == "" {
 		verdict = trace.Clarify
 	}
+	// step advances the scan of one turn over step p: the last empty
+	// result of a read, unless the same tool was asked again and found
+	// something.
+	step := func(empty, p *trace.Step) *trace.Step {
+		if p.Kind != trace.KindTool || p.Blocked || p.Error != "" || stateChangingIn(w, p.Name, tools[p.Name]) {
+			return empty // a write's empty reply is an acknowledgement
+		}
+		var isEmpty bool
+		if f := tools[p.Name].IsEmpty; f != nil {
+			isEmpty = f(p.Result)
+		} else {
+			isEmpty = detect.IsEmptyResult(w, p.Result)
+		}
+		switch {
+		case isEmpty:
+			return p
+		case empty != nil && p.Name == empty.Name:
+			return nil // looked again and found something
+		}
+		return empty
+	}
+	key := emptyScanKey{new(byte)} // this rule's own scan in each trace's memo
 	return NewRule(RuleEmptyResult, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		write := s.Kind == trace.KindTool && stateChangingIn(w, s.Name, tools[s.Name])
 		answer := s.Kind == trace.KindModel && len(s.Calls) == 0 && strings.TrimSpace(s.Result) != "" && !s.Blocked && s.Intent == ""
 		if !write && !answer {
 			return nil
 		}
+		// The scan of the latest turn is kept in the trace's memo and
+		// advanced over new steps only, so judging a step costs the same
+		// at step 10 and step 10,000 of one turn.
+		sc := t.Memo(key, func() any { return &emptyScan{turn: -2} }).(*emptyScan)
+		if sc.n > len(t.Steps) {
+			sc = &emptyScan{turn: -2} // a shorter prefix than the memo scanned
+		}
+		for ; sc.n < len(t.Steps); sc.n++ {
+			p := t.Steps[sc.n]
+			if p.Turn != sc.turn {
+				sc.turn, sc.empty = p.Turn, nil
+			}
+			sc.empty = step(sc.empty, p)
+		}
 		var empty *trace.Step
-		for _, p := range sameTurn(t, s.Turn) {
-			if p.Kind != trace.KindTool || p.Blocked || p.Error != "" || stateChangingIn(w, p.Name, tools[p.Name]) {
-				continue // a write's empty reply is an acknowledgement
-			}
-			var isEmpty bool
-			if f := tools[p.Name].IsEmpty; f != nil {
-				isEmpty = f(p.Result)
-			} else {
-				isEmpty = detect.IsEmptyResult(w, p.Result)
-			}
-			switch {
-			case isEmpty:
-				empty = p
-			case empty != nil && p.Name == empty.Name:
-				empty = nil // looked again and found something
+		switch {
+		case sc.turn == s.Turn:
+			empty = sc.empty
+		case sc.turn > s.Turn: // a step of an earlier turn: scan it afresh
+			for _, p := range sameTurn(t, s.Turn) {
+				empty = step(empty, p)
 			}
 		}
 		if empty == nil || (answer && asksUser(s.Result)) {
@@ -409,4 +436,15 @@ func plainText(result string) string {
 		}
 	})
 	return b.String()
+}
+
+// emptyScanKey keys an empty-result rule's scan in a trace's memo; the
+// pointer tells two guards' rules apart.
+type emptyScanKey struct{ rule *byte }
+
+// emptyScan is how far an empty-result rule has read a trace: n steps, the
+// last of them in turn turn, whose latest unanswered empty result is empty.
+type emptyScan struct {
+	n, turn int
+	empty   *trace.Step
 }
