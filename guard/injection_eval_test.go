@@ -137,7 +137,7 @@ func sharedCorpus() (string, error) {
 	}
 	dir := filepath.Join(root, "..", "shared", "corpus")
 	if _, err := os.Stat(filepath.Join(dir, "agentdojo.jsonl")); err != nil {
-		return "", fmt.Errorf("corpus not found beside the checkout: %v", err)
+		return "", fmt.Errorf("corpus not found at %s (it lives beside the checkout, not in the module): %v", dir, err)
 	}
 	return dir, nil
 }

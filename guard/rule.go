@@ -71,7 +71,7 @@ func AllowList(allowed ...string) Rule {
 				return nil
 			}
 		} else {
-			if len(t.Tools) == 0 || slices.ContainsFunc(t.Tools, func(ts trace.ToolSpec) bool { return ts.Name == s.Name }) {
+			if offered(t, s.Name) {
 				return nil
 			}
 		}
