@@ -62,9 +62,18 @@ catches; the linear parts keep two versions that fail in 25% and 15% of
 runs apart (2.4 and 2.6). The total weighs the scores with [Weights]
 (default accuracy 30, coherence 25, memory 20, stability 15, efficiency
 10; they must sum to 100), on the 1–5 scale and on a 100-point scale
-(total × 20): scores 4, 4, 5, 3, 4 give 4.05, 81 points. The band follows
-the points: healthy from 80, watch from 60, at risk from 40, critical
-below.
+(total × 20): scores 4, 4, 5, 3, 4 give 4.05, 81 points, and 3.3, 3.7,
+4.0, 4.2, 4.4 give 3.785, about 76 points. The band follows the points,
+and says what to do ([Band.Action]):
+
+	90 to 100  healthy      keep monitoring
+	75 to 90   sub-healthy  local repair       (both worked examples)
+	60 to 75   unhealthy    structural repair
+	below 60   critical     not releasable: rework before release
+
+[Headline] words a total with both scales named, "4.05 of 5 (81 of 100
+points, sub-healthy, local repair)", never "4.05/81". A release floor is
+on the 100-point scale ([CheckFloor] refuses one that reads as 1–5).
 
 A replay "without guard rails" runs the guard in shadow mode, so its
 findings are the same detectors' and count as failures where the guarded

@@ -22,10 +22,10 @@ func ExampleWeights_Total() {
 	total, points := w.Total(map[trace.Dimension]float64{
 		trace.Accuracy: 4, trace.Coherence: 4, trace.Memory: 5, trace.Stability: 3, trace.Efficiency: 4,
 	})
-	fmt.Printf("%.2f (%.0f points, %s)\n", total, points, health.BandOf(points))
+	fmt.Println(health.Headline(total, points))
 	fmt.Println(health.Weights{Accuracy: 50, Coherence: 40}.Validate())
 	// Output:
-	// 4.05 (81 points, healthy)
+	// 4.05 of 5 (81 of 100 points, sub-healthy, local repair)
 	// health: weights: invalid weights: they sum to 90, not 100
 }
 
@@ -85,7 +85,7 @@ func ExampleScore() {
 		fmt.Println("  ", runs[0].Final())
 	}
 	// Output:
-	// unguarded: accuracy 1.0, fabrication 100%, total 2.80 (at risk)
+	// unguarded: accuracy 1.0, fabrication 100%, total 2.80 (critical)
 	//    Per clause 7.3 you get ¥50 for each day of delay.
 	// guarded: accuracy 4.0, fabrication 0%, total 4.70 (healthy)
 	//    I could not find a reliable answer to this, so I will not guess. Let me transfer you to a colleague who can help.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -89,14 +90,107 @@ func TestTotal(t *testing.T) {
 	}
 }
 
+// TestWorkedExamples pins the method's two worked examples: the total on
+// the 1–5 scale, the points, and the band with its action.
+func TestWorkedExamples(t *testing.T) {
+	tests := []struct {
+		scores [5]float64
+		total  float64
+		points string
+		label  string
+	}{
+		{[5]float64{4, 4, 5, 3, 4}, 4.05, "81", "sub-healthy, local repair"},
+		{[5]float64{3.3, 3.7, 4.0, 4.2, 4.4}, 3.785, "76", "sub-healthy, local repair"},
+	}
+	for _, tt := range tests {
+		scores := map[trace.Dimension]float64{}
+		for i, d := range Dimensions {
+			scores[d] = tt.scores[i]
+		}
+		total, points := DefaultWeights().Total(scores)
+		if math.Abs(total-tt.total) > 1e-9 {
+			t.Errorf("%v: total %v, want %v", tt.scores, total, tt.total)
+		}
+		if got := fmt.Sprintf("%.0f", points); got != tt.points {
+			t.Errorf("%v: points %s, want %s", tt.scores, got, tt.points)
+		}
+		if got := BandOf(points).Label(); got != tt.label {
+			t.Errorf("%v: band %q, want %q", tt.scores, got, tt.label)
+		}
+	}
+}
+
+// TestBandOf pins the band table at and around each boundary.
 func TestBandOf(t *testing.T) {
 	for _, tt := range []struct {
 		points float64
 		want   Band
-	}{{100, Healthy}, {80, Healthy}, {79.9, Watch}, {60, Watch}, {59, AtRisk}, {40, AtRisk}, {39.9, Critical}, {0, Critical}} {
-		if got := BandOf(tt.points); got != tt.want {
-			t.Errorf("BandOf(%v) = %s, want %s", tt.points, got, tt.want)
+		action string
+	}{
+		{100, Healthy, "keep monitoring"}, {90, Healthy, "keep monitoring"},
+		{89.9, SubHealthy, "local repair"}, {81, SubHealthy, "local repair"}, {75.7, SubHealthy, "local repair"}, {75, SubHealthy, "local repair"},
+		{74.9, Unhealthy, "structural repair"}, {60, Unhealthy, "structural repair"},
+		{59.9, Critical, "not releasable: rework before release"}, {20, Critical, "not releasable: rework before release"}, {0, Critical, "not releasable: rework before release"},
+	} {
+		got := BandOf(tt.points)
+		if got != tt.want || got.Action() != tt.action {
+			t.Errorf("BandOf(%v) = %s (%s), want %s (%s)", tt.points, got, got.Action(), tt.want, tt.action)
 		}
+	}
+}
+
+func TestHeadline(t *testing.T) {
+	if got, want := Headline(2.08, 41.6), "2.08 of 5 (42 of 100 points, critical, not releasable: rework before release)"; got != want {
+		t.Errorf("Headline = %q, want %q", got, want)
+	}
+}
+
+func TestWeightsFrom(t *testing.T) {
+	w, err := ParseWeights("accuracy=25, coherence=25,memory=20,stability=10,efficiency=20")
+	if err != nil || w != (Weights{25, 25, 20, 10, 20}) {
+		t.Errorf("ParseWeights = %+v, %v", w, err)
+	}
+	for _, bad := range []string{
+		"accuracy=30,coherence=25,memory=20,stability=15",                // efficiency missing
+		"accuracy=30,coherence=25,memory=20,stability=15,efficiency=20",  // 110
+		"accuracy=30,coherence=25,memory=20,stability=15,speed=10",       // unknown
+		"accuracy=30,accuracy=25,memory=20,stability=15,efficiency=10",   // twice
+		"accuracy=-10,coherence=65,memory=20,stability=15,efficiency=10", // negative
+		"accuracy=thirty,coherence=25,memory=20,stability=15,efficiency=10",
+		"",
+	} {
+		if _, err := ParseWeights(bad); !errors.Is(err, ErrWeights) {
+			t.Errorf("ParseWeights(%q): err = %v, want ErrWeights", bad, err)
+		}
+	}
+}
+
+func TestParseDimensions(t *testing.T) {
+	got, err := ParseDimensions("accuracy, memory,accuracy")
+	if err != nil || !slices.Equal(got, []trace.Dimension{trace.Accuracy, trace.Memory}) {
+		t.Errorf("ParseDimensions = %v, %v", got, err)
+	}
+	if got, err := ParseDimensions(""); err != nil || got != nil {
+		t.Errorf("ParseDimensions(\"\") = %v, %v", got, err)
+	}
+	if _, err := ParseDimensions("accuracy,speed"); !errors.Is(err, ErrDimension) {
+		t.Errorf("unknown dimension: err = %v", err)
+	}
+}
+
+func TestCheckFloor(t *testing.T) {
+	for _, ok := range []float64{0, 50, 70, 100, 5.5} {
+		if err := CheckFloor(ok); err != nil {
+			t.Errorf("CheckFloor(%v) = %v", ok, err)
+		}
+	}
+	for _, bad := range []float64{150, -5, 3.5, 5, math.NaN()} {
+		if err := CheckFloor(bad); !errors.Is(err, ErrFloor) {
+			t.Errorf("CheckFloor(%v) = %v, want ErrFloor", bad, err)
+		}
+	}
+	if err := CheckFloor(3.5); !strings.Contains(err.Error(), "use 70") {
+		t.Errorf("CheckFloor(3.5) = %v, want the hint to use 70", err)
 	}
 }
 

@@ -218,7 +218,7 @@ func radar(reports []*Report) htmltemplate.HTML {
 		fmt.Fprintf(&b, `<polygon points="%s" fill="%s" fill-opacity="0.15" stroke="%s" stroke-width="2"/>`, strings.Join(pts, " "), c, c)
 		y := 340 + 20*i
 		fmt.Fprintf(&b, `<rect x="20" y="%d" width="14" height="14" fill="%s"/><text x="40" y="%d" font-size="13">%s: %.2f (%.0f points, %s)</text>`,
-			y, c, y+12, htmltemplate.HTMLEscapeString(r.Label), r.Total, r.Points, r.Band)
+			y, c, y+12, htmltemplate.HTMLEscapeString(r.Label), r.Total, r.Points, r.Band.Label())
 	}
 	b.WriteString(`</svg>`)
 	return htmltemplate.HTML(b.String())
@@ -284,7 +284,7 @@ Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end
 {{- range dims}}{{$d := .}}
 | {{$d}} | {{weight (index $p.Reports 0).Weights $d}} |{{range $p.Reports}} {{f1 (score . $d).Score}} |{{end}}{{if $p.Cmp}} {{signed (delta $p.Cmp $d).Change}} |{{end}}
 {{- end}}
-| **total** | 100 |{{range .Reports}} **{{f2 .Total}}** ({{f0 .Points}} points, {{.Band}}) |{{end}}{{if .Cmp}} {{signed .Cmp.PointsDelta}} points |{{end}}
+| **total** | 100 |{{range .Reports}} **{{f2 .Total}}** ({{f0 .Points}} points, {{.Band.Label}}) |{{end}}{{if .Cmp}} {{signed .Cmp.PointsDelta}} points |{{end}}
 {{with .Cmp}}
 {{if .Flagged}}**Side effect flagged:** the total rose by {{signed .PointsDelta}} points while {{range $i, $d := .SideEffects}}{{if $i}}, {{end}}{{$d}}{{end}} fell by 2 or more.{{else}}No side effect: no dimension{{if .Target}} outside {{range $i, $d := .Target}}{{if $i}}, {{end}}{{$d}}{{end}}{{end}} fell by 2 or more while the total rose by 8 points or more.{{end}}
 {{end}}
@@ -393,7 +393,7 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 {{with .Baseline}}<p>Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end}} ({{.AgeDays}} days ago; valid for {{.ValidFor}} days).</p>
 {{if .Stale}}<p class="warn"><b>Warning:</b> the oldest baseline is {{.AgeDays}} days old, past its validity of {{.ValidFor}} days. Re-verify the golden set before trusting the scores.</p>{{end}}{{end}}
 <div class="cards">
-{{range $i, $r := .Reports}}<div class="card" style="border-top:4px solid {{color $i}}"><div>{{.Label}}</div><b>{{f2 .Total}}</b> / 5<div>{{f0 .Points}} points · <span class="band">{{.Band}}</span></div></div>
+{{range $i, $r := .Reports}}<div class="card" style="border-top:4px solid {{color $i}}"><div>{{.Label}}</div><b>{{f2 .Total}}</b> / 5<div>{{f0 .Points}} points · <span class="band">{{.Band.Label}}</span></div></div>
 {{end}}<div>{{.Radar}}</div>
 </div>
 {{with .Cmp}}{{if .Flagged}}<p class="flag"><b>Side effect flagged:</b> the total rose by {{signed .PointsDelta}} points while {{range $i, $d := .SideEffects}}{{if $i}}, {{end}}{{$d}}{{end}} fell by 2 or more.</p>
@@ -403,7 +403,7 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 <table>
 <tr><th>dimension</th><th>weight</th>{{range .Reports}}<th>{{.Label}}</th>{{end}}{{if .Cmp}}<th>change</th>{{end}}</tr>
 {{$p := .}}{{range dims}}{{$d := .}}<tr><td>{{$d}}</td><td class="n">{{weight (index $p.Reports 0).Weights $d}}</td>{{range $p.Reports}}{{$s := score . $d}}<td><b>{{f1 $s.Score}}</b> <span class="small">{{$s.Reason}}</span></td>{{end}}{{if $p.Cmp}}<td class="n">{{signed (delta $p.Cmp $d).Change}}</td>{{end}}</tr>
-{{end}}<tr><th>total</th><th class="n">100</th>{{range .Reports}}<th>{{f2 .Total}} ({{f0 .Points}} points, {{.Band}})</th>{{end}}{{if .Cmp}}<th class="n">{{signed .Cmp.PointsDelta}}</th>{{end}}</tr>
+{{end}}<tr><th>total</th><th class="n">100</th>{{range .Reports}}<th>{{f2 .Total}} ({{f0 .Points}} points, {{.Band.Label}})</th>{{end}}{{if .Cmp}}<th class="n">{{signed .Cmp.PointsDelta}}</th>{{end}}</tr>
 </table>
 <p class="small">A dimension's score follows from the shares of runs whose worst finding in it got through (failed), was caught by a guard rail (recovered), or was minor: 5 healthy (none), 4 minor flaws, 3 errors recovered by fallbacks (10% or more recovered, none failed), 2.9 → 2 structural errors (up to 40% failed), 2 → 1 unusable (40% to all failed). The total weighs the five.</p>
 

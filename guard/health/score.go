@@ -88,30 +88,6 @@ func (w Weights) Total(scores map[trace.Dimension]float64) (total, points float6
 	return sum / 100, sum / 5
 }
 
-// Band is a health band: where a total on the 100-point scale falls.
-type Band string
-
-// Bands.
-const (
-	Healthy  Band = "healthy"  // 80 points or more
-	Watch    Band = "watch"    // 60 to 80
-	AtRisk   Band = "at risk"  // 40 to 60
-	Critical Band = "critical" // below 40
-)
-
-// BandOf returns the band of a total on the 100-point scale.
-func BandOf(points float64) Band {
-	switch {
-	case points >= 80:
-		return Healthy
-	case points >= 60:
-		return Watch
-	case points >= 40:
-		return AtRisk
-	}
-	return Critical
-}
-
 // Rubric turns a dimension's outcome shares into its score from 1 to 5.
 // Its fields are shares of runs, in (0, 1]; the zero value means the
 // defaults given per field. With failed the share of runs with an error
@@ -874,6 +850,10 @@ var (
 	ErrWeights = errors.New("invalid weights")
 	// ErrRubric: a rubric threshold is not a share in (0, 1].
 	ErrRubric = errors.New("invalid rubric")
+	// ErrDimension: a name is not one of the five dimensions.
+	ErrDimension = errors.New("invalid dimension")
+	// ErrFloor: a release floor is not on the 100-point scale (CheckFloor).
+	ErrFloor = errors.New("invalid floor")
 	// ErrVerdict: a judge's answer is not a valid verdict (ParseRating).
 	// It is the judge protocol's own sentinel, shared with guard/conteval.
 	ErrVerdict = judge.ErrVerdict
@@ -881,7 +861,7 @@ var (
 
 // Error is the error type of package health.
 type Error struct {
-	Op  string // "weights", "rubric", "score", "judge", "write"
+	Op  string // "weights", "dimensions", "floor", "rubric", "cases", "score", "judge", "write"
 	Err error
 }
 
