@@ -300,6 +300,7 @@ How the scores were derived, from the shares of runs whose worst finding in the 
 | rate |{{range .Reports}} {{.Label}} |{{end}}
 |---|{{range .Reports}}---:|{{end}}
 | fabrication (runs) |{{range .Reports}} {{pct .Rates.Fabrication}} |{{end}}
+| over-refusal (runs of answerable cases) |{{range .Reports}} {{pct .Rates.OverRefusal}} |{{end}}
 | cascade (runs) |{{range .Reports}} {{pct .Rates.Cascade}} |{{end}}
 | amnesia (runs with constraints) |{{range .Reports}} {{pct .Rates.Amnesia}} |{{end}}
 | drift (cases screened) |{{range .Reports}} {{pct .Rates.Drift}} |{{end}}
@@ -312,7 +313,8 @@ How the scores were derived, from the shares of runs whose worst finding in the 
 | mean tokens |{{range .Reports}} {{f1 .Metrics.MeanTokens}} |{{end}}
 | mean tool calls |{{range .Reports}} {{f2 .Metrics.MeanToolCalls}} |{{end}}
 | no-output rate |{{range .Reports}} {{pct .Metrics.NoOutputRate}} |{{end}}
-| timeout/retry rate |{{range .Reports}} {{pct .Metrics.TimeoutRetryRate}} |{{end}}
+| timeout rate (external calls) |{{range .Reports}} {{pct .Metrics.TimeoutRate}} |{{end}}
+| guard retry rate (runs; not timeouts) |{{range .Reports}} {{pct .Metrics.RetryRate}} |{{end}}
 | drift rate (cases) |{{range .Reports}} {{pct .Metrics.DriftRate}} |{{end}}
 {{range $r := .Reports}}
 ## Problem cases: {{.Label}}
@@ -411,6 +413,7 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 <table>
 <tr><th>rate</th>{{range .Reports}}<th>{{.Label}}</th>{{end}}</tr>
 <tr><td>fabrication (runs citing a document or clause the knowledge base lacks)</td>{{range .Reports}}<td class="n">{{pct .Rates.Fabrication}}</td>{{end}}</tr>
+<tr><td>over-refusal (runs of answerable cases that ended refused or handed off)</td>{{range .Reports}}<td class="n">{{pct .Rates.OverRefusal}}</td>{{end}}</tr>
 <tr><td>cascade (runs going on after an empty or failed step)</td>{{range .Reports}}<td class="n">{{pct .Rates.Cascade}}</td>{{end}}</tr>
 <tr><td>amnesia (runs with constraints that lost one)</td>{{range .Reports}}<td class="n">{{pct .Rates.Amnesia}}</td>{{end}}</tr>
 <tr><td>drift (cases screened)</td>{{range .Reports}}<td class="n">{{pct .Rates.Drift}}</td>{{end}}</tr>
@@ -423,7 +426,8 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 <tr><td>mean tokens</td>{{range .Reports}}<td class="n">{{f1 .Metrics.MeanTokens}}</td>{{end}}</tr>
 <tr><td>mean tool calls</td>{{range .Reports}}<td class="n">{{f2 .Metrics.MeanToolCalls}}</td>{{end}}</tr>
 <tr><td>no-output rate</td>{{range .Reports}}<td class="n">{{pct .Metrics.NoOutputRate}}</td>{{end}}</tr>
-<tr><td>timeout/retry rate</td>{{range .Reports}}<td class="n">{{pct .Metrics.TimeoutRetryRate}}</td>{{end}}</tr>
+<tr><td>timeout rate (external calls that timed out)</td>{{range .Reports}}<td class="n">{{pct .Metrics.TimeoutRate}}</td>{{end}}</tr>
+<tr><td>guard retry rate (runs in which the guard asked again; not timeouts)</td>{{range .Reports}}<td class="n">{{pct .Metrics.RetryRate}}</td>{{end}}</tr>
 <tr><td>drift rate (cases whose key elements differ across repeats)</td>{{range .Reports}}<td class="n">{{pct .Metrics.DriftRate}}</td>{{end}}</tr>
 </table>
 {{range $r := .Reports}}

@@ -256,6 +256,10 @@ type Rates struct {
 	Amnesia float64 `json:"amnesia"`
 	// Drift is the share of cases screened as drifting.
 	Drift float64 `json:"drift"`
+	// OverRefusal is the share of runs of cases whose baseline answers
+	// (replay.Answer.Declines unset) that ended refused or handed off: the
+	// cost of caution, read beside Fabrication.
+	OverRefusal float64 `json:"over_refusal"`
 }
 
 // DimensionScore is the score of one dimension and how it was derived.
@@ -651,6 +655,19 @@ func (s *scorer) rates() Rates {
 	}
 	if len(cases) > 0 {
 		rt.Drift = float64(len(drifting)) / float64(len(cases))
+	}
+	answerable, declined := 0, 0
+	for _, r := range s.runs {
+		if s.cases[s.caseIdx[r.Case]].Answer.Declines {
+			continue
+		}
+		answerable++
+		if n := len(r.Turns); n > 0 && (r.Turns[n-1].Status == guard.StatusRefused || r.Turns[n-1].Status == guard.StatusHandoff) {
+			declined++
+		}
+	}
+	if answerable > 0 {
+		rt.OverRefusal = float64(declined) / float64(answerable)
 	}
 	return rt
 }

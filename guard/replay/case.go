@@ -81,6 +81,10 @@ type Answer struct {
 	MustNot []string `json:"must_not,omitempty"`
 	// Text is a reference answer for people and judges; it is not compared.
 	Text string `json:"text,omitempty"`
+	// Declines marks a baseline that declines: it refuses, says it does
+	// not know, or hands the user to a person. A run of a case without it
+	// that ends refused or handed off is an over-refusal.
+	Declines bool `json:"declines,omitempty"`
 }
 
 // Constraint is something the user states in turn Turn that must hold from

@@ -223,10 +223,15 @@ type Metrics struct {
 	// NoOutputRate is the share of user turns that got no answer: the run
 	// ended before them, or the answer was blank.
 	NoOutputRate float64 `json:"no_output_rate"`
-	// TimeoutRetryRate is the share of runs that timed out or retried a
-	// call: a model call that failed and was made again, or an answer the
-	// guard sent back (an enforced Retry verdict).
-	TimeoutRetryRate float64 `json:"timeout_retry_rate"`
+	// TimeoutRate is the share of external calls — tool calls that ran and
+	// model calls — that timed out (guard.ErrTimeout), a run that timed out
+	// counting as one more timed-out call.
+	TimeoutRate float64 `json:"timeout_rate"`
+	// RetryRate is the share of runs in which a call was made again: a
+	// model call that failed and was retried, or an answer the guard sent
+	// back (an enforced Retry verdict). These are the guard's own retries,
+	// never counted as timeouts.
+	RetryRate float64 `json:"retry_rate"`
 	// DriftRate is the share of cases run at least twice whose key answer
 	// elements differ across their runs (Drift > 0).
 	DriftRate float64 `json:"drift_rate"`
@@ -240,7 +245,7 @@ func Measure(cases []Case, runs []Run) Metrics {
 		turnsOf[c.ID] = len(c.Turns)
 	}
 	var dur time.Duration
-	var toks, calls, turns, silent, retried int
+	var toks, calls, turns, silent, retried, external, timedOut int
 	for i := range runs {
 		r := &runs[i]
 		dur += r.Duration
@@ -254,8 +259,15 @@ func Measure(cases []Case, runs []Run) Metrics {
 				silent++
 			}
 		}
-		if r.TimedOut || Retried(r) {
+		if Retried(r) {
 			retried++
+		}
+		e, to := externalCalls(r)
+		external += e
+		timedOut += to
+		if r.TimedOut {
+			external++
+			timedOut++
 		}
 	}
 	if len(runs) > 0 {
@@ -263,7 +275,10 @@ func Measure(cases []Case, runs []Run) Metrics {
 		m.MeanDuration = dur / time.Duration(len(runs))
 		m.MeanTokens = float64(toks) / n
 		m.MeanToolCalls = float64(calls) / n
-		m.TimeoutRetryRate = float64(retried) / n
+		m.RetryRate = float64(retried) / n
+	}
+	if external > 0 {
+		m.TimeoutRate = float64(timedOut) / float64(external)
 	}
 	if turns > 0 {
 		m.NoOutputRate = float64(silent) / float64(turns)
@@ -299,6 +314,28 @@ func tokens(r *Run) int {
 		}
 	}
 	return n
+}
+
+// timeoutText is what guard.ErrTimeout says, as recorded in a step's error.
+const timeoutText = "call timed out"
+
+// externalCalls counts r's external calls — tool calls that ran, and model
+// calls other than the intent classifier's — and those of them that timed
+// out.
+func externalCalls(r *Run) (calls, timedOut int) {
+	if r.Trace == nil {
+		return 0, 0
+	}
+	for _, s := range r.Trace.Steps {
+		switch {
+		case s.Kind == trace.KindTool && !s.Blocked, s.Kind == trace.KindModel && s.Intent == "":
+			calls++
+			if strings.Contains(s.Error, timeoutText) {
+				timedOut++
+			}
+		}
+	}
+	return calls, timedOut
 }
 
 // toolCalls returns the number of tool calls r made, blocked ones included.

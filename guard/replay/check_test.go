@@ -152,12 +152,13 @@ func TestMeasure(t *testing.T) {
 	retry := &trace.Step{Kind: trace.KindGate, Finding: &trace.Finding{Verdict: trace.Retry}}
 	shadowRetry := &trace.Step{Kind: trace.KindGate, Finding: &trace.Finding{Verdict: trace.Retry, Shadow: true}}
 	failedModel := &trace.Step{Kind: trace.KindModel, Error: "503"}
+	timedOutModel := &trace.Step{Kind: trace.KindModel, Error: "guard: model: call timed out after 1m0s"}
 	runs := []Run{
 		ok("a", 1, 10*time.Millisecond, model(100, 10), tool(false), tool(true)),
 		ok("a", 2, 30*time.Millisecond, model(50, 0), shadowRetry),
 		{Case: "b", Repeat: 1, Err: "boom", Trace: recorded(nil), Duration: 20 * time.Millisecond},           // no answer
 		{Case: "b", Repeat: 2, Turns: []Turn{{Answer: " "}}, Trace: recorded(nil, failedModel, model(1, 1))}, // blank, retried
-		{Case: "c", Repeat: 1, Turns: []Turn{{Answer: "x"}}, Trace: recorded(nil, retry), TimedOut: true},
+		{Case: "c", Repeat: 1, Turns: []Turn{{Answer: "x"}}, Trace: recorded(nil, retry, timedOutModel), TimedOut: true},
 	}
 	got := Measure(cases, runs)
 	want := Metrics{
@@ -167,7 +168,8 @@ func TestMeasure(t *testing.T) {
 		MeanTokens:       162.0 / 5,
 		MeanToolCalls:    2.0 / 5,
 		NoOutputRate:     2.0 / 7, // turns: 2+2+1+1+1; b/1 answered none, b/2 a blank one
-		TimeoutRetryRate: 2.0 / 5,
+		TimeoutRate:      2.0 / 7, // external calls: 2 in a/1, 1 in a/2, 2 in b/2, c/1's timed-out model call and its run timeout
+		RetryRate:        2.0 / 5, // b/2 retried a failed model call, c/1 the guard sent back; a/2's was in shadow
 		DriftRate:        1.0 / 2, // a agrees with itself; b's runs differ (error vs blank); c ran once
 	}
 	if !reflect.DeepEqual(got, want) {

@@ -33,7 +33,8 @@ keeps the runs that finished.
 intent, tool trajectory (with TrajectoryMatch), constraint losses,
 tool-call budget — and [Measure] computes the objective metrics of a
 replay: mean completion time, tokens and tool calls, the no-output rate,
-the timeout/retry rate and the drift rate, the share of cases whose key
+the timeout rate of external calls, the rate of the guard's own retries
+(apart from timeouts) and the drift rate, the share of cases whose key
 answer elements differ across repeats ([Drift]).
 
 # The case format
@@ -82,7 +83,10 @@ TrajectoryMatch).
 An answer object: "must" and "must_not" are lists of key elements, each
 compared with the final answer without regard to case or runs of white
 space; "a|b" is satisfied by either alternative. "text" is a reference
-answer for people and judges, not compared.
+answer for people and judges, not compared. "declines": true marks a
+baseline that refuses, says it does not know, or hands over to a person;
+a run of any other case that ends refused or handed off counts as an
+over-refusal.
 
 A constraint object has an "id" (unique in the case), the 0-based "turn"
 that states it (it is checked from that turn on), an optional "text", and
