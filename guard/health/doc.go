@@ -105,6 +105,40 @@ outcome in the dimensions it was screened in read from its case's verdict
 are measured, never judged. A failed call, a panic or an invalid answer is
 recorded as that case's judge error; it never fails [Score].
 
+# Raters
+
+Options.Judge and Options.Raters are the independent raters of the
+screened cases: judge models (any llms.Model) and people, whose scores are
+collected in a file ([LoadScores]: one {"case", "score", "reason"} a
+line). Every rater is given the same question — the turns and answers, the
+baseline answer with its elements, the constraints and the excerpts of
+the rules the case touches. With two raters or more, a case's verdict is
+the mean of their scores, and a gap above [MaxGap] (1 point) between them
+sends it to review (JudgedCase.Review); a case only one of them scored
+goes to review too. Like the judge's, the raters' verdicts sit beside the
+computed scores and never change them.
+
+# What to fix
+
+Each root cause carries the direction of its fix ([Fix]): the kind of
+change — knowledge base, config, rule, prompt, tool — and where, "the
+rules the answers quote" for an invented clause, guard.Gates.EmptyResult
+for "no records" after an empty lookup, guard.Config.Memory for a lost
+constraint. [Fixes] holds the directions by tag; Options.Fixes adds to
+them. Options.CitationRoutes forces citations on retrieval routes: an
+answer there that cites none of the documents its turn retrieved fails
+accuracy, tagged "uncited".
+
+# Honest gates
+
+[Score] refuses an empty golden set ([ErrNoCases]) and runs of no case of
+it ([ErrNoRuns]): a check of nothing passes nothing. Report.Shape says how
+the set departs from the method's shape (10 normal, 10 boundary, 10
+adversarial cases, one conversation of 15 turns or more;
+replay.Shape), Report.Baseline lists the stale baselines and the cases
+whose two baseline tracks disagree (replay.Case.CrossCheck). Whether any of
+these fails a release is the caller's choice (agentguard health -strict).
+
 # Before and after
 
 [Compare] gives per-dimension deltas and flags a side effect when the total

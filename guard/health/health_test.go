@@ -597,3 +597,56 @@ func TestOverRefusal(t *testing.T) {
 		t.Errorf("OverRefusal = %v, want %v", got, want)
 	}
 }
+
+// TestScoreNothing: a health check of no case, or of runs of no case,
+// is an error, never a perfect score.
+func TestScoreNothing(t *testing.T) {
+	if _, err := Score(context.Background(), nil, nil, nil, Options{}); !errors.Is(err, ErrNoCases) {
+		t.Errorf("no cases: err = %v, want ErrNoCases", err)
+	}
+	cases := []replay.Case{{ID: "a", Category: replay.Normal, Turns: []string{"hi"}, LastVerified: "2026-11-20"}}
+	runs := []replay.Run{{Case: "b", Repeat: 1, TraceID: "b1", Turns: []replay.Turn{{Answer: "hi"}}}}
+	if _, err := Score(context.Background(), cases, runs, nil, Options{}); !errors.Is(err, ErrNoRuns) {
+		t.Errorf("no runs of the cases: err = %v, want ErrNoRuns", err)
+	}
+}
+
+// TestForcedCitation: on a route that forces citations, an answer after a
+// retrieval must cite a retrieved document; other routes are not screened.
+func TestForcedCitation(t *testing.T) {
+	cases := []replay.Case{{ID: "policy", Category: replay.Normal, Route: "after-sales", Turns: []string{"退货政策？", "Opened headphones?"}, LastVerified: "2026-11-20"}}
+	retrieval := func(turn int) *trace.Step {
+		return &trace.Step{Kind: trace.KindRetrieval, Name: "search_kb", Turn: turn, DocIDs: []string{"KB-RET-01"}}
+	}
+	run := replay.Run{Case: "policy", Repeat: 1, TraceID: "p1",
+		Trace: &trace.Trace{ID: "p1", Steps: []*trace.Step{retrieval(0), retrieval(1)}},
+		Turns: []replay.Turn{{Answer: "签收后7天内可无理由退货 [KB-RET-01]。"}, {Answer: "Within 7 days if defective."}}}
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		routes []string
+		want   int
+	}{{nil, 0}, {[]string{"order-status"}, 0}, {[]string{"after-sales"}, 1}} {
+		rep, err := Score(context.Background(), cases, []replay.Run{run}, nil, Options{Now: now, CitationRoutes: tt.routes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []Hit
+		for _, h := range rep.Hits {
+			if h.Screen == "citation" {
+				got = append(got, h)
+			}
+		}
+		if len(got) != tt.want {
+			t.Errorf("routes %v: %d citation hits %+v, want %d", tt.routes, len(got), got, tt.want)
+			continue
+		}
+		if tt.want == 1 {
+			if h := got[0]; h.Turn != 1 || h.Tag != "uncited" || h.Outcome != Failed {
+				t.Errorf("hit %+v, want turn 1 uncited failed", h)
+			}
+			if rc := rep.RootCauses[0]; rc.Tag != "uncited" || rc.Fix.Kind != "prompt" {
+				t.Errorf("root cause %+v, want uncited with its fix direction", rc)
+			}
+		}
+	}
+}

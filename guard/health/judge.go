@@ -95,6 +95,10 @@ func (v Rating) outcome() Outcome {
 type JudgeReport struct {
 	// Name names the judge model (Options.JudgeName).
 	Name string `json:"name,omitempty"`
+	// Raters names every rater, Options.Judge first, when there are two or
+	// more; Review counts the cases sent to review.
+	Raters []string `json:"raters,omitempty"`
+	Review int      `json:"review"`
 	// Screened is how many cases were screened, and so sent to the judge;
 	// Cases how many cases the replay ran.
 	Screened int `json:"screened"`
@@ -138,12 +142,22 @@ type JudgedCase struct {
 	Dimensions []trace.Dimension `json:"dimensions,omitempty"`
 	// Documents are the ids of the knowledge-base excerpts in the prompt.
 	Documents []string `json:"documents,omitempty"`
-	// Score and Reason are the verdict; Score is 0 when Error says why
-	// there is none: the call failed, or its answer was not a valid
-	// verdict (ParseRating).
+	// Score and Reason are the verdict: the rating, or with two raters or
+	// more the mean of their scores rounded, and the first rater's reason.
+	// Score is 0 when Error says why there is none: every call failed, its
+	// answer was not a valid verdict (ParseRating), or the person did not
+	// score the case.
 	Score  int    `json:"score,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// Mean is the mean of the valid scores, Gap the highest less the
+	// lowest; Ratings holds every rater's verdict when there are two
+	// raters or more. Review is set when the gap is above MaxGap, or when
+	// fewer than two of two raters or more scored the case.
+	Mean    float64        `json:"mean,omitempty"`
+	Gap     float64        `json:"gap,omitempty"`
+	Review  bool           `json:"review,omitempty"`
+	Ratings []RaterVerdict `json:"ratings,omitempty"`
 	// TokensIn, TokensOut, Estimated and Cost are the call's, as in
 	// JudgeReport.
 	TokensIn  int     `json:"tokens_in"`
@@ -184,8 +198,13 @@ type screenedCase struct {
 // A failed call or an invalid answer is recorded on its case and never
 // stops the others; when ctx ends, the cases not yet asked are recorded as
 // not judged.
-func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionScore) *JudgeReport {
-	jr := &JudgeReport{Name: s.opts.JudgeName}
+func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionScore, raters []Rater) *JudgeReport {
+	jr := &JudgeReport{Name: raters[0].Name}
+	if len(raters) > 1 {
+		for _, r := range raters {
+			jr.Raters = append(jr.Raters, r.Name)
+		}
+	}
 	todo := s.screenedCases()
 	jr.Screened, jr.Cases = len(todo), s.caseCount()
 	parallel := s.opts.JudgeParallel
@@ -200,12 +219,10 @@ func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionS
 	for range min(parallel, len(todo)) {
 		wg.Go(func() {
 			for sc := range jobs {
-				called := s.ask(ctx, sc)
-				if called {
-					mu.Lock()
-					jr.Calls++
-					mu.Unlock()
-				}
+				calls := s.ask(ctx, sc, raters)
+				mu.Lock()
+				jr.Calls += calls
+				mu.Unlock()
 			}
 		})
 	}
@@ -224,7 +241,10 @@ func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionS
 		jr.TokensOut += o.TokensOut
 		jr.Estimated = jr.Estimated || o.Estimated
 		jr.Cost += o.Cost
-		if o.Error != "" {
+		if o.Review {
+			jr.Review++
+		}
+		if o.Score == 0 {
 			jr.Errors++
 			continue
 		}
@@ -324,26 +344,28 @@ func (s *scorer) runIndex(traceID string) int {
 	return slices.IndexFunc(s.runs, func(r replay.Run) bool { return r.TraceID == traceID })
 }
 
-// ask judges one case, recording the verdict or the error on sc.out; called
-// reports whether the model was called.
-func (s *scorer) ask(ctx context.Context, sc *screenedCase) (called bool) {
+// ask has every rater judge one case, recording the verdicts or the errors
+// on sc.out, and returns how many model calls it made.
+func (s *scorer) ask(ctx context.Context, sc *screenedCase, raters []Rater) (calls int) {
 	excerpts, unknown := s.excerpts(sc)
 	for _, d := range excerpts {
 		sc.out.Documents = append(sc.out.Documents, d.ID)
 	}
 	if err := ctx.Err(); err != nil {
 		sc.out.Error = "not judged: " + err.Error()
-		return false
+		return 0
 	}
 	prompt := judgePrompt(sc.c, sc.runs, sc.screened, excerpts, unknown)
-	v, u, err := judge.Ask(ctx, s.opts.Judge, judgeRubric, prompt, judge.Options{Timeout: s.opts.JudgeTimeout, Cost: s.opts.JudgePricing.Cost})
-	sc.out.TokensIn, sc.out.TokensOut, sc.out.Estimated, sc.out.Cost = u.TokensIn, u.TokensOut, u.Estimated, u.Cost
-	if err != nil {
-		sc.out.Error = (&Error{Op: "judge", Err: err}).Error()
-		return true
+	vs := make([]RaterVerdict, len(raters))
+	for i, r := range raters {
+		var called bool
+		vs[i], called = s.rate(ctx, r, sc.c.ID, prompt)
+		if called {
+			calls++
+		}
 	}
-	sc.out.Score, sc.out.Reason = v.Score, v.Reason
-	return true
+	combine(&sc.out, vs)
+	return calls
 }
 
 // judgeRubric is the judge's instructions: what it gets, and the anchors
@@ -396,14 +418,15 @@ func judgePrompt(c *replay.Case, runs []*replay.Run, screened []string, excerpts
 
 	b.WriteString("\n## Baseline\n")
 	var base strings.Builder
-	if len(c.Answer.Must) > 0 {
-		fmt.Fprintf(&base, "The final answer must say: %s\n", elementList(c.Answer.Must))
+	ref := c.Reference()
+	if len(ref.Must) > 0 {
+		fmt.Fprintf(&base, "The final answer must say: %s\n", elementList(ref.Must))
 	}
-	if len(c.Answer.MustNot) > 0 {
-		fmt.Fprintf(&base, "The final answer must not say: %s\n", elementList(c.Answer.MustNot))
+	if len(ref.MustNot) > 0 {
+		fmt.Fprintf(&base, "The final answer must not say: %s\n", elementList(ref.MustNot))
 	}
-	if c.Answer.Text != "" {
-		fmt.Fprintf(&base, "Reference answer: %s\n", clip(c.Answer.Text, maxAnswer))
+	if ref.Text != "" {
+		fmt.Fprintf(&base, "Reference answer: %s\n", clip(ref.Text, maxAnswer))
 	}
 	if base.Len() == 0 {
 		base.WriteString("None given.\n")

@@ -76,6 +76,7 @@ type page struct {
 	Title     string
 	Generated string
 	Baseline  Baseline
+	Shape     []string
 	Runs      string // "30 cases × 3 runs = 90 runs"
 	Radar     htmltemplate.HTML
 	Timelines []timeline
@@ -104,6 +105,7 @@ func (p *page) prepare() {
 	last := p.Reports[len(p.Reports)-1]
 	p.Generated = last.Generated.UTC().Format(time.RFC3339)
 	p.Baseline = last.Baseline
+	p.Shape = last.Shape
 	m := last.Metrics
 	if m.Cases > 0 {
 		p.Runs = fmt.Sprintf("%d cases, %d runs", m.Cases, m.Runs)
@@ -186,7 +188,7 @@ func radar(reports []*Report) htmltemplate.HTML {
 		return cx + r*math.Cos(a), cy + r*math.Sin(a)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="radar" viewBox="0 0 440 %d" width="440" height="%d" role="img" aria-label="scores by dimension" xmlns="http://www.w3.org/2000/svg">`, 360+20*len(reports), 360+20*len(reports))
+	fmt.Fprintf(&b, `<svg class="radar" viewBox="0 0 440 %d" width="440" height="%d" style="max-width:100%%;height:auto" role="img" aria-label="scores by dimension, rings 1 to 5" xmlns="http://www.w3.org/2000/svg">`, 360+20*len(reports), 360+20*len(reports))
 	for ring := 1; ring <= 5; ring++ {
 		var pts []string
 		for k := range Dimensions {
@@ -194,6 +196,13 @@ func radar(reports []*Report) htmltemplate.HTML {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x, y))
 		}
 		fmt.Fprintf(&b, `<polygon points="%s" fill="none" stroke="#ccc" stroke-width="1"/>`, strings.Join(pts, " "))
+	}
+	// The rings' scores, beside the first axis, on top of the grid.
+	ringLabels := func() {
+		for ring := 1; ring <= 5; ring++ {
+			_, y := pt(0, float64(ring))
+			fmt.Fprintf(&b, `<text class="ring" x="%.1f" y="%.1f" font-size="10" fill="#777">%d</text>`, cx+4, y+11, ring)
+		}
 	}
 	for k, d := range Dimensions {
 		x, y := pt(k, 5)
@@ -217,9 +226,10 @@ func radar(reports []*Report) htmltemplate.HTML {
 		c := colors[i%len(colors)]
 		fmt.Fprintf(&b, `<polygon points="%s" fill="%s" fill-opacity="0.15" stroke="%s" stroke-width="2"/>`, strings.Join(pts, " "), c, c)
 		y := 340 + 20*i
-		fmt.Fprintf(&b, `<rect x="20" y="%d" width="14" height="14" fill="%s"/><text x="40" y="%d" font-size="13">%s: %.2f (%.0f points, %s)</text>`,
-			y, c, y+12, htmltemplate.HTMLEscapeString(r.Label), r.Total, r.Points, r.Band.Label())
+		fmt.Fprintf(&b, `<rect x="20" y="%d" width="14" height="14" fill="%s"/><text x="40" y="%d" font-size="13">%s: %.2f of 5, %.0f of 100</text>`,
+			y, c, y+12, htmltemplate.HTMLEscapeString(r.Label), r.Total, r.Points)
 	}
+	ringLabels()
 	b.WriteString(`</svg>`)
 	return htmltemplate.HTML(b.String())
 }
@@ -247,7 +257,18 @@ var funcs = map[string]any{
 		}
 		return strings.Join(parts, "; ")
 	},
-	"cost":      func(v float64) string { return fmt.Sprintf("%.4f", v) },
+	"cost": func(v float64) string { return fmt.Sprintf("%.4f", v) },
+	"ratings": func(vs []RaterVerdict) string {
+		var parts []string
+		for _, v := range vs {
+			if v.Error != "" {
+				parts = append(parts, v.Rater+" none")
+			} else {
+				parts = append(parts, fmt.Sprintf("%s %d", v.Rater, v.Score))
+			}
+		}
+		return strings.Join(parts, ", ")
+	},
 	"judgeNote": func() string { return judgeNote },
 	"mdcell":    func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") },
 	"dims":      func() []trace.Dimension { return Dimensions },
@@ -275,6 +296,19 @@ Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end
 
 > **Warning:** the oldest baseline is {{.AgeDays}} days old, past its validity of {{.ValidFor}} days. Re-verify the golden set before trusting the scores.
 {{- end}}
+{{- with .StaleCases}}
+
+Stale baselines ({{len .}}): {{join . ", "}}.
+{{- end}}
+{{- if .Tracked}}
+
+Two-track baselines: {{.Tracked}} cases; {{len .Alignment}} with elements the expert and the agent tracks disagree on (flagged for alignment, not checked):
+{{range .Alignment}}
+- {{.Case}}: {{mdcell (join .Disagreements "; ")}}
+{{- end}}
+{{- end}}
+{{end}}{{with .Shape}}
+> **The golden set departs from the method's shape:** {{join . "; "}}.
 {{end}}
 ## Scores
 
@@ -284,7 +318,7 @@ Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end
 {{- range dims}}{{$d := .}}
 | {{$d}} | {{weight (index $p.Reports 0).Weights $d}} |{{range $p.Reports}} {{f1 (score . $d).Score}} |{{end}}{{if $p.Cmp}} {{signed (delta $p.Cmp $d).Change}} |{{end}}
 {{- end}}
-| **total** | 100 |{{range .Reports}} **{{f2 .Total}}** ({{f0 .Points}} points, {{.Band.Label}}) |{{end}}{{if .Cmp}} {{signed .Cmp.PointsDelta}} points |{{end}}
+| **total** | 100 |{{range .Reports}} **{{f2 .Total}} of 5** ({{f0 .Points}} of 100 points, {{.Band.Label}}) |{{end}}{{if .Cmp}} {{signed .Cmp.PointsDelta}} points |{{end}}
 {{with .Cmp}}
 {{if .Flagged}}**Side effect flagged:** the total rose by {{signed .PointsDelta}} points while {{range $i, $d := .SideEffects}}{{if $i}}, {{end}}{{$d}}{{end}} fell by 2 or more.{{else}}No side effect: no dimension{{if .Target}} outside {{range $i, $d := .Target}}{{if $i}}, {{end}}{{$d}}{{end}}{{end}} fell by 2 or more while the total rose by 8 points or more.{{end}}
 {{end}}
@@ -329,10 +363,10 @@ None.
 {{end}}
 ## Root causes: {{.Label}}
 {{if .RootCauses}}
-| tag | hits | failed | recovered | minor | cases | causes |
-|---|---:|---:|---:|---:|---|---|
+| tag | hits | failed | recovered | minor | cases | causes | fix direction |
+|---|---:|---:|---:|---:|---|---|---|
 {{- range .RootCauses}}
-| {{.Tag}} | {{.Count}} | {{.Failed}} | {{.Recovered}} | {{.Minor}} | {{join .Cases " "}} | {{mdcell (causes .Causes)}} |
+| {{.Tag}} | {{.Count}} | {{.Failed}} | {{.Recovered}} | {{.Minor}} | {{join .Cases " "}} | {{mdcell (causes .Causes)}} | {{.Fix.Kind}}: {{mdcell .Fix.Where}} — {{mdcell .Fix.What}} |
 {{- end}}
 {{else}}
 None.
@@ -349,7 +383,7 @@ None.
 {{end}}{{with .Judge}}
 ## Judge: {{$r.Label}}
 
-{{if .Name}}Judge {{.Name}}{{else}}The judge{{end}} gave a second opinion on the {{.Screened}} screened cases of {{.Cases}}: {{.Calls}} calls, {{.Errors}} errors; {{.TokensIn}} tokens in, {{.TokensOut}} out{{if .Estimated}} (estimated where the provider did not count){{end}}; cost {{cost .Cost}}. It confirmed {{.Confirmed}} (score 1 or 2) and disputed {{.Disputed}} (score 4 or 5).
+{{if .Name}}Judge {{.Name}}{{else}}The judge{{end}} gave a second opinion on the {{.Screened}} screened cases of {{.Cases}}: {{.Calls}} calls, {{.Errors}} errors; {{.TokensIn}} tokens in, {{.TokensOut}} out{{if .Estimated}} (estimated where the provider did not count){{end}}; cost {{cost .Cost}}. It confirmed {{.Confirmed}} (score 1 or 2) and disputed {{.Disputed}} (score 4 or 5).{{with .Raters}} Raters: {{join . ", "}}; each case's score is their mean, and a gap above 1 point between them sends the case to review:{{end}}{{if .Raters}} {{.Review}} sent to review.{{end}}
 
 {{judgeNote}}
 
@@ -362,7 +396,7 @@ None.
 | case | screens | runs | score | reason |
 |---|---|---|---:|---|
 {{- range .Judged}}
-| {{.Case}} | {{join .Screens ", "}} | {{join .Runs " "}} | {{if .Error}}error{{else}}{{.Score}}{{end}} | {{if .Error}}{{mdcell .Error}}{{else}}{{mdcell .Reason}}{{end}} |
+| {{.Case}} | {{join .Screens ", "}} | {{join .Runs " "}} | {{if .Error}}error{{else}}{{.Score}}{{end}}{{with .Ratings}} ({{ratings .}}){{end}}{{if .Review}} **review**{{end}} | {{if .Error}}{{mdcell .Error}}{{else}}{{mdcell .Reason}}{{end}} |
 {{- end}}
 {{else}}
 No case was screened.
@@ -379,48 +413,54 @@ var htmlTemplate = htmltemplate.Must(htmltemplate.New("html").Funcs(funcs).Parse
 <style>
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Noto Sans SC",sans-serif;margin:2em auto;max-width:1100px;padding:0 1em;color:#222}
 h1{font-size:1.6em}h2{margin-top:1.8em;border-bottom:1px solid #ddd;padding-bottom:.2em}
-table{border-collapse:collapse;margin:.6em 0;width:100%}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
+.scroll{overflow-x:auto;-webkit-overflow-scrolling:touch;max-width:100%;margin:.6em 0}
+table{border-collapse:collapse;width:100%}th,td{border:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#f5f5f5}td.n{text-align:right;white-space:nowrap}
 .warn{background:#fff3cd;border:1px solid #e0c36c;padding:.6em 1em}.flag{background:#fdecea;border:1px solid #e6a19a;padding:.6em 1em}.ok{background:#eaf6ec;border:1px solid #9fd0a8;padding:.6em 1em}
 .cards{display:flex;gap:1em;flex-wrap:wrap;align-items:flex-start}.card{border:1px solid #ddd;border-radius:6px;padding:.8em 1.2em;min-width:12em}
 .card b{font-size:1.8em}.band{font-weight:600;text-transform:uppercase;font-size:.85em}
-details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}summary{cursor:pointer;font-family:ui-monospace,monospace}
+details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}summary{cursor:pointer;font-family:ui-monospace,monospace;overflow-wrap:anywhere}
 .tl td{font-family:ui-monospace,monospace;font-size:12px}.tl tr.user td{background:#f0f4fa}.tl tr.bad td{background:#fdecea}.tl tr.blocked td{color:#888}
 .small{color:#666;font-size:.9em}
+.fix{white-space:normal;min-width:16em}
+@media (max-width:600px){body{margin:1em auto;padding:0 .6em}h1{font-size:1.3em}.card{min-width:0;flex:1 1 100%}td,th{padding:3px 5px}}
 </style>
 </head>
 <body>
 <h1>{{.Title}}</h1>
 <p class="small">Generated {{.Generated}}{{with .Runs}} · {{.}}{{end}}.</p>
 {{with .Baseline}}<p>Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end}} ({{.AgeDays}} days ago; valid for {{.ValidFor}} days).</p>
-{{if .Stale}}<p class="warn"><b>Warning:</b> the oldest baseline is {{.AgeDays}} days old, past its validity of {{.ValidFor}} days. Re-verify the golden set before trusting the scores.</p>{{end}}{{end}}
+{{if .Stale}}<p class="warn"><b>Warning:</b> the oldest baseline is {{.AgeDays}} days old, past its validity of {{.ValidFor}} days. Re-verify the golden set before trusting the scores.{{with .StaleCases}} Stale: {{join . ", "}}.{{end}}</p>{{end}}
+{{if .Tracked}}<p>Two-track baselines: {{.Tracked}} cases; {{len .Alignment}} with elements the expert and the agent tracks disagree on (flagged for alignment, not checked).</p>
+{{with .Alignment}}<ul>{{range .}}<li><b>{{.Case}}</b>: {{join .Disagreements "; "}}</li>{{end}}</ul>{{end}}{{end}}{{end}}
+{{with .Shape}}<p class="warn"><b>The golden set departs from the method's shape:</b> {{join . "; "}}.</p>{{end}}
 <div class="cards">
-{{range $i, $r := .Reports}}<div class="card" style="border-top:4px solid {{color $i}}"><div>{{.Label}}</div><b>{{f2 .Total}}</b> / 5<div>{{f0 .Points}} points · <span class="band">{{.Band.Label}}</span></div></div>
+{{range $i, $r := .Reports}}<div class="card" style="border-top:4px solid {{color $i}}"><div>{{.Label}}</div><b>{{f2 .Total}}</b> of 5<div>{{f0 .Points}} of 100 points</div><div class="band">{{.Band.Label}}</div></div>
 {{end}}<div>{{.Radar}}</div>
 </div>
 {{with .Cmp}}{{if .Flagged}}<p class="flag"><b>Side effect flagged:</b> the total rose by {{signed .PointsDelta}} points while {{range $i, $d := .SideEffects}}{{if $i}}, {{end}}{{$d}}{{end}} fell by 2 or more.</p>
 {{else}}<p class="ok">No side effect: no dimension{{if .Target}} outside {{range $i, $d := .Target}}{{if $i}}, {{end}}{{$d}}{{end}}{{end}} fell by 2 or more while the total rose by 8 points or more. Total {{signed .PointsDelta}} points.</p>{{end}}{{end}}
 
 <h2>Scores</h2>
-<table>
+<div class="scroll"><table>
 <tr><th>dimension</th><th>weight</th>{{range .Reports}}<th>{{.Label}}</th>{{end}}{{if .Cmp}}<th>change</th>{{end}}</tr>
 {{$p := .}}{{range dims}}{{$d := .}}<tr><td>{{$d}}</td><td class="n">{{weight (index $p.Reports 0).Weights $d}}</td>{{range $p.Reports}}{{$s := score . $d}}<td><b>{{f1 $s.Score}}</b> <span class="small">{{$s.Reason}}</span></td>{{end}}{{if $p.Cmp}}<td class="n">{{signed (delta $p.Cmp $d).Change}}</td>{{end}}</tr>
-{{end}}<tr><th>total</th><th class="n">100</th>{{range .Reports}}<th>{{f2 .Total}} ({{f0 .Points}} points, {{.Band.Label}})</th>{{end}}{{if .Cmp}}<th class="n">{{signed .Cmp.PointsDelta}}</th>{{end}}</tr>
-</table>
+{{end}}<tr><th>total</th><th class="n">100</th>{{range .Reports}}<th>{{f2 .Total}} of 5 ({{f0 .Points}} of 100 points, {{.Band.Label}})</th>{{end}}{{if .Cmp}}<th class="n">{{signed .Cmp.PointsDelta}}</th>{{end}}</tr>
+</table></div>
 <p class="small">A dimension's score follows from the shares of runs whose worst finding in it got through (failed), was caught by a guard rail (recovered), or was minor: 5 healthy (none), 4 minor flaws, 3 errors recovered by fallbacks (10% or more recovered, none failed), 2.9 → 2 structural errors (up to 40% failed), 2 → 1 unusable (40% to all failed). The total weighs the five.</p>
 
 <h2>Screening</h2>
-<table>
+<div class="scroll"><table>
 <tr><th>rate</th>{{range .Reports}}<th>{{.Label}}</th>{{end}}</tr>
 <tr><td>fabrication (runs citing a document or clause the knowledge base lacks)</td>{{range .Reports}}<td class="n">{{pct .Rates.Fabrication}}</td>{{end}}</tr>
 <tr><td>over-refusal (runs of answerable cases that ended refused or handed off)</td>{{range .Reports}}<td class="n">{{pct .Rates.OverRefusal}}</td>{{end}}</tr>
 <tr><td>cascade (runs going on after an empty or failed step)</td>{{range .Reports}}<td class="n">{{pct .Rates.Cascade}}</td>{{end}}</tr>
 <tr><td>amnesia (runs with constraints that lost one)</td>{{range .Reports}}<td class="n">{{pct .Rates.Amnesia}}</td>{{end}}</tr>
 <tr><td>drift (cases screened)</td>{{range .Reports}}<td class="n">{{pct .Rates.Drift}}</td>{{end}}</tr>
-</table>
+</table></div>
 
 <h2>Objective metrics</h2>
-<table>
+<div class="scroll"><table>
 <tr><th>metric</th>{{range .Reports}}<th>{{.Label}}</th>{{end}}</tr>
 <tr><td>mean completion time</td>{{range .Reports}}<td class="n">{{ms .Metrics.MeanDuration}}</td>{{end}}</tr>
 <tr><td>mean tokens</td>{{range .Reports}}<td class="n">{{f1 .Metrics.MeanTokens}}</td>{{end}}</tr>
@@ -429,43 +469,43 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 <tr><td>timeout rate (external calls that timed out)</td>{{range .Reports}}<td class="n">{{pct .Metrics.TimeoutRate}}</td>{{end}}</tr>
 <tr><td>guard retry rate (runs in which the guard asked again; not timeouts)</td>{{range .Reports}}<td class="n">{{pct .Metrics.RetryRate}}</td>{{end}}</tr>
 <tr><td>drift rate (cases whose key elements differ across repeats)</td>{{range .Reports}}<td class="n">{{pct .Metrics.DriftRate}}</td>{{end}}</tr>
-</table>
+</table></div>
 {{range $r := .Reports}}
 <h2>Problem cases: {{.Label}}</h2>
-{{if .Problems}}<table>
+{{if .Problems}}<div class="scroll"><table>
 <tr><th>case</th><th>category</th><th>failed runs</th><th>screens</th><th>causes</th><th>traces</th></tr>
 {{range .Problems}}<tr><td>{{.Case}}</td><td>{{.Category}}</td><td class="n">{{.Failed}}/{{.Runs}}</td><td>{{join .Screens ", "}}</td><td>{{join .Causes "; "}}{{with .Title}}<br><span class="small">{{.}}</span>{{end}}</td><td>{{range .Traces}}<a href="#{{anchor .}}">{{.}}</a> {{end}}</td></tr>
-{{end}}</table>{{else}}<p>None.</p>{{end}}
+{{end}}</table></div>{{else}}<p>None.</p>{{end}}
 
 <h2>Root causes: {{.Label}}</h2>
-{{if .RootCauses}}<table>
-<tr><th>tag</th><th>hits</th><th>failed</th><th>recovered</th><th>minor</th><th>cases</th><th>causes</th></tr>
-{{range .RootCauses}}<tr><td>{{.Tag}}</td><td class="n">{{.Count}}</td><td class="n">{{.Failed}}</td><td class="n">{{.Recovered}}</td><td class="n">{{.Minor}}</td><td>{{join .Cases " "}}</td><td>{{causes .Causes}}</td></tr>
-{{end}}</table>{{else}}<p>None.</p>{{end}}
+{{if .RootCauses}}<div class="scroll"><table>
+<tr><th>tag</th><th>fix direction</th><th>hits</th><th>failed</th><th>recovered</th><th>minor</th><th>cases</th><th>causes</th></tr>
+{{range .RootCauses}}<tr><td>{{.Tag}}</td><td class="fix"><b>{{.Fix.Kind}}</b>: {{.Fix.Where}}<br><span class="small">{{.Fix.What}}</span></td><td class="n">{{.Count}}</td><td class="n">{{.Failed}}</td><td class="n">{{.Recovered}}</td><td class="n">{{.Minor}}</td><td>{{join .Cases " "}}</td><td>{{causes .Causes}}</td></tr>
+{{end}}</table></div>{{else}}<p>None.</p>{{end}}
 
 <h2>Guard violations: {{.Label}}</h2>
-{{if .Violations}}<table>
+{{if .Violations}}<div class="scroll"><table>
 <tr><th>rule</th><th>dimension</th><th>enforced</th><th>shadow</th><th>tags</th><th>cases</th></tr>
 {{range .Violations}}<tr><td>{{.Rule}}</td><td>{{.Dimension}}</td><td class="n">{{.Enforced}}</td><td class="n">{{.Shadow}}</td><td>{{join .Tags " "}}</td><td>{{join .Cases " "}}</td></tr>
-{{end}}</table>{{else}}<p>None.</p>{{end}}
+{{end}}</table></div>{{else}}<p>None.</p>{{end}}
 {{with .Judge}}
 <h2>Judge: {{$r.Label}}</h2>
-<p>{{if .Name}}Judge <code>{{.Name}}</code>{{else}}The judge{{end}} gave a second opinion on the {{.Screened}} screened cases of {{.Cases}}: {{.Calls}} calls, {{.Errors}} errors; {{.TokensIn}} tokens in, {{.TokensOut}} out{{if .Estimated}} (estimated where the provider did not count){{end}}; cost {{cost .Cost}}. It confirmed {{.Confirmed}} (score 1 or 2) and disputed {{.Disputed}} (score 4 or 5).</p>
+<p>{{if .Name}}Judge <code>{{.Name}}</code>{{else}}The judge{{end}} gave a second opinion on the {{.Screened}} screened cases of {{.Cases}}: {{.Calls}} calls, {{.Errors}} errors; {{.TokensIn}} tokens in, {{.TokensOut}} out{{if .Estimated}} (estimated where the provider did not count){{end}}; cost {{cost .Cost}}. It confirmed {{.Confirmed}} (score 1 or 2) and disputed {{.Disputed}} (score 4 or 5).{{with .Raters}} Raters: {{join . ", "}}; each case's score is their mean, and a gap above 1 point between them sends the case to review:{{end}}{{if .Raters}} <b>{{.Review}} sent to review</b>.{{end}}</p>
 <p class="small">{{judgeNote}}</p>
-<table>
+<div class="scroll"><table>
 <tr><th>dimension</th><th>computed</th><th>judge's view</th><th>verdicts</th></tr>
 {{range .Dimensions}}<tr><td>{{.Dimension}}</td><td class="n"><b>{{f1 .Computed}}</b></td><td class="n">{{f1 .Judged}} <span class="small">{{.Reason}}</span></td><td class="n">{{.Verdicts}}</td></tr>
-{{end}}</table>
-{{if .Judged}}<table>
+{{end}}</table></div>
+{{if .Judged}}<div class="scroll"><table>
 <tr><th>case</th><th>screens</th><th>runs</th><th>score</th><th>reason</th></tr>
-{{range .Judged}}<tr><td>{{.Case}}{{with .Title}}<br><span class="small">{{.}}</span>{{end}}</td><td>{{join .Screens ", "}}</td><td>{{range .Runs}}<a href="#{{anchor .}}">{{.}}</a> {{end}}</td><td class="n">{{if .Error}}error{{else}}<b>{{.Score}}</b>{{end}}</td><td>{{if .Error}}{{.Error}}{{else}}{{.Reason}}{{end}}{{with .Documents}}<br><span class="small">excerpts: {{join . " "}}</span>{{end}}</td></tr>
-{{end}}</table>{{else}}<p>No case was screened.</p>{{end}}
+{{range .Judged}}<tr><td>{{.Case}}{{with .Title}}<br><span class="small">{{.}}</span>{{end}}</td><td>{{join .Screens ", "}}</td><td>{{range .Runs}}<a href="#{{anchor .}}">{{.}}</a> {{end}}</td><td class="n">{{if .Error}}error{{else}}<b>{{.Score}}</b>{{end}}{{with .Ratings}}<br><span class="small">{{ratings .}}</span>{{end}}{{if .Review}}<br><b>review</b>{{end}}</td><td>{{if .Error}}{{.Error}}{{else}}{{.Reason}}{{end}}{{with .Documents}}<br><span class="small">excerpts: {{join . " "}}</span>{{end}}</td></tr>
+{{end}}</table></div>{{else}}<p>No case was screened.</p>{{end}}
 {{end}}{{end}}
 {{if .Timelines}}<h2>Traces of failed runs</h2>
 {{range .Timelines}}<details id="{{.Anchor}}"><summary>{{.ID}}</summary>
-<table class="tl"><tr><th>step</th><th>turn</th><th>kind</th><th>name</th><th></th></tr>
+<div class="scroll"><table class="tl"><tr><th>step</th><th>turn</th><th>kind</th><th>name</th><th></th></tr>
 {{range .Steps}}<tr class="{{if eq .Kind "user"}}user{{else if .Bad}}bad{{else if .Blocked}}blocked{{end}}"><td class="n">{{if ge .Index 0}}{{.Index}}{{end}}</td><td class="n">{{.Turn}}</td><td>{{.Kind}}</td><td>{{.Name}}{{if .Shadow}} (shadow){{end}}{{if .Blocked}} (not run){{end}}</td><td>{{.Text}}</td></tr>
-{{end}}</table></details>
+{{end}}</table></div></details>
 {{end}}{{end}}
 </body>
 </html>

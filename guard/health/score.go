@@ -205,6 +205,21 @@ type Options struct {
 	// JudgeTimeout bounds one judge call. Zero means one minute; negative,
 	// none.
 	JudgeTimeout time.Duration
+	// Fixes adds fix directions by root-cause tag to Fixes, or overrides
+	// them: the report gives each root cause its direction.
+	Fixes map[string]Fix
+	// CitationRoutes forces citations on retrieval routes: on a case whose
+	// route is listed, an answer given after a retrieval returned
+	// documents must cite one of them ("[KB-7]"); one that cites none is
+	// an accuracy failure tagged "uncited".
+	CitationRoutes []string
+
+	// Raters are more independent raters of the screened cases, after
+	// Judge: judge models or people's scores. With two raters or more,
+	// each screened case gets every rater's score, their mean is its
+	// verdict, and a gap above MaxGap between them sends it to review
+	// (JudgedCase.Review). They never change the computed scores either.
+	Raters []Rater
 }
 
 // Violations is where Score reads the guard's violations: *badgerstore.Store
@@ -231,7 +246,8 @@ type Hit struct {
 	// Turn is the user turn it happened in, -1 when it concerns the run.
 	Turn int `json:"turn"`
 	// Screen is what found it: "fabrication", "cascade", "amnesia",
-	// "drift" (the four hard filters), "answer", "trajectory", "intent",
+	// "drift" (the four hard filters), "citation" (Options.CitationRoutes),
+	// "answer", "trajectory", "intent",
 	// "budget", "error", "retry" (checks against the case and the run),
 	// or "violation" (a guard finding from the ledger).
 	Screen    string          `json:"screen"`
@@ -284,6 +300,20 @@ type Baseline struct {
 	AgeDays  int    `json:"age_days"` // days from Oldest to the report
 	ValidFor int    `json:"valid_for_days"`
 	Stale    bool   `json:"stale"` // Oldest is older than ValidFor
+	// StaleCases are the cases past their validity, oldest first.
+	StaleCases []string `json:"stale_cases,omitempty"`
+	// Alignment lists the cases whose two baseline tracks disagree
+	// (replay.Case.CrossCheck): the agreed elements are the reference, the
+	// others wait for the expert and the agent's owner to align them.
+	Alignment []Alignment `json:"alignment,omitempty"`
+	// Tracked counts the cases with two tracks.
+	Tracked int `json:"tracked"`
+}
+
+// Alignment is a case whose baseline tracks disagree.
+type Alignment struct {
+	Case          string   `json:"case"`
+	Disagreements []string `json:"disagreements"`
 }
 
 // Problem is a case with at least one failed run.
@@ -300,7 +330,12 @@ type Problem struct {
 
 // RootCause aggregates hits by tag.
 type RootCause struct {
-	Tag       string       `json:"tag"`
+	Tag string `json:"tag"`
+	// Dimension is the dimension of its first hit.
+	Dimension trace.Dimension `json:"dimension"`
+	// Fix is the direction of the fix: which rule, config field or
+	// knowledge-base gap (Fixes, Options.Fixes).
+	Fix       Fix          `json:"fix"`
 	Count     int          `json:"count"`
 	Failed    int          `json:"failed"`
 	Recovered int          `json:"recovered"`
@@ -337,11 +372,15 @@ type Report struct {
 	Points     float64          `json:"points"` // 0 to 100
 	Band       Band             `json:"band"`
 	Baseline   Baseline         `json:"baseline"`
-	Problems   []Problem        `json:"problems"`
-	RootCauses []RootCause      `json:"root_causes"`
-	Violations []RuleCount      `json:"violations"`
-	Hits       []Hit            `json:"hits"`
-	// Judge is the judge's second opinion, nil without Options.Judge.
+	// Shape says how the golden set departs from the method's shape
+	// (replay.Shape), one sentence per departure; empty when it does not.
+	Shape      []string    `json:"shape,omitempty"`
+	Problems   []Problem   `json:"problems"`
+	RootCauses []RootCause `json:"root_causes"`
+	Violations []RuleCount `json:"violations"`
+	Hits       []Hit       `json:"hits"`
+	// Judge is the raters' opinion, nil without Options.Judge and
+	// Options.Raters.
 	Judge *JudgeReport `json:"judge,omitempty"`
 
 	traces map[string]*trace.Trace // of failed runs, for the HTML timelines
@@ -406,7 +445,17 @@ func Score(ctx context.Context, cases []replay.Case, runs []replay.Run, v Violat
 	if err := rubric.validate(); err != nil {
 		return nil, err
 	}
+	raters := opts.raters()
+	if err := validateRaters(raters); err != nil {
+		return nil, err
+	}
+	if len(cases) == 0 {
+		return nil, &Error{Op: "score", Err: ErrNoCases}
+	}
 	s := newScorer(cases, runs, opts)
+	if len(s.runs) == 0 {
+		return nil, &Error{Op: "score", Err: fmt.Errorf("%w: none of the %d runs is of one of the %d cases", ErrNoRuns, len(runs), len(cases))}
+	}
 	violations, err := s.violations(ctx, v)
 	if err != nil {
 		return nil, err
@@ -426,12 +475,13 @@ func Score(ctx context.Context, cases []replay.Case, runs []replay.Run, v Violat
 	rep.Total, rep.Points = weights.Total(scores)
 	rep.Band = BandOf(rep.Points)
 	rep.Baseline = baseline(cases, s.now, opts.ValidFor)
+	rep.Shape = replay.Shape(cases)
 	rep.Hits = s.hits
 	rep.Problems = s.problems()
-	rep.RootCauses = rootCauses(s.hits)
+	rep.RootCauses = rootCauses(s.hits, opts.Fixes)
 	rep.Violations = ruleCounts(violations, s.caseOf)
-	if opts.Judge != nil {
-		rep.Judge = s.judge(ctx, rubric, rep.Dimensions)
+	if len(raters) > 0 {
+		rep.Judge = s.judge(ctx, rubric, rep.Dimensions, raters)
 	}
 	for _, h := range s.hits {
 		if h.Outcome == Failed || (rep.Judge != nil && slices.Contains(hardFilters, h.Screen)) { // the runs linked to
@@ -557,6 +607,9 @@ func (s *scorer) screen(violations []trace.Violation) {
 		for j := range runs {
 			r := &runs[j]
 			s.add(fabrication(c, r, kb(r), s.retrievers)...)
+			if slices.Contains(s.opts.CitationRoutes, c.Route) {
+				s.add(uncited(c, r)...)
+			}
 			s.add(cascade(c, r)...)
 			s.add(caseChecks(c, r, &checks[j])...)
 			s.add(runChecks(c, r)...)
@@ -658,7 +711,7 @@ func (s *scorer) rates() Rates {
 	}
 	answerable, declined := 0, 0
 	for _, r := range s.runs {
-		if s.cases[s.caseIdx[r.Case]].Answer.Declines {
+		if s.cases[s.caseIdx[r.Case]].Reference().Declines {
 			continue
 		}
 		answerable++
@@ -726,7 +779,7 @@ func (s *scorer) sharesWith(d trace.Dimension, set map[string]Outcome) (failed, 
 }
 
 // screenOrder orders Problem.Screens.
-var screenOrder = []string{"fabrication", "cascade", "amnesia", "drift", "answer", "trajectory", "intent", "budget", "error", "retry", "violation"}
+var screenOrder = []string{"fabrication", "cascade", "amnesia", "drift", "citation", "answer", "trajectory", "intent", "budget", "error", "retry", "violation"}
 
 func (s *scorer) problems() []Problem {
 	var out []Problem
@@ -768,13 +821,13 @@ func (s *scorer) problems() []Problem {
 	return out
 }
 
-func rootCauses(hits []Hit) []RootCause {
+func rootCauses(hits []Hit, fixes map[string]Fix) []RootCause {
 	byTag := map[string]*RootCause{}
 	causes := map[string]map[string]int{}
 	for _, h := range hits {
 		rc := byTag[h.Tag]
 		if rc == nil {
-			rc = &RootCause{Tag: h.Tag}
+			rc = &RootCause{Tag: h.Tag, Dimension: h.Dimension, Fix: fixFor(fixes, h.Tag, h.Dimension)}
 			byTag[h.Tag] = rc
 			causes[h.Tag] = map[string]int{}
 		}
@@ -858,6 +911,22 @@ func baseline(cases []replay.Case, now time.Time, validFor time.Duration) Baseli
 		b.AgeDays = int(age / (24 * time.Hour))
 		b.Stale = age > validFor
 	}
+	for _, c := range replay.Stale(cases, now, validFor) {
+		b.StaleCases = append(b.StaleCases, c.ID)
+	}
+	for i := range cases {
+		if cases[i].Tracks == nil {
+			continue
+		}
+		b.Tracked++
+		if x := cases[i].CrossCheck(); len(x.Disagreements) > 0 {
+			a := Alignment{Case: cases[i].ID}
+			for _, d := range x.Disagreements {
+				a.Disagreements = append(a.Disagreements, d.String())
+			}
+			b.Alignment = append(b.Alignment, a)
+		}
+	}
 	return b
 }
 
@@ -867,6 +936,15 @@ var (
 	ErrWeights = errors.New("invalid weights")
 	// ErrRubric: a rubric threshold is not a share in (0, 1].
 	ErrRubric = errors.New("invalid rubric")
+	// ErrNoCases: the golden set is empty; a health check of nothing
+	// passes nothing.
+	ErrNoCases = errors.New("no cases")
+	// ErrNoRuns: no run of the golden set's cases finished.
+	ErrNoRuns = errors.New("no runs")
+	// ErrScores: a person's scores file is malformed (LoadScores).
+	ErrScores = errors.New("invalid scores")
+	// ErrRater: a Rater sets neither or both of Model and Scores.
+	ErrRater = errors.New("invalid rater")
 	// ErrDimension: a name is not one of the five dimensions.
 	ErrDimension = errors.New("invalid dimension")
 	// ErrFloor: a release floor is not on the 100-point scale (CheckFloor).
@@ -878,7 +956,7 @@ var (
 
 // Error is the error type of package health.
 type Error struct {
-	Op  string // "weights", "dimensions", "floor", "rubric", "cases", "score", "judge", "write"
+	Op  string // "weights", "dimensions", "floor", "rubric", "raters", "scores", "score", "judge", "write"
 	Err error
 }
 

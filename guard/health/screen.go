@@ -93,6 +93,29 @@ func fabrication(c *replay.Case, r *replay.Run, kb *knowledgeBase, retrievers ma
 	return out
 }
 
+// uncited screens the answers of r, on a route that forces citations, for
+// an answer given after a retrieval returned documents in its turn that
+// cites none of them.
+func uncited(c *replay.Case, r *replay.Run) []Hit {
+	var out []Hit
+	for i, turn := range r.Turns {
+		var retrieved []string
+		for _, st := range turnSteps(r.Trace, i) {
+			ids, _ := docs(st)
+			retrieved = append(retrieved, ids...)
+		}
+		if len(retrieved) == 0 || strings.TrimSpace(turn.Answer) == "" || (turn.Status != "" && turn.Status != guard.StatusDone) {
+			continue
+		}
+		if slices.ContainsFunc(detect.CitedIDs(turn.Answer), func(id string) bool { return slices.Contains(retrieved, id) }) {
+			continue
+		}
+		out = append(out, Hit{Case: c.ID, TraceID: r.TraceID, Turn: i, Screen: "citation", Dimension: trace.Accuracy, Outcome: Failed,
+			Tag: "uncited", Cause: "retrieved documents → answer cites none", Detail: "retrieved " + strings.Join(retrieved, ", ")})
+	}
+	return out
+}
+
 func quotesClause(text, num string) bool {
 	return slices.ContainsFunc(detect.ClauseRefs(detect.Default(), text), func(ref detect.ClauseRef) bool { return ref.Number == num })
 }

@@ -44,6 +44,10 @@ type Case struct {
 	// Answer is the baseline answer: what the final answer must and must
 	// not say.
 	Answer Answer `json:"answer"`
+	// Tracks, when set, are the baseline's two tracks (expert and agent);
+	// the elements they agree on join Answer as the reference (see
+	// Reference and CrossCheck).
+	Tracks *Tracks `json:"tracks,omitempty"`
 	// Constraints are what the user states and the agent must keep
 	// respecting in the turns that follow.
 	Constraints []Constraint `json:"constraints,omitempty"`
@@ -153,6 +157,13 @@ func (c *Case) validate() error {
 	}
 	if err := elements("answer.must_not", c.Answer.MustNot); err != nil {
 		return err
+	}
+	if t := c.Tracks; t != nil {
+		for key, els := range map[string][]string{"tracks.expert.must": t.Expert.Must, "tracks.expert.must_not": t.Expert.MustNot, "tracks.agent.must": t.Agent.Must, "tracks.agent.must_not": t.Agent.MustNot} {
+			if err := elements(key, els); err != nil {
+				return err
+			}
+		}
 	}
 	seen := map[string]bool{}
 	for i, k := range c.Constraints {

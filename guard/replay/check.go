@@ -63,12 +63,13 @@ func (c *Case) Budget() int {
 func (c *Case) Check(r *Run) Check {
 	k := Check{IntentOK: true, TrajectoryOK: true, Budget: c.Budget()}
 	final := r.Final()
-	for _, e := range c.Answer.Must {
+	ref := c.Reference()
+	for _, e := range ref.Must {
 		if !Contains(final, e) {
 			k.Missing = append(k.Missing, e)
 		}
 	}
-	for _, e := range c.Answer.MustNot {
+	for _, e := range ref.MustNot {
 		if Contains(final, e) {
 			k.Forbidden = append(k.Forbidden, e)
 		}
@@ -169,7 +170,8 @@ func (c *Case) Signature(r *Run) string {
 		return "error"
 	}
 	final := r.Final()
-	if len(c.Answer.Must)+len(c.Answer.MustNot) == 0 {
+	ref := c.Reference()
+	if len(ref.Must)+len(ref.MustNot) == 0 {
 		return strings.Map(func(r rune) rune {
 			if unicode.IsDigit(r) {
 				return '0'
@@ -178,7 +180,7 @@ func (c *Case) Signature(r *Run) string {
 		}, fold(final))
 	}
 	var found []string
-	for _, e := range slices.Concat(c.Answer.Must, c.Answer.MustNot) {
+	for _, e := range slices.Concat(ref.Must, ref.MustNot) {
 		if Contains(final, e) {
 			found = append(found, e)
 		}

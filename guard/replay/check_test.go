@@ -162,15 +162,15 @@ func TestMeasure(t *testing.T) {
 	}
 	got := Measure(cases, runs)
 	want := Metrics{
-		Cases:            3,
-		Runs:             5,
-		MeanDuration:     12 * time.Millisecond,
-		MeanTokens:       162.0 / 5,
-		MeanToolCalls:    2.0 / 5,
-		NoOutputRate:     2.0 / 7, // turns: 2+2+1+1+1; b/1 answered none, b/2 a blank one
-		TimeoutRate:      2.0 / 7, // external calls: 2 in a/1, 1 in a/2, 2 in b/2, c/1's timed-out model call and its run timeout
-		RetryRate:        2.0 / 5, // b/2 retried a failed model call, c/1 the guard sent back; a/2's was in shadow
-		DriftRate:        1.0 / 2, // a agrees with itself; b's runs differ (error vs blank); c ran once
+		Cases:         3,
+		Runs:          5,
+		MeanDuration:  12 * time.Millisecond,
+		MeanTokens:    162.0 / 5,
+		MeanToolCalls: 2.0 / 5,
+		NoOutputRate:  2.0 / 7, // turns: 2+2+1+1+1; b/1 answered none, b/2 a blank one
+		TimeoutRate:   2.0 / 7, // external calls: 2 in a/1, 1 in a/2, 2 in b/2, c/1's timed-out model call and its run timeout
+		RetryRate:     2.0 / 5, // b/2 retried a failed model call, c/1 the guard sent back; a/2's was in shadow
+		DriftRate:     1.0 / 2, // a agrees with itself; b's runs differ (error vs blank); c ran once
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("Measure =\n%+v\nwant\n%+v", got, want)

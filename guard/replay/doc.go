@@ -64,6 +64,7 @@ The keys:
 	intent_turn     int       0-based; negative counts from the end (-1 is the last); default 0
 	trajectory      object    the expected tool calls over the whole conversation (below)
 	answer          object    the baseline answer's key elements (below); required, may be {}
+	tracks          object    the baseline's two tracks, {"expert": ANSWER, "agent": ANSWER} (below)
 	constraints     [object]  what the user states and the agent must keep respecting (below)
 	max_tool_calls  int       tool-call budget of a run; default twice the trajectory's length
 	tags            [string]  words without spaces: topic, language, root cause, "ce_<assertion>"
@@ -88,6 +89,15 @@ baseline that refuses, says it does not know, or hands over to a person;
 a run of any other case that ends refused or handed off counts as an
 over-refusal.
 
+A tracks object holds the baseline's two tracks, each an answer object:
+"expert", written by a domain expert from the rules, and "agent", the
+agent's best undisturbed run. [Case.CrossCheck] compares them: the elements
+both give the same way (must in both, or must_not in both; the order of
+"|" alternatives does not matter) join "answer" as the reference runs are
+checked against ([Case.Reference]); the others are flagged for alignment
+and reported, never checked, until a person moves them into "answer" or
+drops them.
+
 A constraint object has an "id" (unique in the case), the 0-based "turn"
 that states it (it is checked from that turn on), an optional "text", and
 exactly one of:
@@ -98,6 +108,11 @@ exactly one of:
 	answer_not  [string]  no answer may contain these elements
 
 Each call or answer that breaks a constraint is one loss ([Loss]).
+
+Every baseline is valid for a time after its last_verified date: [Stale]
+lists the cases past it, to print before a run. [Shape] says how a set
+departs from the method's: 10 normal, 10 boundary and 10 adversarial
+cases, and at least one conversation of 15 turns or more.
 
 The format is stable: cases are appended to a golden set by people and by
 tools (continuous evaluation appends regression cases tagged

@@ -1,0 +1,91 @@
+package health
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/agentguard/agentguard/guard/guardtest"
+)
+
+// TestTwoRaters: a judge model and a person rate the screened cases
+// independently; their mean is the verdict and a gap above 1 sends the
+// case to review.
+func TestTwoRaters(t *testing.T) {
+	model := cannedJudge(t, map[string]guardtest.Reply{
+		"vip":    guardtest.Text(`{"score": 1, "reason": "Invents clause 7.3."}`),
+		"ghost":  guardtest.Text(`{"score": 2, "reason": "Asserts absence after an empty lookup."}`),
+		"no-sms": guardtest.Text(`{"score": 4, "reason": "Only a wording slip."}`),
+		"vague":  guardtest.Text(`{"score": 3, "reason": "Asked back."}`),
+	})
+	person, err := LoadScores(strings.NewReader(`{"case":"vip","score":2,"reason":"编造了第7.3条"}
+{"case":"ghost","score":2}
+
+{"case":"no-sms","score":1,"reason":"Sent the SMS the user forbade."}
+`), "li.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, _ := judgedFixture(t, "unguarded", true, Options{Raters: []Rater{{Name: "model", Model: model}, {Name: "li", Scores: person}}})
+	j := rep.Judge
+	if j == nil || len(j.Raters) != 2 || j.Raters[0] != "model" || j.Raters[1] != "li" {
+		t.Fatalf("judge report %+v, want two raters named", j)
+	}
+	tests := map[string]struct {
+		score  int
+		mean   float64
+		gap    float64
+		review bool
+	}{
+		"vip":    {2, 1.5, 1, false}, // 1 and 2: within a point
+		"ghost":  {2, 2, 0, false},   // agree
+		"no-sms": {3, 2.5, 3, true},  // 4 and 1: review
+		"vague":  {3, 3, 0, true},    // the person did not score it: one opinion only
+	}
+	for _, c := range j.Judged {
+		want, ok := tests[c.Case]
+		if !ok {
+			t.Errorf("unexpected case %s", c.Case)
+			continue
+		}
+		if c.Score != want.score || c.Mean != want.mean || c.Gap != want.gap || c.Review != want.review || len(c.Ratings) != 2 {
+			t.Errorf("%s: score %d mean %v gap %v review %v (%d ratings); want %+v", c.Case, c.Score, c.Mean, c.Gap, c.Review, len(c.Ratings), want)
+		}
+	}
+	if j.Review != 2 || j.Calls != 4 || j.Errors != 0 {
+		t.Errorf("review %d, calls %d, errors %d; want 2, 4 (the model only), 0", j.Review, j.Calls, j.Errors)
+	}
+}
+
+func TestLoadScores(t *testing.T) {
+	_, err := LoadScores(strings.NewReader(`{"case":"a","score":3}
+{"case":"b","score":6}
+{"case":"a","score":2}
+{"case":"c","score":2.5}
+{"case":"d"}
+{"case":"e","score":2,"comment":"x"}
+not json`), "p.jsonl")
+	for _, want := range []string{"p.jsonl:2: invalid scores: case b: score 6", "p.jsonl:3: invalid scores: case a is scored twice", "p.jsonl:4:", "p.jsonl:5: invalid scores: case d: missing", "p.jsonl:6:", "p.jsonl:7:"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to say %q", err, want)
+		}
+	}
+	if !errors.Is(err, ErrScores) {
+		t.Errorf("err = %v, want ErrScores", err)
+	}
+}
+
+func TestRaterValidated(t *testing.T) {
+	_, _, err := scoreFixtureErr(t, Options{Raters: []Rater{{Name: "nobody"}}})
+	if !errors.Is(err, ErrRater) {
+		t.Errorf("err = %v, want ErrRater", err)
+	}
+}
+
+func scoreFixtureErr(t *testing.T, opts Options) (*Report, *Report, error) {
+	t.Helper()
+	runs := fixtureRuns(t, "unguarded", true, nil, true)
+	opts.Now, opts.Knowledge = fixtureNow, fixtureKB
+	rep, err := Score(t.Context(), fixtureCases(t), runs, nil, opts)
+	return rep, nil, err
+}
