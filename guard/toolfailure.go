@@ -1,0 +1,62 @@
+package guard
+
+import (
+	"fmt"
+
+	"github.com/agentguard/agentguard/trace"
+)
+
+// RuleToolFailure names the findings of ToolFailureGate.
+const RuleToolFailure = "tool-failure"
+
+// ToolFailureGate keeps a tool exception from ending the conversation in a
+// dead end ("I could not submit the return…" and nothing after). When a
+// tool call of the current turn failed — it ran and returned an error; a
+// call the guard blocked did not run and does not count — and no later
+// call of the same tool in the turn succeeded, the turn's final answer is
+// judged verdict, unless it already asks the user a question:
+//
+//   - trace.Handoff (the default, for ""): a person takes the conversation
+//     over (Result.Status is StatusHandoff, the answer the handoff message);
+//   - trace.Clarify: re-ask the user, who can correct what the call needed
+//     or choose to try again (StatusClarify);
+//   - trace.Retry: re-ask the model, told which call failed and why, so
+//     that it corrects the call, asks the user or offers a hand-off itself
+//     (bounded by Gates.MaxRetries).
+//
+// It is not among the built-in rules: add it to Config.Rules. Like every
+// rule it runs offline too (Evaluate), and in shadow mode it records the
+// dead end without changing the answer. Any other verdict panics.
+func ToolFailureGate(verdict trace.Verdict) Rule {
+	switch verdict {
+	case "":
+		verdict = trace.Handoff
+	case trace.Handoff, trace.Clarify, trace.Retry:
+	default:
+		panic(fmt.Sprintf("guard: ToolFailureGate: verdict %q, want handoff, clarify or retry", verdict))
+	}
+	return NewRule(RuleToolFailure, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindModel || len(s.Calls) != 0 || s.Blocked || s.Intent != "" || s.Result == "" || asksUser(s.Result) {
+			return nil
+		}
+		var failed *trace.Step
+		for _, p := range sameTurn(t, s.Turn) {
+			switch {
+			case p.Kind != trace.KindTool || p.Blocked || p.Turn != s.Turn:
+			case p.Error != "":
+				failed = p
+			case failed != nil && p.Name == failed.Name:
+				failed = nil // tried again and it worked
+			}
+		}
+		if failed == nil {
+			return nil
+		}
+		reason := firstLine(failed.Error)
+		return []trace.Finding{{
+			Rule: RuleToolFailure, Step: s.Index, Verdict: verdict, Dimension: trace.Coherence, Severity: trace.SeverityError,
+			Message:  fmt.Sprintf("tool %q failed (%s) and the answer ends there: correct the call, ask the user, or hand the conversation to a person", failed.Name, reason),
+			Evidence: failed.Name + " " + failed.Args, Tags: []string{"cascade", "tool-failure"},
+		}}
+	})
+}

@@ -1,0 +1,71 @@
+package guard_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/tools"
+)
+
+// TestToolFailureGate: a tool exception followed by a dead-end answer is
+// handed off or re-asked, as configured; a retried call that worked, an
+// answer that asks the user, and a blocked call are left alone. Offline
+// evaluation finds the same (gateCase.run).
+func TestToolFailureGate(t *testing.T) {
+	submit := func() tools.Tool {
+		return guardtest.NewTool("submit_return", "", func(_ context.Context, in string) (string, error) {
+			if in == `{"order_id":"A1001"}` {
+				return "", errors.New("order A1001 is shipped, not delivered")
+			}
+			return `{"status":"submitted"}`, nil
+		})
+	}
+	deadEnd := []guardtest.Reply{
+		guardtest.ToolCall("submit_return", `{"order_id":"A1001"}`),
+		guardtest.Text("I could not submit the return for A1001."),
+	}
+	cfg := func(v trace.Verdict) guard.Config {
+		return guard.Config{Rules: []guard.Rule{guard.ToolFailureGate(v)}}
+	}
+	for _, tc := range []gateCase{
+		{name: "handoff by default", cfg: cfg(""), tools: []tools.Tool{submit()}, turns: []string{"Return A1001, it is broken."},
+			script: deadEnd, wantStatus: guard.StatusHandoff, wantRules: []string{"tool-failure@handoff"}, wantAnswer: "human colleague"},
+		{name: "re-ask the user", cfg: cfg(trace.Clarify), tools: []tools.Tool{submit()}, turns: []string{"订单 A1001 坏了，我要退货。"},
+			script: deadEnd, wantStatus: guard.StatusClarify, wantRules: []string{"tool-failure@clarify"}},
+		{name: "re-ask the model", cfg: cfg(trace.Retry), tools: []tools.Tool{submit()}, turns: []string{"Return A1001, it is broken."},
+			script: append(deadEnd, guardtest.Text("A1001 has not been delivered yet, so it cannot be returned; would you like me to track it?")),
+			wantStatus: guard.StatusDone, wantRules: []string{"tool-failure@retry"}, wantAnswer: "would you like", wantCalls: 3},
+		{name: "tried again and it worked", cfg: cfg(""), tools: []tools.Tool{submit()}, turns: []string{"Return A1001 and A1003, both are broken."},
+			script: []guardtest.Reply{
+				guardtest.ToolCall("submit_return", `{"order_id":"A1001"}`),
+				guardtest.ToolCall("submit_return", `{"order_id":"A1003"}`),
+				guardtest.Text("Your return for A1003 is submitted."),
+			}, wantStatus: guard.StatusDone, wantAnswer: "submitted"},
+		{name: "the answer asks the user", cfg: cfg(""), tools: []tools.Tool{submit()}, turns: []string{"Return A1001, it is broken."},
+			script: []guardtest.Reply{
+				guardtest.ToolCall("submit_return", `{"order_id":"A1001"}`),
+				guardtest.Text("A1001 has not been delivered yet. Shall I track it instead?"),
+			}, wantStatus: guard.StatusDone, wantAnswer: "Shall I"},
+		{name: "a failure in an earlier turn", cfg: cfg(""), tools: []tools.Tool{submit()}, turns: []string{"Return A1001.", "OK, where is it then?"},
+			script: []guardtest.Reply{
+				guardtest.ToolCall("submit_return", `{"order_id":"A1001"}`),
+				guardtest.Text("It is not delivered yet; shall I track it?"),
+				guardtest.Text("It is out for delivery."),
+			}, wantStatus: guard.StatusDone, wantAnswer: "out for delivery"},
+	} {
+		t.Run(tc.name, tc.run)
+	}
+}
+
+func TestToolFailureGateVerdicts(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("ToolFailureGate(Block) did not panic")
+		}
+	}()
+	guard.ToolFailureGate(trace.Block)
+}
