@@ -386,7 +386,7 @@ func grounding(w *lexicon.Compiled, tools ToolPolicies) Rule {
 			}
 		}
 		known := clauseNumbers(w, evidence.String())
-		denies := w.Denial.MatchString(s.Result)
+		denies := detect.MayMatch(w.Denial, s.Result) && w.Denial.MatchString(s.Result)
 		for _, ref := range refs {
 			if num := ref.Number; !known[num] && !(denies && clauseNumbers(w, said.String())[num]) {
 				out = append(out, trace.Finding{

@@ -37,7 +37,8 @@ var (
 func CarriesInstructions(text string) bool { return carriesInstructions(detect.Default(), text) }
 
 func carriesInstructions(w *lexicon.Compiled, text string) bool {
-	return w.InstructionMarkers.MatchString(textnorm.Fold(text))
+	text = textnorm.Fold(text)
+	return detect.MayMatch(w.InstructionMarkers, text) && w.InstructionMarkers.MatchString(text)
 }
 
 // instructionsKey memoises carriesInstructions per recorded step in its
