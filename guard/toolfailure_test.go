@@ -37,7 +37,7 @@ func TestToolFailureGate(t *testing.T) {
 		{name: "re-ask the user", cfg: cfg(trace.Clarify), tools: []tools.Tool{submit()}, turns: []string{"订单 A1001 坏了，我要退货。"},
 			script: deadEnd, wantStatus: guard.StatusClarify, wantRules: []string{"tool-failure@clarify"}},
 		{name: "re-ask the model", cfg: cfg(trace.Retry), tools: []tools.Tool{submit()}, turns: []string{"Return A1001, it is broken."},
-			script: append(deadEnd, guardtest.Text("A1001 has not been delivered yet, so it cannot be returned; would you like me to track it?")),
+			script:     append(deadEnd, guardtest.Text("A1001 has not been delivered yet, so it cannot be returned; would you like me to track it?")),
 			wantStatus: guard.StatusDone, wantRules: []string{"tool-failure@retry"}, wantAnswer: "would you like", wantCalls: 3},
 		{name: "tried again and it worked", cfg: cfg(""), tools: []tools.Tool{submit()}, turns: []string{"Return A1001 and A1003, both are broken."},
 			script: []guardtest.Reply{

@@ -2,10 +2,13 @@ package health
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/replay"
 )
 
 // TestTwoRaters: a judge model and a person rate the screened cases
@@ -88,4 +91,51 @@ func scoreFixtureErr(t *testing.T, opts Options) (*Report, *Report, error) {
 	opts.Now, opts.Knowledge = fixtureNow, fixtureKB
 	rep, err := Score(t.Context(), fixtureCases(t), runs, nil, opts)
 	return rep, nil, err
+}
+
+// TestCheckInputs: an unreadable, empty or malformed golden set, or a tag
+// subset that selects nothing, is an error and nothing is replayed.
+func TestCheckInputs(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	called := false
+	f := func(*replay.Case, int) (replay.Agent, error) {
+		called = true
+		return nil, errors.New("not reached")
+	}
+	good := `{"id":"N01","category":"normal","turns":["hi"],"answer":{},"tags":["en"],"last_verified":"2026-11-20"}` + "\n"
+	for _, tt := range []struct {
+		name, path string
+		tags       []string
+		want       error
+		says       string
+	}{
+		{"missing", filepath.Join(dir, "nope.jsonl"), nil, os.ErrNotExist, "nope.jsonl"},
+		{"empty", write("empty.jsonl", "\n\n"), nil, ErrNoCases, "holds no case"},
+		{"malformed", write("bad.jsonl", good+`{"id":"B01","category":"odd","turns":["x"],"answer":{},"last_verified":"2026-11-20"}`+"\n"), nil, replay.ErrInvalid, "bad.jsonl:2"},
+		{"no tag", write("good.jsonl", good), []string{"zh"}, ErrNoCases, "tagged [zh]"},
+	} {
+		_, err := Check(t.Context(), tt.path, f, CheckConfig{Tags: tt.tags})
+		if !errors.Is(err, tt.want) || !strings.Contains(err.Error(), tt.says) {
+			t.Errorf("%s: err = %v, want %v saying %q", tt.name, err, tt.want, tt.says)
+		}
+	}
+	if called {
+		t.Error("an agent was made for a check that had no cases")
+	}
+}
+
+func TestReadReport(t *testing.T) {
+	if _, err := ReadReport(strings.NewReader(`{"label":"x","dimensions":[{"dimension":"accuracy","score":4}]}`), "r.json"); !errors.Is(err, ErrReport) || !strings.Contains(err.Error(), "no coherence score") {
+		t.Errorf("partial report: err = %v", err)
+	}
+	if _, err := ReadReport(strings.NewReader(`not json`), "r.json"); !errors.Is(err, ErrReport) {
+		t.Errorf("not json: err = %v", err)
+	}
 }

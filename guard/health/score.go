@@ -945,6 +945,8 @@ var (
 	ErrScores = errors.New("invalid scores")
 	// ErrRater: a Rater sets neither or both of Model and Scores.
 	ErrRater = errors.New("invalid rater")
+	// ErrReport: a report file is not a report (ReadReport).
+	ErrReport = errors.New("invalid report")
 	// ErrDimension: a name is not one of the five dimensions.
 	ErrDimension = errors.New("invalid dimension")
 	// ErrFloor: a release floor is not on the 100-point scale (CheckFloor).
@@ -956,7 +958,7 @@ var (
 
 // Error is the error type of package health.
 type Error struct {
-	Op  string // "weights", "dimensions", "floor", "rubric", "raters", "scores", "score", "judge", "write"
+	Op  string // "weights", "dimensions", "floor", "rubric", "raters", "scores", "cases", "replay", "report", "score", "judge", "write"
 	Err error
 }
 

@@ -162,3 +162,15 @@ func Shape(cases []Case) []string {
 	}
 	return out
 }
+
+// Tagged returns the cases with at least one of tags, in order: the subset
+// to rerun when a prompt changes.
+func Tagged(cases []Case, tags ...string) []Case {
+	var out []Case
+	for _, c := range cases {
+		if slices.ContainsFunc(c.Tags, func(t string) bool { return slices.Contains(tags, t) }) {
+			out = append(out, c)
+		}
+	}
+	return out
+}

@@ -105,3 +105,14 @@ func TestShape(t *testing.T) {
 		t.Errorf("Shape =\n%q\nwant\n%q", got, want)
 	}
 }
+
+func TestTagged(t *testing.T) {
+	cases := []Case{{ID: "a", Tags: []string{"en", "returns"}}, {ID: "b", Tags: []string{"zh"}}, {ID: "c"}, {ID: "d", Tags: []string{"returns"}}}
+	var got []string
+	for _, c := range Tagged(cases, "returns", "memory") {
+		got = append(got, c.ID)
+	}
+	if want := []string{"a", "d"}; !slices.Equal(got, want) {
+		t.Errorf("Tagged = %v, want %v", got, want)
+	}
+}
