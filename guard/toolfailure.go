@@ -10,11 +10,14 @@ import (
 const RuleToolFailure = "tool-failure"
 
 // ToolFailureGate keeps a tool exception from ending the conversation in a
-// dead end ("I could not submit the return…" and nothing after). When a
-// tool call of the current turn failed — it ran and returned an error; a
-// call the guard blocked did not run and does not count — and no later
-// call of the same tool in the turn succeeded, the turn's final answer is
-// judged verdict, unless it already asks the user a question:
+// dead end ("I could not submit the return…" and nothing after). A dead
+// end is a turn in which a tool call failed — it ran and returned an
+// error; a call the guard blocked did not run and does not count — no
+// later call of the same tool in the turn succeeded, and either the failed
+// call was state-changing (per tools, as for EmptyResultGate: the action
+// the user asked for did not happen) or no other call of the turn
+// succeeded (the answer rests on nothing). Its final answer is judged
+// verdict, unless it already asks the user a question:
 //
 //   - trace.Handoff (the default, for ""): a person takes the conversation
 //     over (Result.Status is StatusHandoff, the answer the handoff message);
@@ -27,7 +30,7 @@ const RuleToolFailure = "tool-failure"
 // It is not among the built-in rules: add it to Config.Rules. Like every
 // rule it runs offline too (Evaluate), and in shadow mode it records the
 // dead end without changing the answer. Any other verdict panics.
-func ToolFailureGate(verdict trace.Verdict) Rule {
+func ToolFailureGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 	switch verdict {
 	case "":
 		verdict = trace.Handoff
@@ -40,6 +43,7 @@ func ToolFailureGate(verdict trace.Verdict) Rule {
 			return nil
 		}
 		var failed *trace.Step
+		succeeded := 0
 		for _, p := range sameTurn(t, s.Turn) {
 			switch {
 			case p.Kind != trace.KindTool || p.Blocked || p.Turn != s.Turn:
@@ -47,9 +51,12 @@ func ToolFailureGate(verdict trace.Verdict) Rule {
 				failed = p
 			case failed != nil && p.Name == failed.Name:
 				failed = nil // tried again and it worked
+				succeeded++
+			default:
+				succeeded++
 			}
 		}
-		if failed == nil {
+		if failed == nil || (succeeded > 0 && !stateChanging(failed.Name, tools[failed.Name])) {
 			return nil
 		}
 		reason := firstLine(failed.Error)

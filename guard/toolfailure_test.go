@@ -29,7 +29,7 @@ func TestToolFailureGate(t *testing.T) {
 		guardtest.Text("I could not submit the return for A1001."),
 	}
 	cfg := func(v trace.Verdict) guard.Config {
-		return guard.Config{Rules: []guard.Rule{guard.ToolFailureGate(v)}}
+		return guard.Config{Rules: []guard.Rule{guard.ToolFailureGate(nil, v)}}
 	}
 	for _, tc := range []gateCase{
 		{name: "handoff by default", cfg: cfg(""), tools: []tools.Tool{submit()}, turns: []string{"Return A1001, it is broken."},
@@ -56,9 +56,25 @@ func TestToolFailureGate(t *testing.T) {
 				guardtest.Text("It is not delivered yet; shall I track it?"),
 				guardtest.Text("It is out for delivery."),
 			}, wantStatus: guard.StatusDone, wantAnswer: "out for delivery"},
+		{name: "a failed read beside one that worked", cfg: cfg(""), tools: []tools.Tool{fixed("query_order", `{"status":"shipped"}`), broken("logistics")},
+			turns: []string{"Where is A1005?"},
+			script: []guardtest.Reply{
+				guardtest.ToolCall("query_order", `{"order_id":"A1005"}`),
+				guardtest.ToolCall("logistics", `{"order_id":"A1005"}`),
+				guardtest.Text("Order A1005 has shipped; tracking is unavailable right now."),
+			}, wantStatus: guard.StatusDone, wantAnswer: "shipped"},
+		{name: "the only read failed", cfg: cfg(""), tools: []tools.Tool{broken("logistics")}, turns: []string{"Where is A1005?"},
+			script: []guardtest.Reply{
+				guardtest.ToolCall("logistics", `{"order_id":"A1005"}`),
+				guardtest.Text("Your parcel is on its way."),
+			}, wantStatus: guard.StatusHandoff, wantRules: []string{"tool-failure@handoff"}},
 	} {
 		t.Run(tc.name, tc.run)
 	}
+}
+
+func broken(name string) tools.Tool {
+	return guardtest.NewTool(name, "", func(context.Context, string) (string, error) { return "", errors.New("upstream 503") })
 }
 
 func TestToolFailureGateVerdicts(t *testing.T) {
@@ -67,5 +83,5 @@ func TestToolFailureGateVerdicts(t *testing.T) {
 			t.Error("ToolFailureGate(Block) did not panic")
 		}
 	}()
-	guard.ToolFailureGate(trace.Block)
+	guard.ToolFailureGate(nil, trace.Block)
 }

@@ -70,12 +70,20 @@ func Check(ctx context.Context, cases string, f replay.Factory, cfg CheckConfig)
 	return Score(ctx, set, runs, v, cfg.Score)
 }
 
-// ReadReport reads a report written by WriteFiles (report.json), as the
-// "before" of a comparison. source names the input in errors.
+// ReadReport reads a report.json written by WriteFiles, as the "before" of
+// a comparison: a report's, or a comparison's, whose After it returns.
+// source names the input in errors.
 func ReadReport(r io.Reader, source string) (*Report, error) {
-	var rep Report
-	if err := json.NewDecoder(r).Decode(&rep); err != nil {
+	var v struct {
+		Report
+		After *Report `json:"after"`
+	}
+	if err := json.NewDecoder(r).Decode(&v); err != nil {
 		return nil, &Error{Op: "report", Err: fmt.Errorf("%s: %w: %v", source, ErrReport, err)}
+	}
+	rep := v.Report
+	if v.After != nil {
+		rep = *v.After
 	}
 	for _, d := range Dimensions {
 		if !slices.ContainsFunc(rep.Dimensions, func(s DimensionScore) bool { return s.Dimension == d }) {

@@ -31,7 +31,7 @@ func TestRunJudgeDemo(t *testing.T) {
 	if err := run(context.Background(), options{out: out, repeats: 1, judge: "demo"}, &w); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"judge unguarded: ", "judge guarded: ", " 0 errors; "} {
+	for _, want := range []string{"raters of unguarded: ", "raters of guarded: ", " 0 errors, "} {
 		if !strings.Contains(w.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, w.String())
 		}

@@ -9,17 +9,20 @@ import (
 )
 
 // GuardConfig is the guard configuration the demo agent runs under: the
-// built-in gates, a domain policy, the intent classifier, the memory card,
+// built-in gates, a domain policy, hand-off after a tool exception (guard.ToolFailureGate), the intent classifier, the memory card,
 // approval for returns, tool annotations and gpt-4o's list prices (USD),
 // with the given ledger and mode.
 func GuardConfig(ledger guard.Sink, shadow bool) guard.Config {
+	tools := guard.ToolPolicies{
+		"search_kb":      {Retrieval: true},
+		"update_address": {Confirm: true},
+	}
 	return guard.Config{
 		Shadow: shadow,
-		Rules:  []guard.Rule{AddressOnlyWhilePending},
-		Tools: guard.ToolPolicies{
-			"search_kb":      {Retrieval: true},
-			"update_address": {Confirm: true},
-		},
+		// A tool exception that leaves the user at a dead end is handed
+		// to a person.
+		Rules:  []guard.Rule{AddressOnlyWhilePending, guard.ToolFailureGate(tools, trace.Handoff)},
+		Tools:  tools,
 		Memory: &guard.MemoryOptions{Budget: 2000},
 		Gates: guard.Gates{
 			RequireApproval: []string{"submit_return"},
