@@ -235,7 +235,7 @@ func runChecks(c *replay.Case, r *replay.Run) []Hit {
 		out = append(out, Hit{Case: c.ID, TraceID: r.TraceID, Turn: len(r.Turns), Screen: "error", Dimension: trace.Stability, Outcome: Failed, Tag: "agent-error", Cause: "agent error ended the run", Detail: clip(firstLine(r.Err), 160)})
 	}
 	for i, t := range r.Turns {
-		if strings.TrimSpace(t.Answer) == "" && t.Status != guard.StatusPaused {
+		if strings.TrimSpace(t.Answer) == "" && t.Status != guard.StatusPaused && t.Status != guard.StatusHandoff {
 			out = append(out, Hit{Case: c.ID, TraceID: r.TraceID, Turn: i, Screen: "error", Dimension: trace.Stability, Outcome: Failed, Tag: "no-output", Cause: "blank answer"})
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -223,7 +224,8 @@ type Metrics struct {
 	// ones included.
 	MeanToolCalls float64 `json:"mean_tool_calls"`
 	// NoOutputRate is the share of user turns that got no answer: the run
-	// ended before them, or the answer was blank.
+	// ended before them, or the answer was blank; a turn handed to a person
+	// (StatusHandoff) is an outcome, not a missing answer.
 	NoOutputRate float64 `json:"no_output_rate"`
 	// TimeoutRate is the share of external calls — tool calls that ran and
 	// model calls — that timed out (guard.ErrTimeout), a run that timed out
@@ -257,7 +259,7 @@ func Measure(cases []Case, runs []Run) Metrics {
 		turns += n
 		silent += n - len(r.Turns)
 		for _, t := range r.Turns {
-			if strings.TrimSpace(t.Answer) == "" {
+			if strings.TrimSpace(t.Answer) == "" && t.Status != guard.StatusHandoff { // a deterministic hand-off is an outcome
 				silent++
 			}
 		}

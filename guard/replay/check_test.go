@@ -179,3 +179,17 @@ func TestMeasure(t *testing.T) {
 		t.Errorf("Measure of no runs = %+v", got)
 	}
 }
+
+// TestNoOutputExcludesHandoff: a turn handed to a person is an outcome,
+// not a missing answer, whatever its text.
+func TestNoOutputExcludesHandoff(t *testing.T) {
+	cases := []Case{{ID: "a", Turns: []string{"1", "2"}}}
+	runs := []Run{{Case: "a", Repeat: 1, Turns: []Turn{{Answer: "ok"}, {Answer: "", Status: guard.StatusHandoff}}}}
+	if got := Measure(cases, runs).NoOutputRate; got != 0 {
+		t.Errorf("NoOutputRate = %v, want 0", got)
+	}
+	runs[0].Turns[1].Status = guard.StatusDone
+	if got := Measure(cases, runs).NoOutputRate; got != 0.5 {
+		t.Errorf("NoOutputRate = %v, want 0.5", got)
+	}
+}
