@@ -3,11 +3,13 @@ package guard_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 )
 
@@ -84,4 +86,25 @@ func TestToolFailureGateVerdicts(t *testing.T) {
 		}
 	}()
 	guard.ToolFailureGate(nil, trace.Block)
+}
+
+// A return that fails in the tool reaches a person, not a dead end.
+func ExampleToolFailureGate() {
+	submit := guardtest.NewTool("submit_return", "Submit a return", func(context.Context, string) (string, error) {
+		return "", errors.New("order A1001 is shipped, not delivered")
+	})
+	model := guardtest.Script(
+		guardtest.ToolCall("submit_return", `{"order_id":"A1001"}`),
+		guardtest.Text("I could not submit the return for A1001."),
+	)
+	g := guard.New(guard.Config{Rules: []guard.Rule{guard.ToolFailureGate(nil, trace.Handoff)}})
+	ctx, _ := g.StartTrace(context.Background(), "s1", "after-sales")
+	res, err := g.Run(ctx, model, []tools.Tool{submit}, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Return A1001, it is broken.")})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(res.Status, "—", res.Answer)
+	// Output:
+	// handoff — I am handing this conversation to a human colleague, who will continue from here.
 }
