@@ -147,12 +147,19 @@ not target falls by [SideEffectDrop] or more.
 
 # Example
 
+The health check of your own agent, from a factory and a golden set
+([Check]):
+
+	rep, err := health.Check(ctx, "golden.jsonl", newAgent, health.CheckConfig{Replay: replay.Config{Guard: cfg}})
+	if err != nil {
+		return err // an empty, unreadable or malformed set: nothing was checked
+	}
+	fmt.Println(health.Headline(rep.Total, rep.Points)) // 4.05 of 5 (81 of 100 points, sub-healthy, local repair)
+	err = rep.WriteFiles("health-report")
+
+or its two halves, with a ledger and a judge:
+
 	runs, _ := replay.Replay(ctx, cases, newAgent, replay.Config{Guard: cfg, Traces: f})
 	rep, err := health.Score(ctx, cases, runs, led, health.Options{Knowledge: kb, Judge: judge}) // judge may be nil
-	if err != nil {
-		return err
-	}
-	fmt.Printf("%.2f (%.0f points, %s)\n", rep.Total, rep.Points, rep.Band)
-	err = rep.WriteFiles("health-report")
 */
 package health

@@ -139,3 +139,32 @@ func TestReadReport(t *testing.T) {
 		t.Errorf("not json: err = %v", err)
 	}
 }
+
+// FuzzLoadScores: any input gives scores from 1 to 5 or errors, never a
+// panic.
+func FuzzLoadScores(f *testing.F) {
+	f.Add(`{"case":"B05","score":2,"reason":"编造了第7.3条"}` + "\n" + `{"case":"A01","score":5}`)
+	f.Add(`{"case":"x","score":2.5}`)
+	f.Add("\n\n{")
+	f.Fuzz(func(t *testing.T, in string) {
+		scores, _ := LoadScores(strings.NewReader(in), "fuzz")
+		for id, r := range scores {
+			if id == "" || r.Score < 1 || r.Score > 5 {
+				t.Errorf("case %q score %d", id, r.Score)
+			}
+		}
+	})
+}
+
+// FuzzParseWeights: weights that parse are valid.
+func FuzzParseWeights(f *testing.F) {
+	f.Add("accuracy=25,coherence=25,memory=20,stability=10,efficiency=20")
+	f.Add("accuracy=1e2,coherence=0,memory=0,stability=0,efficiency=0")
+	f.Add("accuracy=NaN,coherence=25")
+	f.Fuzz(func(t *testing.T, in string) {
+		w, err := ParseWeights(in)
+		if err == nil && w.Validate() != nil {
+			t.Errorf("ParseWeights(%q) = %+v, which is not valid", in, w)
+		}
+	})
+}
