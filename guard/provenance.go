@@ -73,8 +73,25 @@ func isDate(v string) bool {
 	if !strings.ContainsAny(v, "-/:年, ") && !strings.ContainsAny(v, "apm") {
 		return false // "A1001", "20240611": no layout matches without a separator
 	}
+	if !digit(v[0]) && !monthFirst(v) {
+		return false // every layout starts with a number or a month's name
+	}
 	for _, l := range dateLayouts {
 		if _, err := time.Parse(l, v); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// monthFirst reports whether v starts with a month's English name, as the
+// layouts that do not start with a number do ("Jan 2, 2006").
+func monthFirst(v string) bool {
+	if len(v) < 3 {
+		return false
+	}
+	for _, m := range [...]string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"} {
+		if strings.EqualFold(v[:3], m) {
 			return true
 		}
 	}

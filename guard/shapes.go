@@ -33,13 +33,13 @@ func isPhone(v string) bool {
 func upper(c byte) bool { return c >= 'A' && c <= 'Z' }
 func digit(c byte) bool { return c >= '0' && c <= '9' }
 
-// mayHoldPhone reports whether text has the eight digits or more that
-// phoneRun needs, so that most text skips that pattern.
+// mayHoldPhone reports whether text has the seven digits that phoneKey
+// needs of a phoneRun match, so that most text skips that pattern.
 func mayHoldPhone(text string) bool {
 	n := 0
 	for i := 0; i < len(text); i++ {
 		if digit(text[i]) {
-			if n++; n >= 8 {
+			if n++; n >= 7 {
 				return true
 			}
 		}
