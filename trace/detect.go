@@ -115,8 +115,11 @@ func DetectFormat(line []byte) (Format, error) {
 	var first map[string]json.RawMessage
 	if len(line) == 0 || line[0] != '{' || json.Unmarshal(line, &first) != nil {
 		what := "not a JSON object"
-		if len(line) > 0 && line[0] == '[' {
+		switch {
+		case len(line) > 0 && line[0] == '[':
 			what = "a JSON array, not an object per line"
+		case len(line) > 0 && line[0] == '{':
+			what = "not a whole JSON object (JSON Lines hold one object per line, not one spread over several)"
 		}
 		return Format{}, fmt.Errorf("%w: the line is %s; want JSON Lines in one of: %s", ErrUnknownFormat, what, formatList())
 	}

@@ -22,7 +22,6 @@ package contevalcmd
 
 import (
 	"bufio"
-	"bytes"
 	"compress/flate"
 	"compress/gzip"
 	"context"
@@ -66,13 +65,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // options are the command's flags.
 type options struct {
-	traces, config, since, ledger, cases, details, trend, judge, report string
+	traces, format, config, since, ledger, cases, details, trend, judge, report string
 }
 
 // parseFlags parses args; ok is false when the verb must return code.
 func parseFlags(args []string, stdout, stderr io.Writer) (o options, code int, ok bool) {
 	fs := verb.FlagSet()
-	fs.StringVar(&o.traces, "traces", "", "production traces, one JSONL trace per line; gzipped files are read as such (required)")
+	fs.StringVar(&o.traces, "traces", "", "production traces in a format -format names or detected from the first line; gzipped files are read as such; - for stdin (required)")
+	fs.StringVar(&o.format, "format", "", "format of -traces, one of "+trace.FormatNames()+" (default: detected from the first line)")
 	fs.StringVar(&o.config, "config", "", "versioned config file (JSON); default: the built-in defaults, unversioned")
 	fs.StringVar(&o.since, "since", "", "evaluate traces that started at or after T: RFC 3339, YYYY-MM-DD, or a duration before now (24h)")
 	fs.StringVar(&o.ledger, "ledger", "", "ledger directory to file red samples in, as violations ce_<assertion>")
@@ -86,6 +86,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, code int, o
 	}
 	if o.traces == "" {
 		return o, verb.Fail(stderr, fs, "-traces is required"), false
+	}
+	if _, ok := trace.LookupFormat(o.format); o.format != "" && !ok {
+		return o, verb.Fail(stderr, fs, fmt.Sprintf("-format %q: want one of %s", o.format, trace.FormatNames())), false
 	}
 	if o.judge != "" && o.judge != "demo" {
 		return o, verb.Fail(stderr, fs, fmt.Sprintf(`-judge %q: only "demo" is built in`, o.judge)), false
@@ -101,9 +104,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, now time.
 	if !ok {
 		return code
 	}
-	rep, err := round(ctx, o, stdout, stderr, now)
+	rep, info, err := round(ctx, o, stdout, stderr, now)
 	if err != nil {
 		verb.Errorf(stderr, "%v", err)
+		if errors.Is(err, trace.ErrUnknownFormat) || errors.Is(err, trace.ErrAmbiguousFormat) {
+			fmt.Fprintf(stderr, "  (name the format with -format: %s)\n", trace.FormatNames())
+		}
+		return exitFailed
+	}
+	if info.bad > 0 { // input problems win over the verdict: a broken input passes no gate
+		verb.Errorf(stderr, "%d lines of %s could not be read (the first ones are above); the verdict is not a gate until the input is clean", info.bad, info.name)
 		return exitFailed
 	}
 	return exitCode(rep.Verdict)
@@ -122,28 +132,28 @@ func exitCode(v conteval.Light) int {
 }
 
 // round runs the round and prints it.
-func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Time) (_ *conteval.Report, err error) {
+func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Time) (_ *conteval.Report, info traceInfo, err error) {
 	cfg := conteval.Config{}
 	if o.config != "" {
 		var err error
 		if cfg, err = conteval.LoadConfig(o.config); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
 	var since time.Time
 	if o.since != "" {
 		if since, err = cli.ParseTime("since", o.since, now); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
-	traces, info, err := readTraces(o.traces, since, stderr)
+	traces, info, err := readTraces(ctx, o.traces, o.format, since, stderr)
 	if err != nil {
-		return nil, err
+		return nil, info, err
 	}
 	var history []conteval.TrendPoint
 	if o.trend != "" {
 		if history, err = conteval.LoadTrend(o.trend); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
 	ev := &conteval.Evaluator{Config: cfg, History: history}
@@ -153,7 +163,7 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 	if o.ledger != "" {
 		led, err := badgerstore.Open(o.ledger, badgerstore.Options{})
 		if err != nil {
-			return nil, err
+			return nil, info, err
 		}
 		defer func() {
 			if cerr := led.Close(); err == nil && cerr != nil {
@@ -164,7 +174,7 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 	}
 	rep, runErr := ev.Run(ctx, traces, now)
 	if rep == nil {
-		return nil, runErr
+		return nil, info, runErr
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
@@ -173,7 +183,7 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 	newCases := 0
 	if o.cases != "" {
 		if newCases, err = saveCases(o.cases, o.details, rep.Cases); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
 	if o.report != "" {
@@ -183,19 +193,19 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 			enc.SetEscapeHTML(false)
 			return enc.Encode(rep)
 		}); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
 	if o.trend != "" {
 		if err := conteval.AppendTrend(o.trend, rep.Trend); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
 	printLoop(w, rep, o, history, newCases)
 	if runErr != nil {
-		return nil, runErr
+		return nil, info, runErr
 	}
-	return rep, nil
+	return rep, info, nil
 }
 
 // saveCases adds the round's cases to the cases file and the details file,
@@ -253,36 +263,28 @@ func saveCases(casesPath, detailsPath string, cases []conteval.Case) (int, error
 
 // traceInfo describes the input.
 type traceInfo struct {
+	name               string
 	read, skipped, bad int
 	first, last        time.Time
 }
 
-// readTraces reads a trace file, gunzipping it when it starts with the
-// gzip magic number, and keeps the traces that started at or after since.
-// Lines that are not traces are reported and skipped.
-func readTraces(path string, since time.Time, stderr io.Writer) ([]*trace.Trace, traceInfo, error) {
-	var info traceInfo
-	f, err := os.Open(path)
+// readTraces reads the traces of a file ("-" for the standard input),
+// gunzipping it when it starts with the gzip magic number, in the format
+// named or detected, and keeps the traces that started at or after since.
+// Lines that are not traces are reported, the first five of them, and
+// counted.
+func readTraces(ctx context.Context, path, format string, since time.Time, stderr io.Writer) ([]*trace.Trace, traceInfo, error) {
+	info := traceInfo{name: path}
+	in, err := cli.OpenInput(ctx, path)
 	if err != nil {
 		return nil, info, err
 	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<16)
-	var in io.Reader = br
-	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, info, fmt.Errorf("%s: %w", path, err)
-		}
-		defer zr.Close()
-		in = zr
-	}
-	r := trace.NewReader(in)
-	r.Source = path
+	defer in.Close()
+	info.name = in.Name
 	var out []*trace.Trace
-	for t, err := range r.All() {
+	for t, err := range trace.Import(in, in.Name, format) {
 		if err != nil {
-			if isIOError(err) {
+			if isIOError(err) || errors.Is(err, trace.ErrUnknownFormat) || errors.Is(err, trace.ErrAmbiguousFormat) {
 				return nil, info, err
 			}
 			if info.bad++; info.bad <= 5 {
@@ -402,7 +404,16 @@ func printReport(w io.Writer, rep *conteval.Report, cfg conteval.Config, o optio
 		fmt.Fprintf(w, "  red samples: %d judged, %d confirmed, %d disputed\n", j.Red, j.Confirmed, j.Disputed)
 		fmt.Fprintf(w, "  passing head samples: %d judged, %d failed by the judge (missed by the assertions)\n", j.Head, j.Missed)
 	}
-	fmt.Fprintf(w, "\n%s\n", rep.GateLine())
+	fmt.Fprintln(w)
+	for _, a := range rep.Assertions {
+		if a.Applied == 0 {
+			fmt.Fprintf(w, "warning: assertion %s applied to no sample: its pass rate says nothing\n", a.Name)
+		}
+	}
+	if o.config == "" {
+		fmt.Fprintln(w, "warning: no -config: the built-in defaults name no routes, tools or schemas of yours; pass your versioned config")
+	}
+	fmt.Fprintf(w, "%s\n", rep.GateLine())
 	switch rep.Verdict {
 	case conteval.Yellow:
 		fmt.Fprintln(w, "warning: yellow — the pass rate meets the floor but its interval reaches below it; watch the next rounds")

@@ -113,9 +113,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if _, code, ok := verb.Parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if cli.IsTerminal(stderr) {
-		o.progress = stderr
-	}
+	o.progress = cli.Progress(stderr)
 	err := run(ctx, o, stdout)
 	switch {
 	case errors.Is(err, errBelowFloor):
@@ -128,7 +126,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return cli.ExitPassed
 }
 
-func run(ctx context.Context, o options, w io.Writer) error {
+func run(ctx context.Context, o options, w io.Writer) (err error) {
 	if o.repeats < 1 {
 		return fmt.Errorf("-repeats %d: want 1 or more", o.repeats)
 	}
@@ -152,6 +150,13 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		if o.out, err = os.MkdirTemp("", "agentguard-health-"); err != nil {
 			return err
 		}
+		// A run that fails leaves nothing behind; one that finishes, falls
+		// below the floor or is interrupted keeps its reports.
+		defer func() {
+			if err != nil && !errors.Is(err, errBelowFloor) && ctx.Err() == nil {
+				os.RemoveAll(o.out)
+			}
+		}()
 	}
 	led, err := badgerstore.Open(filepath.Join(o.out, "ledger"), badgerstore.Options{})
 	if err != nil {
