@@ -247,6 +247,11 @@ func (c *committer) commitSome(reqs []*request) int {
 	if c.failed != nil {
 		return ack(reqs, c.failed)
 	}
+	// PutTrace and Reindex write too: hold them off from the commit to the
+	// end of its sync, so that no write of theirs can switch badger to a
+	// new memtable log in between (see sync).
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
 	n := 0
 	for _, r := range reqs {
 		n += len(r.bodies)

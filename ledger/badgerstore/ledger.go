@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -67,6 +68,19 @@ type Options struct {
 	Redact func(string) string
 	// Logger receives badger's warnings and errors. Nil means silent.
 	Logger *slog.Logger
+	// MaxTraceBytes caps the JSON of the steps PutTrace keeps for one
+	// trace; later steps are counted, not stored. Zero means
+	// DefaultMaxTraceBytes; negative means no cap.
+	MaxTraceBytes int
+	// DiskReserve is the free space, in bytes, the ledger leaves on its
+	// disk: while less is free, appends, PutTrace and Open fail with
+	// ledger.ErrDiskFull instead of writing (see "Full disk" in the package
+	// documentation). Zero means DefaultDiskReserve; negative turns the
+	// check off. Ignored in memory and read-only.
+	DiskReserve int64
+
+	// freeSpace replaces diskFree in tests.
+	freeSpace func(dir string) (uint64, error)
 }
 
 // Store is an append-only store of violations on badger. Its methods are
@@ -78,6 +92,9 @@ type Store struct {
 	maxEvidence int
 	redact      func(string) string
 	readOnly    bool
+	space       *space // nil when not checked
+
+	maxTraceBytes int
 
 	mu     sync.RWMutex // held for reading by every operation, for writing by Close
 	closed bool
@@ -125,6 +142,19 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, fail(err)
 		}
 	}
+	var sp *space
+	if !opts.InMemory && !opts.ReadOnly && opts.DiskReserve >= 0 {
+		sp = &space{dir: dir, reserve: uint64(opts.DiskReserve), free: opts.freeSpace}
+		if sp.reserve == 0 {
+			sp.reserve = DefaultDiskReserve
+		}
+		if sp.free == nil {
+			sp.free = diskFree
+		}
+		if err := sp.check(0); err != nil {
+			return nil, fail(err)
+		}
+	}
 	bo := badgerOptions(path, opts)
 	if !opts.InMemory {
 		if err := check(dir, bo); err != nil {
@@ -135,9 +165,16 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
-	l := &Store{db: db, path: path, maxEvidence: opts.MaxEvidence, redact: opts.Redact, readOnly: opts.ReadOnly}
+	l := &Store{db: db, path: path, maxEvidence: opts.MaxEvidence, redact: opts.Redact, readOnly: opts.ReadOnly,
+		space: sp, maxTraceBytes: opts.MaxTraceBytes}
 	if l.maxEvidence == 0 {
 		l.maxEvidence = DefaultMaxEvidence
+	}
+	switch {
+	case l.maxTraceBytes == 0:
+		l.maxTraceBytes = DefaultMaxTraceBytes
+	case l.maxTraceBytes < 0:
+		l.maxTraceBytes = math.MaxInt
 	}
 	if l.redact == nil {
 		l.redact = redact.String
