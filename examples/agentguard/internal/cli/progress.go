@@ -17,7 +17,11 @@ import (
 // passes another tenth, and the last one, so that a log file holds a
 // dozen lines, not thousands. Nothing goes to the standard output.
 func Progress(stderr io.Writer) io.Writer {
-	return &progress{w: stderr, tty: IsTerminal(stderr), decile: -1}
+	return newProgress(stderr, IsTerminal(stderr))
+}
+
+func newProgress(w io.Writer, tty bool) *progress {
+	return &progress{w: w, tty: tty, decile: -1}
 }
 
 type progress struct {

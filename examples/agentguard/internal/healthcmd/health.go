@@ -9,8 +9,8 @@
 //	                  [-model SPEC] [-judge SPEC] [-timeout D]
 //
 // DIR receives unguarded/ and guarded/, each with execution_trace.jsonl
-// and report.{json,md,html}, the shared ledger/, and the comparison as
-// report.{json,md,html}. The command prints the five-dimension table
+// (de-identified by trace/redact unless -raw) and report.{json,md,html},
+// the shared ledger/, and the comparison as report.{json,md,html}. The command prints the five-dimension table
 // before and after and the path of report.html, and exits with status 1
 // when the guarded total falls below the floor (on the 100-point scale),
 // so that the same command can gate a release; status 2 means it could not
@@ -66,6 +66,7 @@ import (
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/redact"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -84,6 +85,7 @@ type options struct {
 	model    string        // the agent's model (models.Open); "" means the scripted one
 	judge    string        // the judge: "", "demo", or a model as for model
 	timeout  time.Duration // of one run; 0 means 1m with the scripted model, 5m with a real one
+	raw      bool          // write the traces without de-identifying them
 	progress io.Writer
 }
 
@@ -110,6 +112,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.model, "model", "", "agent's "+models.FlagHelp)
 	fs.StringVar(&o.judge, "judge", "", `judge of the screened cases: "" for none, "demo" for the offline scripted judge, or a model as for -model`)
 	fs.DurationVar(&o.timeout, "timeout", 0, "time limit of one run (default 1m with the scripted model, 5m with -model)")
+	fs.BoolVar(&o.raw, "raw", false, "write the execution traces as they are, without de-identifying them")
 	if _, code, ok := verb.Parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -255,6 +258,12 @@ func replayAndScore(ctx context.Context, cases []replay.Case, led *badgerstore.S
 		return nil, err
 	}
 	defer f.Close()
+	// The traces are de-identified on their way to the file, unless -raw.
+	red := redact.String
+	if o.raw {
+		red = redact.None
+	}
+	traces := cli.RedactTraces(f, red)
 	timeout := o.timeout
 	if timeout == 0 && m.agent != nil {
 		timeout = 5 * time.Minute
@@ -266,9 +275,12 @@ func replayAndScore(ctx context.Context, cases []replay.Case, led *badgerstore.S
 		Repeats:  o.repeats,
 		Parallel: o.parallel,
 		Timeout:  timeout,
-		Traces:   f,
+		Traces:   traces,
 		Progress: o.progress,
 	})
+	if err := traces.Close(); replayErr == nil {
+		replayErr = err
+	}
 	if replayErr != nil && ctx.Err() == nil {
 		return nil, replayErr // the traces could not be written
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/agentguard/agentguard/guard/health"
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/redact"
 )
 
 // TestGoldenSet checks the demo golden set against what it must cover.
@@ -120,6 +121,9 @@ func TestRun(t *testing.T) {
 	for tr, err := range trace.NewReader(f).All() {
 		if err != nil {
 			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(tr); redact.String(string(b)) != string(b) {
+			t.Errorf("trace %s is not de-identified", tr.ID)
 		}
 		if r, ok := replay.RunFromTrace(tr); !ok || r.Label != "guarded" || len(r.Turns) == 0 {
 			t.Errorf("trace %s reads back as %+v", tr.ID, r)

@@ -48,7 +48,7 @@ import (
 
 var verb = cli.Verb{
 	Name:     "ledger",
-	Synopsis: "lessons|query|export [flags] DIR...",
+	Synopsis: "lessons|query|trace|cases|export [flags] DIR...",
 	Doc: `Reads error ledgers offline:
   lessons  what the ledger learned, by rule and root-cause tag: count, first
            and last seen, example trace ids
