@@ -1,10 +1,12 @@
-// Package democmd is the verb "agentguard demo": it runs the demo customer-service agent through
-// agentguard, offline: a deterministic model, six shop tools and a bilingual
-// knowledge base. It prints every step and every violation, writes the
-// traces as JSONL and the violations into a badger ledger, and prints the
-// ledger's lessons.
+// Package democmd is the verb "agentguard demo": it runs the demo
+// customer-service agent through agentguard, offline: a deterministic
+// model, six shop tools and a bilingual knowledge base. It prints every
+// step and every violation, appends the traces to DIR/traces.jsonl, files
+// the violations in a badger ledger with every trace stored beside them
+// (ledger.TraceStore), and prints the ledger's lessons. What reaches the
+// disk is de-identified (trace/redact) unless -raw.
 //
-//	agentguard demo [-out DIR] [-shadow] [-quiet] [-model openai:NAME|ollama:NAME]
+//	agentguard demo [-out DIR] [-shadow] [-quiet] [-raw] [-model openai:NAME|ollama:NAME]
 package democmd
 
 import (

@@ -1,12 +1,12 @@
-// Package healthcmd is the verb "agentguard health", the offline health check of the demo
-// customer-service agent: it replays the 30-case golden set through the
-// guard twice — once in shadow mode ("unguarded": every rule detects, none
-// enforces) and once enforcing ("guarded") — scores both on five
-// dimensions, compares them, and writes the reports. By default it needs
+// Package healthcmd is the verb "agentguard health", the offline health
+// check of the demo customer-service agent: it replays the 30-case golden
+// set through the guard twice — once in shadow mode ("unguarded": every
+// rule detects, none enforces) and once enforcing ("guarded") — scores
+// both on five dimensions, compares them, and writes the reports. By default it needs
 // no network and no API key.
 //
 //	agentguard health [-out DIR] [-repeats N] [-floor F] [-cases FILE] [-parallel N]
-//	                  [-model SPEC] [-judge SPEC] [-timeout D]
+//	                  [-model SPEC] [-judge SPEC] [-timeout D] [-raw]
 //
 // DIR receives unguarded/ and guarded/, each with execution_trace.jsonl
 // (de-identified by trace/redact unless -raw) and report.{json,md,html},
@@ -91,7 +91,7 @@ type options struct {
 
 var verb = cli.Verb{
 	Name:     "health",
-	Synopsis: "[-out DIR] [-repeats N] [-floor F] [-cases FILE] [-parallel N] [-model SPEC] [-judge SPEC] [-timeout D]",
+	Synopsis: "[-out DIR] [-repeats N] [-floor F] [-cases FILE] [-parallel N] [-model SPEC] [-judge SPEC] [-timeout D] [-raw]",
 	Doc: `Replays the golden set through the demo agent twice, its guard rails only
 watching ("unguarded") and enforcing ("guarded"), scores both on five
 dimensions, prints the comparison and writes the reports into DIR.
