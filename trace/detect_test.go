@@ -173,3 +173,37 @@ func ExampleImport() {
 	// chat.jsonl [Where is order A1001?] 1
 	// true
 }
+
+// BenchmarkImport reads n traces through Import, the format detected, and
+// through a Reader, the baseline: detection reads the first line twice.
+func BenchmarkImport(b *testing.B) {
+	golden, err := os.ReadFile("testdata/golden.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	lines := strings.SplitAfter(strings.TrimSpace(string(golden)), "\n")
+	for _, n := range []int{10, 1000, 10000} {
+		var in strings.Builder
+		for i := range n {
+			in.WriteString(strings.TrimSpace(lines[i%len(lines)]) + "\n")
+		}
+		text := in.String()
+		for _, bb := range []struct {
+			name string
+			read func() iter.Seq2[*trace.Trace, error]
+		}{
+			{"Reader", func() iter.Seq2[*trace.Trace, error] { return trace.NewReader(strings.NewReader(text)).All() }},
+			{"Import", func() iter.Seq2[*trace.Trace, error] { return trace.Import(strings.NewReader(text), "", "") }},
+		} {
+			b.Run(fmt.Sprintf("%s/%d", bb.name, n), func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(text)))
+				for b.Loop() {
+					if got, err := count(bb.read()); got != n || err != nil {
+						b.Fatalf("%d traces, %v", got, err)
+					}
+				}
+			})
+		}
+	}
+}
