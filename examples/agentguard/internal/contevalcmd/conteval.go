@@ -1,16 +1,19 @@
 // Package contevalcmd is the verb "agentguard conteval": one round of
-// continuous evaluation over a file of production traces (trace JSONL,
-// gzipped or not). It samples them by risk band, head and tail, runs the property assertions on every sample, and
-// prints the sampled counts per band, the per-assertion results, the two
-// pass-rate curves and the gate line with the round's cost; it writes the
-// red samples as regression cases for the health check and files them in
-// the ledger.
+// continuous evaluation over a file of production traces, in any format
+// trace.Import reads (agentguard trace JSONL, OpenAI chat logs; -format to
+// name it), gzipped or not. It samples them by risk band, head and tail,
+// runs the property assertions on every sample, and prints the sampled
+// counts per band, the per-assertion results (an assertion that applied to
+// no sample is a warning), the two pass-rate curves and the gate line with
+// the round's cost; it writes the red samples as regression cases for the
+// health check and files them in the ledger.
 //
-//	agentguard conteval -traces FILE [-config FILE] [-since T]
+//	agentguard conteval -traces FILE [-format NAME] [-config FILE] [-since T]
 //	    [-ledger DIR] [-cases FILE] [-trend FILE] [-judge demo] [-report FILE]
 //
 // Exit status: 0 green, 0 with a warning yellow, 1 red, 2 when the round
-// could not run (a usage or input error), 3 not enough samples to judge.
+// could not run or a line of the input could not be read (a usage or input
+// error: a broken input passes no gate), 3 not enough samples to judge.
 //
 // The sample input is a day of the demo agent's traffic:
 //
@@ -50,7 +53,7 @@ const exitFailed = cli.ExitUsage
 
 var verb = cli.Verb{
 	Name:     "conteval",
-	Synopsis: "-traces FILE [-config FILE] [-since T] [-ledger DIR] [-cases FILE] [-trend FILE] [-judge demo] [-report FILE]",
+	Synopsis: "-traces FILE [-format NAME] [-config FILE] [-since T] [-ledger DIR] [-cases FILE] [-trend FILE] [-judge demo] [-report FILE]",
 	Doc: `Runs one round of continuous evaluation over production traces: samples
 them by risk band, runs the property assertions on the samples, and gates
 the pass rate. Red samples become regression cases and ledger entries.`,
