@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -122,8 +123,15 @@ func TestRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b, _ := json.Marshal(tr); redact.String(string(b)) != string(b) {
-			t.Errorf("trace %s is not de-identified", tr.ID)
+		texts := slices.Clone(tr.UserTurns)
+		for _, s := range tr.Steps {
+			texts = append(texts, s.Args, s.Result, s.Error)
+		}
+		for _, text := range texts {
+			if redact.String(text) != text {
+				t.Errorf("trace %s is not de-identified: %q", tr.ID, text)
+				break
+			}
 		}
 		if r, ok := replay.RunFromTrace(tr); !ok || r.Label != "guarded" || len(r.Turns) == 0 {
 			t.Errorf("trace %s reads back as %+v", tr.ID, r)
