@@ -180,9 +180,6 @@ func run(ctx context.Context, o options, w io.Writer) (err error) {
 		if err := traces.Write(ledger.RedactTrace(tr, redactor)); err != nil {
 			return err
 		}
-		if err := led.PutTrace(ctx, tr); err != nil { // redacted by the store
-			return err
-		}
 		for _, st := range tr.Steps {
 			steps++
 			cost += st.Cost
@@ -191,7 +188,10 @@ func run(ctx context.Context, o options, w io.Writer) (err error) {
 			}
 		}
 	}
-	if err := g.Flush(ctx); err != nil { // the findings reach the ledger off the steps
+	// The findings reach the ledger off the steps, and so do the traces
+	// (the guard saves each finished trace in the ledger, which stores
+	// them redacted beside the entries).
+	if err := g.Flush(ctx); err != nil {
 		return err
 	}
 	lessons, err := led.Lessons(ctx, ledger.Query{})
