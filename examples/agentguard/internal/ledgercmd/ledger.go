@@ -277,9 +277,7 @@ func lessons(ctx context.Context, s *session) int {
 		return s.fail(err)
 	}
 	defer closeAll()
-	ls, err := ledger.Learn(entries(ctx, stores, ledger.Query{
-		Rule: s.q.Rule, TraceID: s.q.TraceID, SessionID: s.q.SessionID, Tag: s.q.Tag,
-		Dimension: s.q.Dimension, Since: s.q.Since, Until: s.q.Until}), s.q)
+	ls, err := mergedLessons(ctx, stores, s.q)
 	if err != nil {
 		return s.fail(err)
 	}
@@ -455,4 +453,55 @@ func cases(ctx context.Context, s *session) int {
 		return s.fail(errors.New("no case: no entry selected has a stored trace with a user turn"))
 	}
 	return cli.ExitPassed
+}
+
+// mergedLessons returns the lessons of several ledgers as those of one:
+// each store's lessons (kept as aggregates by badgerstore, so reading them
+// does not grow with the ledger), merged by rule and tag — counts summed,
+// first and last seen widened, examples joined up to ledger.MaxExamples —
+// and sorted as ledger.Learn sorts them.
+func mergedLessons(ctx context.Context, stores []store, q ledger.Query) ([]ledger.Lesson, error) {
+	limit := q.Limit
+	q.Limit = 0
+	type key struct{ rule, tag string }
+	byKey := map[key]*ledger.Lesson{}
+	var out []*ledger.Lesson
+	for _, st := range stores {
+		ls, err := st.Lessons(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range ls {
+			m := byKey[key{l.Rule, l.Tag}]
+			if m == nil {
+				l.Examples = slices.Clone(l.Examples)
+				byKey[key{l.Rule, l.Tag}] = &l
+				out = append(out, &l)
+				continue
+			}
+			m.Count += l.Count
+			if l.FirstSeen.Before(m.FirstSeen) {
+				m.FirstSeen = l.FirstSeen
+			}
+			if l.LastSeen.After(m.LastSeen) {
+				m.LastSeen, m.Dimension = l.LastSeen, l.Dimension
+			}
+			for _, id := range l.Examples {
+				if len(m.Examples) < ledger.MaxExamples && !slices.Contains(m.Examples, id) {
+					m.Examples = append(m.Examples, id)
+				}
+			}
+		}
+	}
+	ls := make([]ledger.Lesson, len(out))
+	for i, l := range out {
+		ls[i] = *l
+	}
+	slices.SortFunc(ls, func(a, b ledger.Lesson) int {
+		return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Tag, b.Tag))
+	})
+	if limit > 0 && len(ls) > limit {
+		ls = ls[:limit]
+	}
+	return ls, nil
 }
