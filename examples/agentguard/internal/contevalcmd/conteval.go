@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -149,9 +150,20 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 			return nil, info, err
 		}
 	}
-	traces, info, err := readTraces(ctx, o.traces, o.format, since, stderr)
+	in, err := cli.OpenInput(ctx, o.traces)
 	if err != nil {
 		return nil, info, err
+	}
+	defer in.Close()
+	info.name = in.Name
+	// The traces are read as a stream; the evaluator takes them as a
+	// slice today (a streaming round would take the sequence itself).
+	var traces []*trace.Trace
+	for t, err := range readTraces(in, o.format, since, &info, stderr) {
+		if err != nil {
+			return nil, info, err
+		}
+		traces = append(traces, t)
 	}
 	var history []conteval.TrendPoint
 	if o.trend != "" {
@@ -264,51 +276,47 @@ func saveCases(casesPath, detailsPath string, cases []conteval.Case) (int, error
 	return len(fresh), err
 }
 
-// traceInfo describes the input.
+// traceInfo describes the input, as readTraces counts it.
 type traceInfo struct {
 	name               string
 	read, skipped, bad int
 	first, last        time.Time
 }
 
-// readTraces reads the traces of a file ("-" for the standard input),
-// gunzipping it when it starts with the gzip magic number, in the format
-// named or detected, and keeps the traces that started at or after since.
-// Lines that are not traces are reported, the first five of them, and
-// counted.
-func readTraces(ctx context.Context, path, format string, since time.Time, stderr io.Writer) ([]*trace.Trace, traceInfo, error) {
-	info := traceInfo{name: path}
-	in, err := cli.OpenInput(ctx, path)
-	if err != nil {
-		return nil, info, err
-	}
-	defer in.Close()
-	info.name = in.Name
-	var out []*trace.Trace
-	for t, err := range trace.Import(in, in.Name, format) {
-		if err != nil {
-			if isIOError(err) || errors.Is(err, trace.ErrUnknownFormat) || errors.Is(err, trace.ErrAmbiguousFormat) {
-				return nil, info, err
+// readTraces yields the traces of in, gunzipped already, in the format
+// named or detected, that started at or after since, and counts what it
+// read in info. Lines that are not traces are reported, the first five of
+// them, counted and skipped; an input that fails (a corrupt gzip stream, a
+// read error, no known format) is yielded as an error and ends it.
+func readTraces(in *cli.Input, format string, since time.Time, info *traceInfo, stderr io.Writer) iter.Seq2[*trace.Trace, error] {
+	return func(yield func(*trace.Trace, error) bool) {
+		for t, err := range trace.Import(in, in.Name, format) {
+			if err != nil {
+				if isIOError(err) || errors.Is(err, trace.ErrUnknownFormat) || errors.Is(err, trace.ErrAmbiguousFormat) {
+					yield(nil, err)
+					return
+				}
+				if info.bad++; info.bad <= 5 {
+					verb.Errorf(stderr, "skipped: %v", err)
+				}
+				continue
 			}
-			if info.bad++; info.bad <= 5 {
-				verb.Errorf(stderr, "skipped: %v", err)
+			info.read++
+			if !since.IsZero() && t.Start.Before(since) {
+				info.skipped++
+				continue
 			}
-			continue
+			if info.first.IsZero() || t.Start.Before(info.first) {
+				info.first = t.Start
+			}
+			if t.Start.After(info.last) {
+				info.last = t.Start
+			}
+			if !yield(t, nil) {
+				return
+			}
 		}
-		info.read++
-		if !since.IsZero() && t.Start.Before(since) {
-			info.skipped++
-			continue
-		}
-		if info.first.IsZero() || t.Start.Before(info.first) {
-			info.first = t.Start
-		}
-		if t.Start.After(info.last) {
-			info.last = t.Start
-		}
-		out = append(out, t)
 	}
-	return out, info, nil
 }
 
 // isIOError reports whether a reader's error is its input failing (a
