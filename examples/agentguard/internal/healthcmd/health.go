@@ -1,16 +1,16 @@
-// Package healthcmd is the verb "agentguard health", the offline health
-// check of the demo customer-service agent: it replays the 30-case golden
-// set through the guard twice — once in shadow mode ("unguarded": every
-// rule detects, none enforces) and once enforcing ("guarded") — scores
-// both on five dimensions, compares them, and writes the reports. By default it needs
+// Package healthcmd is the verb "agentguard health", the offline health check of the demo
+// customer-service agent: it replays the 30-case golden set through the
+// guard twice — once in shadow mode ("unguarded": every rule detects, none
+// enforces) and once enforcing ("guarded") — scores both on five
+// dimensions, compares them, and writes the reports. By default it needs
 // no network and no API key.
 //
 //	agentguard health [-out DIR] [-repeats N] [-floor F] [-cases FILE] [-parallel N]
-//	                  [-model SPEC] [-judge SPEC] [-timeout D] [-raw]
+//	                  [-model SPEC] [-judge SPEC] [-timeout D]
 //
 // DIR receives unguarded/ and guarded/, each with execution_trace.jsonl
-// (de-identified by trace/redact unless -raw) and report.{json,md,html},
-// the shared ledger/, and the comparison as report.{json,md,html}. The command prints the five-dimension table
+// and report.{json,md,html}, the shared ledger/, and the comparison as
+// report.{json,md,html}. The command prints the five-dimension table
 // before and after and the path of report.html, and exits with status 1
 // when the guarded total falls below the floor (on the 100-point scale),
 // so that the same command can gate a release; status 2 means it could not
@@ -91,7 +91,7 @@ type options struct {
 
 var verb = cli.Verb{
 	Name:     "health",
-	Synopsis: "[-out DIR] [-repeats N] [-floor F] [-cases FILE] [-parallel N] [-model SPEC] [-judge SPEC] [-timeout D] [-raw]",
+	Synopsis: "[-out DIR] [-repeats N] [-floor F] [-cases FILE] [-parallel N] [-model SPEC] [-judge SPEC] [-timeout D]",
 	Doc: `Replays the golden set through the demo agent twice, its guard rails only
 watching ("unguarded") and enforcing ("guarded"), scores both on five
 dimensions, prints the comparison and writes the reports into DIR.
