@@ -9,11 +9,10 @@
 //	agentguard ledger    lessons, entries, traces, regression cases and
 //	                     exports of error ledgers
 //
-// Install it with
-//
-//	go install github.com/agentguard/agentguard/examples/agentguard@latest
-//
-// or run it from a checkout with "go run ./examples/agentguard VERB".
+// Install it from a checkout with "go install ./examples/agentguard" (or,
+// once the module is reachable under its path,
+// "go install github.com/agentguard/agentguard/examples/agentguard@VERSION"),
+// or run it in place with "go run ./examples/agentguard VERB".
 // "agentguard VERB -h" prints a verb's usage.
 //
 // The loop the command closes: the demo (or your agent) logs violations
