@@ -207,3 +207,48 @@ func BenchmarkImport(b *testing.B) {
 		}
 	}
 }
+
+// A format of one's own joins detection: here, a log whose lines hold a
+// "prompt" and a "completion".
+func ExampleRegisterFormat() {
+	trace.RegisterFormat(trace.Format{
+		Name: "example-completions",
+		Doc:  `prompt/completion pairs, one per line ({"prompt":...,"completion":...})`,
+		Detect: func(first map[string]json.RawMessage) trace.Match {
+			_, p := first["prompt"]
+			_, c := first["completion"]
+			if p && c {
+				return trace.SureMatch
+			}
+			return trace.NoMatch
+		},
+		Read: func(r io.Reader, source string) iter.Seq2[*trace.Trace, error] {
+			return func(yield func(*trace.Trace, error) bool) {
+				dec := json.NewDecoder(r)
+				for n := 1; ; n++ {
+					var l struct{ Prompt, Completion string }
+					if err := dec.Decode(&l); err == io.EOF {
+						return
+					} else if err != nil {
+						yield(nil, &trace.ParseError{Source: source, Line: n, Err: err})
+						return
+					}
+					t := &trace.Trace{ID: fmt.Sprint(n), UserTurns: []string{l.Prompt},
+						Steps: []*trace.Step{{Kind: trace.KindModel, Result: l.Completion}}}
+					if !yield(t, nil) {
+						return
+					}
+				}
+			}
+		},
+	})
+	in := strings.NewReader(`{"prompt":"2+2?","completion":"4"}` + "\n")
+	for t, err := range trace.Import(in, "log.jsonl", "") {
+		fmt.Println(t.UserTurns[0], t.Steps[0].Result, err)
+	}
+	f, _ := trace.LookupFormat("openai")
+	fmt.Println(f.Doc)
+	// Output:
+	// 2+2? 4 <nil>
+	// OpenAI chat logs, one conversation per line ({"messages":[...]})
+}
