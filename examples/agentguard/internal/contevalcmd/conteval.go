@@ -44,6 +44,7 @@ import (
 	"github.com/agentguard/agentguard/guard/conteval"
 	"github.com/agentguard/agentguard/guard/guardtest"
 	"github.com/agentguard/agentguard/guard/replay"
+	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -190,6 +191,17 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 	rep, runErr := ev.Run(ctx, traces, now)
 	if rep == nil {
 		return nil, info, runErr
+	}
+	if led, ok := ev.Ledger.(ledger.TraceStore); ok && runErr == nil {
+		// The red samples' traces go beside their entries, so that "ledger
+		// trace" and "ledger cases" find them (the store de-identifies them).
+		for _, s := range rep.Red() {
+			if s.Trace != nil {
+				if err := led.PutTrace(ctx, s.Trace); err != nil {
+					return nil, info, err
+				}
+			}
+		}
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()

@@ -137,6 +137,10 @@ func TestLoopClosed(t *testing.T) {
 		if !strings.HasPrefix(e.Rule, conteval.RulePrefix) {
 			t.Errorf("ledger rule %q", e.Rule)
 		}
+		// Every entry's trace is stored beside it.
+		if tr, err := l.Trace(context.Background(), e.TraceID); err != nil || tr.ID != e.TraceID {
+			t.Errorf("entry %d: trace %s: %v", e.Seq, e.TraceID, err)
+		}
 	}
 }
 
