@@ -176,6 +176,14 @@ type Observation struct {
 	// MaxField caps recorded arguments and results, in bytes (see
 	// trace.RecorderOptions). Zero means trace.DefaultMaxField.
 	MaxField int
+	// Traces receives every finished trace (see TraceSink for when a trace
+	// is finished), off the step like findings. Nil means Ledger, when it
+	// stores traces too (a badgerstore.Store does): every entry's trace
+	// can then be fetched from the ledger. DiscardTraces stores none.
+	Traces TraceSink
+	// TraceEvery saves a trace every TraceEvery recorded steps as well, for
+	// sessions that never end. Zero or negative means only when finished.
+	TraceEvery int
 }
 
 // Evaluation tunes the score Evaluate gives a recorded trace.

@@ -2,9 +2,13 @@ package guard
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
+	"time"
 
+	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -16,75 +20,219 @@ type BatchSink interface {
 	AppendBatch(ctx context.Context, vs []trace.Violation) ([]uint64, error)
 }
 
-// reportQueue is how many findings wait for the reporter before report
-// delivers them itself, on the step.
-const reportQueue = 256
+// reportQueue is how many findings wait for the reporter, and traceQueue
+// how many traces: findings are small and each is a lesson; traces are
+// large, and a later save of a growing trace covers an earlier one.
+const (
+	reportQueue = 4096
+	traceQueue  = 64
+)
 
-// reporter delivers findings to the logger and the ledger off the agent's
-// step: report queues them and one goroutine, started on the first
-// finding, logs and appends them in order, in batches when the sink is a
-// BatchSink. A full queue is not a reason to lose a finding: report then
-// delivers it on the step.
+// ReportWait is the longest a step waits for room in a full report queue.
+// When the ledger falls that far behind (it hangs, or is slower than the
+// agent for long), the oldest queued finding or trace is dropped to make
+// room, and counted in ReportStats: a stuck ledger never stops the agent,
+// and the findings stay in their traces.
+const ReportWait = 20 * time.Millisecond
+
+// reporter delivers findings to the logger and the ledger, and traces to
+// the trace sink, off the agent's step: send queues them and one
+// goroutine, started on the first one, logs and appends them in order, in
+// batches when the sink is a BatchSink, findings before traces.
 type reporter struct {
 	g       *Guard
 	once    sync.Once
-	started atomic.Bool  // set once q exists and run is running
-	mu      sync.RWMutex // guards closed against sends on a closed queue
-	q       chan report
+	started atomic.Bool  // set once the queues exist and run is running
+	mu      sync.RWMutex // guards closed against sends on closed queues
+	q       chan report  // findings
+	tq      chan report  // traces
 	// closed is set by Close; later findings are delivered on the step.
 	closed bool
-	done   chan struct{} // closed when the goroutine has drained q
+	done   chan struct{} // closed when the goroutine has drained the queues
+
+	// queued counts what was queued, settled what left the queue and was
+	// delivered or dropped, for findings [0] and traces [1]; Flush waits
+	// for settled to reach queued.
+	queued, settled [2]atomic.Uint64
+	waitMu          sync.Mutex
+	waiters         []flushWaiter
+
+	stats struct {
+		delivered, dropped, unstored       atomic.Uint64
+		traces, tracesDropped, tracesFails atomic.Uint64
+	}
+	// Used by the delivering goroutine (or a step after Close) under logMu.
+	logMu       sync.Mutex
+	failing     bool   // the last append failed
+	loggedDrops uint64 // drops when last logged
 }
 
-// report is one finding on its way, or a flush marker (flushed != nil).
+type flushWaiter struct {
+	target [2]uint64
+	ch     chan struct{}
+}
+
+// report is one finding, or one trace to save (tr != nil), on its way.
 type report struct {
-	ctx     context.Context
-	v       trace.Violation
-	flushed chan struct{}
+	ctx context.Context
+	v   trace.Violation
+	tr  *trace.Trace
 }
 
-// start makes the queue and its goroutine on the first finding, so that a
-// guard that never reports anything (a replay run, say) costs neither.
+func (rep *report) kind() int {
+	if rep.tr != nil {
+		return 1
+	}
+	return 0
+}
+
+// ReportStats counts what the guard's reporter did with findings and
+// traces since the guard was made: a metrics hook reads them. All counts
+// but Queued only grow.
+type ReportStats struct {
+	// Delivered is the findings appended to the ledger.
+	Delivered uint64
+	// Dropped is the findings dropped from a full queue (see ReportWait).
+	Dropped uint64
+	// Unstored is the findings the ledger refused: a full disk, a closed
+	// or failing ledger. They were logged and are in their traces.
+	Unstored uint64
+	// Queued is the findings and traces waiting now.
+	Queued uint64
+	// TracesSaved, TracesDropped and TracesUnsaved count traces stored,
+	// dropped from a full queue and refused by the trace sink.
+	TracesSaved, TracesDropped, TracesUnsaved uint64
+}
+
+// ReportStats returns the reporter's counts. It is safe to call at any
+// time, from any goroutine.
+func (g *Guard) ReportStats() ReportStats {
+	r := &g.reports
+	var waiting uint64
+	for k := range 2 {
+		q, s := r.queued[k].Load(), r.settled[k].Load()
+		waiting += q - min(q, s)
+	}
+	return ReportStats{
+		Delivered:     r.stats.delivered.Load(),
+		Dropped:       r.stats.dropped.Load(),
+		Unstored:      r.stats.unstored.Load(),
+		Queued:        waiting,
+		TracesSaved:   r.stats.traces.Load(),
+		TracesDropped: r.stats.tracesDropped.Load(),
+		TracesUnsaved: r.stats.tracesFails.Load(),
+	}
+}
+
+// start makes the queues and their goroutine on the first report, so that
+// a guard that never reports anything (a replay run, say) costs neither.
 // Callers hold r.mu for reading and have seen closed false.
 func (r *reporter) start() {
 	r.once.Do(func() {
 		r.q = make(chan report, reportQueue)
+		r.tq = make(chan report, traceQueue)
 		r.done = make(chan struct{})
 		go r.run()
 		r.started.Store(true)
 	})
 }
 
-// send queues f, or delivers it at once when the queue is full or closed.
-func (r *reporter) send(ctx context.Context, v trace.Violation) {
-	rep := report{v: v}
+// send queues rep. When its queue is full it waits up to ReportWait for
+// room, then drops the oldest report of its kind; after Close it delivers
+// rep itself.
+func (r *reporter) send(ctx context.Context, rep report) {
 	if r.g.cfg.Observe.Logger != nil {
 		rep.ctx = context.WithoutCancel(ctx) // for the handler's values, past the step's end
 	}
 	r.mu.RLock()
-	if !r.closed {
-		r.start()
+	if r.closed {
+		r.mu.RUnlock()
+		r.g.deliver([]report{rep})
+		return
+	}
+	defer r.mu.RUnlock()
+	r.start()
+	k := rep.kind()
+	q := r.q
+	if k == 1 {
+		q = r.tq
+	}
+	r.queued[k].Add(1)
+	select {
+	case q <- rep:
+		return
+	default:
+	}
+	t := time.NewTimer(ReportWait)
+	defer t.Stop()
+	select {
+	case q <- rep:
+		return
+	case <-t.C:
+	}
+	for {
 		select {
-		case r.q <- rep:
-			r.mu.RUnlock()
+		case q <- rep:
 			return
 		default:
 		}
+		select {
+		case old := <-q:
+			r.drop(old)
+		default:
+		}
 	}
-	r.mu.RUnlock()
-	r.g.deliver([]report{rep})
 }
 
+// drop counts a report taken off its queue undelivered.
+func (r *reporter) drop(rep report) {
+	if rep.tr != nil {
+		r.stats.tracesDropped.Add(1)
+	} else {
+		r.stats.dropped.Add(1)
+	}
+	r.settle(rep.kind(), 1)
+}
+
+// settle records n reports of kind k as out of their queue and releases
+// the Flush calls that waited for them.
+func (r *reporter) settle(k, n int) {
+	if n == 0 {
+		return
+	}
+	r.settled[k].Add(uint64(n))
+	r.waitMu.Lock()
+	keep := r.waiters[:0]
+	for _, w := range r.waiters {
+		if r.reached(w.target) {
+			close(w.ch)
+		} else {
+			keep = append(keep, w)
+		}
+	}
+	clear(r.waiters[len(keep):])
+	r.waiters = keep
+	r.waitMu.Unlock()
+}
+
+func (r *reporter) reached(target [2]uint64) bool {
+	return r.settled[0].Load() >= target[0] && r.settled[1].Load() >= target[1]
+}
+
+// run delivers findings in batches, and a trace whenever no finding waits.
 func (r *reporter) run() {
 	defer close(r.done)
 	batch := make([]report, 0, 64)
-	for rep := range r.q {
-		batch = append(batch[:0], rep)
+	q, tq := r.q, r.tq
+	for q != nil || tq != nil {
+		batch = batch[:0]
+		// Findings first: take what is there without waiting.
 	more:
-		for len(batch) < cap(batch) {
+		for q != nil && len(batch) < cap(batch) {
 			select {
-			case rep, ok := <-r.q:
+			case rep, ok := <-q:
 				if !ok {
+					q = nil
 					break more
 				}
 				batch = append(batch, rep)
@@ -92,28 +240,53 @@ func (r *reporter) run() {
 				break more
 			}
 		}
+		if len(batch) == 0 {
+			select {
+			case rep, ok := <-q:
+				if !ok {
+					q = nil
+					continue
+				}
+				batch = append(batch, rep)
+			case rep, ok := <-tq:
+				if !ok {
+					tq = nil
+					continue
+				}
+				batch = append(batch, rep)
+			}
+		}
 		r.g.deliver(batch)
-		clear(batch) // drop references to contexts and findings
+		n := len(batch)
+		traces := 0
+		if n == 1 && batch[0].tr != nil {
+			traces = 1
+		}
+		clear(batch) // drop references to contexts, findings and traces
+		r.settle(0, n-traces)
+		r.settle(1, traces)
 	}
 }
 
-// flush waits until every finding queued before it was delivered.
+// flush waits until every report queued before it was delivered or
+// dropped.
 func (r *reporter) flush(ctx context.Context) error {
-	marker := report{flushed: make(chan struct{})}
 	r.mu.RLock()
 	if r.closed || !r.started.Load() {
 		r.mu.RUnlock()
 		return nil // nothing was ever queued, or Close delivered the queue
 	}
-	select {
-	case r.q <- marker:
-	case <-ctx.Done():
-		r.mu.RUnlock()
-		return ctx.Err()
-	}
+	w := flushWaiter{target: [2]uint64{r.queued[0].Load(), r.queued[1].Load()}, ch: make(chan struct{})}
 	r.mu.RUnlock()
+	r.waitMu.Lock()
+	if r.reached(w.target) {
+		r.waitMu.Unlock()
+		return nil
+	}
+	r.waiters = append(r.waiters, w)
+	r.waitMu.Unlock()
 	select {
-	case <-marker.flushed:
+	case <-w.ch:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -125,6 +298,7 @@ func (r *reporter) close(ctx context.Context) error {
 	started := r.started.Load()
 	if !r.closed && started {
 		close(r.q)
+		close(r.tq)
 	}
 	r.closed = true
 	r.mu.Unlock()
@@ -139,16 +313,13 @@ func (r *reporter) close(ctx context.Context) error {
 	}
 }
 
-// deliver logs and appends a batch of findings, in order, and releases
-// the flush markers among them once everything before them is done.
+// deliver logs and appends a batch of findings, in order, then saves the
+// traces among them.
 func (g *Guard) deliver(batch []report) {
 	var vs []trace.Violation
 	for i := range batch {
 		rep := &batch[i]
-		if rep.flushed != nil {
-			g.appendViolations(vs)
-			vs = vs[:0]
-			close(rep.flushed)
+		if rep.tr != nil {
 			continue
 		}
 		if log := g.cfg.Observe.Logger; log != nil {
@@ -159,37 +330,97 @@ func (g *Guard) deliver(batch []report) {
 		vs = append(vs, rep.v)
 	}
 	g.appendViolations(vs)
+	for i := range batch {
+		if batch[i].tr != nil {
+			g.putTrace(batch[i].tr)
+		}
+	}
+	g.reports.logDrops()
 }
 
 // appendViolations writes vs to the ledger. A failing ledger never stops
-// the agent: the error is logged.
+// the agent: what it refused is counted and logged, once when appends
+// start failing and once when they succeed again (a full disk that was
+// cleared, say).
 func (g *Guard) appendViolations(vs []trace.Violation) {
-	if len(vs) == 0 || g.cfg.Observe.Ledger == nil {
+	led := g.cfg.Observe.Ledger
+	if len(vs) == 0 || led == nil {
 		return
 	}
 	ctx := context.Background()
+	stored := 0
 	var err error
-	if b, ok := g.cfg.Observe.Ledger.(BatchSink); ok && len(vs) > 1 {
-		_, err = b.AppendBatch(ctx, vs)
+	if b, ok := led.(BatchSink); ok && len(vs) > 1 {
+		if _, err = b.AppendBatch(ctx, vs); err == nil {
+			stored = len(vs)
+		} else if !errors.Is(err, ledger.ErrDiskFull) && !errors.Is(err, ledger.ErrClosed) {
+			// Something in the batch may be at fault: try each, so that
+			// one bad finding does not take the others with it.
+			err = nil
+			for _, v := range vs {
+				if _, e := led.Append(ctx, v); e != nil {
+					err = e
+				} else {
+					stored++
+				}
+			}
+		}
 	} else {
 		for _, v := range vs {
-			if _, e := g.cfg.Observe.Ledger.Append(ctx, v); e != nil {
+			if _, e := led.Append(ctx, v); e != nil {
 				err = e
+			} else {
+				stored++
 			}
 		}
 	}
-	if err != nil && g.cfg.Observe.Logger != nil {
-		g.cfg.Observe.Logger.LogAttrs(ctx, errorLevel, "agentguard ledger append failed", attrRule(vs[0].Rule), attrError(err))
+	r := &g.reports
+	r.stats.delivered.Add(uint64(stored))
+	r.stats.unstored.Add(uint64(len(vs) - stored))
+	log := g.cfg.Observe.Logger
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
+	switch {
+	case err != nil && !r.failing:
+		r.failing = true
+		if log != nil {
+			log.LogAttrs(ctx, errorLevel, "agentguard ledger append failed", attrRule(vs[0].Rule), attrError(err),
+				slog.Uint64("unstored", r.stats.unstored.Load()))
+		}
+	case err == nil && r.failing:
+		r.failing = false
+		if log != nil {
+			log.LogAttrs(ctx, slog.LevelInfo, "agentguard ledger appends resumed", slog.Uint64("unstored", r.stats.unstored.Load()))
+		}
 	}
 }
 
-// Flush waits until every finding reported so far has been logged and
-// appended to the ledger, or ctx is done. Call it before reading the ledger
-// for what a run just did.
+// logDrops logs, from the delivering goroutine, findings dropped from a
+// full queue since it last did.
+func (r *reporter) logDrops() {
+	log := r.g.cfg.Observe.Logger
+	if log == nil {
+		return
+	}
+	d := r.stats.dropped.Load() + r.stats.tracesDropped.Load()
+	r.logMu.Lock()
+	defer r.logMu.Unlock()
+	if d == r.loggedDrops {
+		return
+	}
+	log.LogAttrs(context.Background(), slog.LevelWarn, "agentguard report queue full: dropped the oldest",
+		slog.Uint64("dropped", d-r.loggedDrops), slog.Uint64("dropped_total", d))
+	r.loggedDrops = d
+}
+
+// Flush waits until every finding reported and trace saved so far has
+// been delivered — logged, appended to the ledger, stored — or dropped
+// from a full queue, or ctx is done. Call it before reading the ledger for
+// what a run just did.
 func (g *Guard) Flush(ctx context.Context) error { return g.reports.flush(ctx) }
 
-// Close delivers the findings still queued and stops the goroutine that
-// delivers them. Findings reported after Close are delivered on the step.
-// Call it before the process exits: queued findings are otherwise lost to
-// the ledger (they stay in their traces).
+// Close delivers the findings and traces still queued and stops the
+// goroutine that delivers them. Findings reported after Close are
+// delivered on the step. Call it before the process exits: queued findings
+// are otherwise lost to the ledger (they stay in their traces).
 func (g *Guard) Close(ctx context.Context) error { return g.reports.close(ctx) }

@@ -3,7 +3,10 @@ package guard_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -94,30 +97,118 @@ func testReportsLeaveTheStep(t *testing.T) {
 	}
 }
 
-// When the queue is full the step delivers its finding itself: slower,
-// but nothing is lost.
-func TestFullReportQueueLosesNothing(t *testing.T) {
-	synctest.Test(t, testFullReportQueueLosesNothing)
+// When the queue is full and the ledger hangs, a step waits at most
+// ReportWait and then the oldest queued finding is dropped: the agent goes
+// on, and what was dropped is counted. Nothing is lost silently:
+// delivered + dropped = reported.
+func TestFullReportQueueDropsOldest(t *testing.T) {
+	synctest.Test(t, testFullReportQueueDropsOldest)
 }
 
-func testFullReportQueueLosesNothing(t *testing.T) {
+func testFullReportQueueDropsOldest(t *testing.T) {
 	sink := &gateSink{open: make(chan struct{})}
 	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2, MaxSteps: -1}, Observe: guard.Observation{Ledger: sink}})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		loopCalls(t, g, 1001)
-	}()
-	synctest.Wait() // the queue is full and a step blocks on the shut sink
+	start := time.Now()
+	var rec *trace.Recorder
+	// More findings than the queue holds (4,096); the sink is shut.
+	within(t, 5000*guard.ReportWait, func() { rec = loopCalls(t, g, 5001) })
+	if took, bound := time.Since(start), 5000*guard.ReportWait; took > bound {
+		t.Errorf("5,000 findings against a hung ledger took %v of the steps' time, want at most %v", took, bound)
+	}
+	st := g.ReportStats()
+	if st.Dropped == 0 || st.Queued == 0 {
+		t.Errorf("stats %+v: want findings dropped and queued", st)
+	}
 	close(sink.open)
-	within(t, 30*time.Second, func() { <-done })
 	if err := g.Close(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if got := len(sink.violations()); got != 1000 {
-		t.Errorf("ledger got %d violations, want 1000", got)
+	st = g.ReportStats()
+	got := sink.violations()
+	if uint64(len(got)) != st.Delivered || st.Delivered+st.Dropped != 5000 || st.Queued != 0 {
+		t.Errorf("ledger got %d, stats %+v: want delivered + dropped = 5000", len(got), st)
+	}
+	// The oldest went: the newest finding is in the ledger.
+	want := findingsOf(rec.Trace())
+	if got[len(got)-1].Step != want[len(want)-1].Step {
+		t.Errorf("last stored finding is for step %d, want %d", got[len(got)-1].Step, want[len(want)-1].Step)
 	}
 }
+
+// fullDisk refuses appends with ledger.ErrDiskFull while full is set.
+type fullDisk struct {
+	violationSink
+	full atomic.Bool
+}
+
+func (s *fullDisk) Append(ctx context.Context, v trace.Violation) (uint64, error) {
+	if s.full.Load() {
+		return 0, &ledger.Error{Op: "append", Err: ledger.ErrDiskFull}
+	}
+	return s.violationSink.Append(ctx, v)
+}
+
+// A full disk under the ledger does not stop the agent: what could not be
+// stored is counted and logged once, and storing resumes when space
+// returns.
+func TestDiskFullKeepsTheAgentRunning(t *testing.T) {
+	sink := &fullDisk{}
+	var logs logLines
+	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2, MaxSteps: -1},
+		Observe: guard.Observation{Ledger: sink, Logger: logs.logger()}})
+	ctx, _ := g.StartTrace(context.Background(), "s", "")
+	tool := g.WrapTool(benchTool{})
+	call := func(n int) {
+		for range n {
+			if _, err := tool.Call(ctx, `{"order_id":"A1001"}`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := g.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	call(3) // 2 findings stored
+	sink.full.Store(true)
+	call(5)
+	sink.full.Store(false)
+	call(4)
+	if err := g.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	st := g.ReportStats()
+	if st.Unstored != 5 || st.Delivered != 6 || len(sink.violations()) != 6 {
+		t.Errorf("stats %+v, ledger %d: want 5 unstored, 6 delivered", st, len(sink.violations()))
+	}
+	if n := logs.count("agentguard ledger append failed"); n != 1 {
+		t.Errorf("logged the failure %d times, want once:\n%s", n, logs.String())
+	}
+	if n := logs.count("agentguard ledger appends resumed"); n != 1 {
+		t.Errorf("logged the recovery %d times, want once:\n%s", n, logs.String())
+	}
+}
+
+// logLines collects log messages.
+type logLines struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.Write(p)
+}
+
+func (l *logLines) logger() *slog.Logger { return slog.New(slog.NewTextHandler(l, nil)) }
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.buf.String()
+}
+
+func (l *logLines) count(msg string) int { return strings.Count(l.String(), "msg=\""+msg+"\"") }
 
 // After Close, findings are delivered on the step; Flush and Close may be
 // called again.

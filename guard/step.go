@@ -73,6 +73,7 @@ func (g *Guard) commit(ctx context.Context, rec *trace.Recorder, s *trace.Step, 
 		rec.Add(&gate.Step)
 		g.report(ctx, rec, gate.finding)
 	}
+	g.autosave(ctx, rec)
 }
 
 // gateStep is a gate step and its finding in one allocation.
@@ -87,7 +88,7 @@ func (g *Guard) report(ctx context.Context, rec *trace.Recorder, f trace.Finding
 	if g.cfg.Observe.Ledger == nil && g.cfg.Observe.Logger == nil {
 		return
 	}
-	g.reports.send(ctx, trace.Violation{Time: g.now().UTC(), TraceID: rec.ID(), SessionID: rec.SessionID(), Finding: f})
+	g.reports.send(ctx, report{v: trace.Violation{Time: g.now().UTC(), TraceID: rec.ID(), SessionID: rec.SessionID(), Finding: f}})
 }
 
 // feedback marks what the guard tells the model, so that the memory card

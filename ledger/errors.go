@@ -19,15 +19,21 @@ var (
 	ErrClosed = errors.New("ledger is closed")
 	// ErrReadOnly means an append to a Ledger opened with Options.ReadOnly.
 	ErrReadOnly = errors.New("ledger is read-only")
+	// ErrNotFound means a trace that is not stored (TraceStore.Trace).
+	ErrNotFound = errors.New("not found")
+	// ErrDiskFull means the disk holding the ledger has less free space
+	// than the ledger's reserve: nothing was written. Appends succeed
+	// again once space is freed.
+	ErrDiskFull = errors.New("disk is full")
 )
 
 // Error is the error type of package ledger: every error its functions and
-// methods return is an *Error. Err is ErrLocked, ErrCorrupt, ErrClosed or
-// ErrReadOnly, the context's error, the error of the io.Writer given to
+// methods return is an *Error. Err is ErrLocked, ErrCorrupt, ErrClosed,
+// ErrReadOnly, ErrNotFound or ErrDiskFull, the context's error, the error of the io.Writer given to
 // Export, an error from the file system (an *fs.PathError), or an error
 // describing the failure in words — never one of badger's types.
 type Error struct {
-	Op   string // "open", "append", "query", "lessons", "export", "snapshot", "close"
+	Op   string // "open", "append", "query", "lessons", "export", "snapshot", "close", "put trace", "trace", "reindex"
 	Path string // the ledger directory; empty for an in-memory ledger
 	Err  error
 }

@@ -6,20 +6,28 @@
 //	agentguard evaluate  score recorded traces or chat logs with the rules
 //	agentguard conteval  one round of continuous evaluation
 //	agentguard memory    the memory card on one conversation
-//	agentguard ledger    lessons, entries and exports of error ledgers
+//	agentguard ledger    lessons, entries, traces, regression cases and
+//	                     exports of error ledgers
 //
-// Install it with
-//
-//	go install github.com/agentguard/agentguard/examples/agentguard@latest
-//
-// or run it from a checkout with "go run ./examples/agentguard VERB".
+// Install it from a checkout with "go install ./examples/agentguard" (or,
+// once the module is reachable under its path,
+// "go install github.com/agentguard/agentguard/examples/agentguard@VERSION"),
+// or run it in place with "go run ./examples/agentguard VERB".
 // "agentguard VERB -h" prints a verb's usage.
+//
+// The loop the command closes: the demo (or your agent) logs violations
+// into a ledger and its traces beside them; "ledger lessons" aggregates
+// them; "ledger trace" fetches the trace behind an example; "ledger cases"
+// turns the entries into regression cases; "health -cases" replays them.
 //
 // # Conventions
 //
 // Every verb prints its usage and exits 0 on -h, rejects arguments it does
-// not take, writes results on the standard output and progress and
-// problems on the standard error, and exits with
+// not take, reads its inputs in any format trace.Import detects (gzipped
+// or not), de-identifies what it writes to disk unless -raw, writes
+// results on the standard output and progress and problems on the
+// standard error, leaves no temporary directory behind when it fails, and
+// exits with
 //
 //	0  passed (or done)
 //	1  findings, or a failed gate
@@ -55,7 +63,7 @@ var verbs = []verb{
 	{"evaluate", "score recorded traces or chat logs with agentguard's rules", evaluatecmd.Run},
 	{"conteval", "one round of continuous evaluation over production traces", contevalcmd.Run},
 	{"memory", "the memory card on one conversation", memorycmd.Run},
-	{"ledger", "lessons, entries and exports of error ledgers", ledgercmd.Run},
+	{"ledger", "lessons, entries, traces, regression cases and exports of error ledgers", ledgercmd.Run},
 }
 
 func main() {

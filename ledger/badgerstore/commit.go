@@ -40,11 +40,11 @@ const (
 
 // A request is one Append or AppendBatch waiting for the committer.
 type request struct {
-	bodies [][]byte      // entries, without their sequence numbers
-	state  atomic.Uint32 // pending, taken or canceled
-	first  uint64        // set by the committer: the first sequence number
-	err    error         // set by the committer
-	done   chan struct{} // the committer sends once, after setting first and err
+	entries []encoded     // without their sequence numbers
+	state   atomic.Uint32 // pending, taken or canceled
+	first   uint64        // set by the committer: the first sequence number
+	err     error         // set by the committer
+	done    chan struct{} // the committer sends once, after setting first and err
 }
 
 func newRequest() any { return &request{done: make(chan struct{}, 1)} }
@@ -100,11 +100,11 @@ func startCommitter(l *Store) (*committer, error) {
 	return c, nil
 }
 
-// submit queues bodies and waits until they are committed, failed, or — if
+// submit queues entries and waits until they are committed, failed, or — if
 // ctx ends before the committer takes them — abandoned unwritten.
-func (c *committer) submit(ctx context.Context, bodies [][]byte) (uint64, error) {
+func (c *committer) submit(ctx context.Context, entries []encoded) (uint64, error) {
 	r := c.requests.Get().(*request)
-	r.bodies, r.first, r.err = bodies, 0, nil
+	r.entries, r.first, r.err = entries, 0, nil
 	r.state.Store(pending)
 	c.mu.Lock()
 	c.queue = append(c.queue, r)
@@ -124,7 +124,7 @@ func (c *committer) submit(ctx context.Context, bodies [][]byte) (uint64, error)
 		<-r.done // taken: its commit is under way
 	}
 	first, err := r.first, r.err
-	r.bodies, r.err = nil, nil
+	r.entries, r.err = nil, nil
 	c.requests.Put(r)
 	return first, err
 }
@@ -247,41 +247,36 @@ func (c *committer) commitSome(reqs []*request) int {
 	if c.failed != nil {
 		return ack(reqs, c.failed)
 	}
+	// PutTrace and Reindex write too: hold them off from the commit to the
+	// end of its sync, so that no write of theirs can switch badger to a
+	// new memtable log in between (see sync).
+	l.wmu.Lock()
+	defer l.wmu.Unlock()
+	batches := make([][]encoded, len(reqs))
+	for i, r := range reqs {
+		batches[i] = r.entries
+	}
+	// Requests are at most one transaction each (append splits larger
+	// batches): take as many as fit in one.
+	k := fits(batches)
 	n := 0
-	for _, r := range reqs {
-		n += len(r.bodies)
+	for _, es := range batches[:k] {
+		n += len(es)
 	}
 	if err := l.lease.reserve(l.next + uint64(n) - 1); err != nil {
-		return ack(reqs, err)
-	}
-
-	batches := make([][][]byte, len(reqs))
-	for i, r := range reqs {
-		batches[i] = r.bodies
+		return ack(reqs[:k], err)
 	}
 	txn := l.db.NewTransaction(true)
-	k, err := fill(txn, batches, l.next)
-	switch {
-	case err == nil:
-	case k == 0:
-		// The first request cannot be written — too large for one
-		// transaction, most likely. Nothing is written, no number used.
+	u, err := l.write(txn, batches[:k], l.next)
+	if err != nil {
+		// Nothing is written, no number used.
 		txn.Discard()
-		return ack(reqs[:1], err)
-	default:
-		// Part of request k went in: start again without it. What fitted
-		// before still fits; request k goes first in the next transaction.
-		txn.Discard()
-		txn = l.db.NewTransaction(true)
-		if _, err := fill(txn, batches[:k], l.next); err != nil {
-			txn.Discard()
-			return ack(reqs[:k], err)
-		}
+		return ack(reqs[:k], translate(err))
 	}
 	seq := l.next
 	for _, r := range reqs[:k] {
 		r.first = seq
-		seq += uint64(len(r.bodies))
+		seq += uint64(len(r.entries))
 	}
 	// Advance even if the commit fails: a failed commit may have reached the
 	// log, and a sequence number must never be given twice.
@@ -289,6 +284,7 @@ func (c *committer) commitSome(reqs []*request) int {
 	err = translate(txn.Commit())
 	txn.Discard()
 	if err == nil {
+		l.apply(u)
 		if err = c.sync(); err != nil {
 			c.failed = err
 		}

@@ -36,6 +36,13 @@
 // against every filter; the key layout leaves room for secondary indexes
 // ("i/...") later without changing the API.
 //
+// Traces (PutTrace, Trace: ledger.TraceStore) live in the same database
+// under "t/": the trace id with its length, then "h" for the header (the
+// trace without its steps) or "s" and the step's index as 4 big-endian
+// bytes, one key per step, so that storing a growing trace again writes
+// only its new steps. They are redacted like entries and bounded by
+// Options.MaxTraceBytes.
+//
 // Open checks the MANIFEST and the checksums of every table file before
 // handing the directory to badger, which would otherwise panic in a
 // goroutine of its own on a damaged table file; damage is reported as

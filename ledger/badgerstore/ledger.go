@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -67,6 +70,19 @@ type Options struct {
 	Redact func(string) string
 	// Logger receives badger's warnings and errors. Nil means silent.
 	Logger *slog.Logger
+	// MaxTraceBytes caps the JSON of the steps PutTrace keeps for one
+	// trace; later steps are counted, not stored. Zero means
+	// DefaultMaxTraceBytes; negative means no cap.
+	MaxTraceBytes int
+	// DiskReserve is the free space, in bytes, the ledger leaves on its
+	// disk: while less is free, appends, PutTrace and Open fail with
+	// ledger.ErrDiskFull instead of writing (see "Full disk" in the package
+	// documentation). Zero means DefaultDiskReserve; negative turns the
+	// check off. Ignored in memory and read-only.
+	DiskReserve int64
+
+	// freeSpace replaces diskFree in tests.
+	freeSpace func(dir string) (uint64, error)
 }
 
 // Store is an append-only store of violations on badger. Its methods are
@@ -78,6 +94,15 @@ type Store struct {
 	maxEvidence int
 	redact      func(string) string
 	readOnly    bool
+	space       *space // nil when not checked
+
+	maxTraceBytes int
+
+	// indexed is set once the indexes are complete; until then (a
+	// read-only ledger written before them) queries scan the entries.
+	indexed atomic.Bool
+	lmu     sync.RWMutex                 // guards lessons
+	lessons map[lessonKey]*ledger.Lesson // the a/ keys, as committed
 
 	mu     sync.RWMutex // held for reading by every operation, for writing by Close
 	closed bool
@@ -125,6 +150,19 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, fail(err)
 		}
 	}
+	var sp *space
+	if !opts.InMemory && !opts.ReadOnly && opts.DiskReserve >= 0 {
+		sp = &space{dir: dir, reserve: uint64(opts.DiskReserve), free: opts.freeSpace}
+		if sp.reserve == 0 {
+			sp.reserve = DefaultDiskReserve
+		}
+		if sp.free == nil {
+			sp.free = diskFree
+		}
+		if err := sp.check(0); err != nil {
+			return nil, fail(err)
+		}
+	}
 	bo := badgerOptions(path, opts)
 	if !opts.InMemory {
 		if err := check(dir, bo); err != nil {
@@ -135,17 +173,33 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
-	l := &Store{db: db, path: path, maxEvidence: opts.MaxEvidence, redact: opts.Redact, readOnly: opts.ReadOnly}
+	l := &Store{db: db, path: path, maxEvidence: opts.MaxEvidence, redact: opts.Redact, readOnly: opts.ReadOnly,
+		space: sp, maxTraceBytes: opts.MaxTraceBytes}
 	if l.maxEvidence == 0 {
 		l.maxEvidence = DefaultMaxEvidence
+	}
+	switch {
+	case l.maxTraceBytes == 0:
+		l.maxTraceBytes = DefaultMaxTraceBytes
+	case l.maxTraceBytes < 0:
+		l.maxTraceBytes = math.MaxInt
 	}
 	if l.redact == nil {
 		l.redact = redact.String
 	}
+	indexed, err := l.loadIndex()
+	if err != nil {
+		db.Close()
+		return nil, fail(err)
+	}
+	l.indexed.Store(indexed)
 	if opts.ReadOnly {
 		return l, nil
 	}
 	last, err := lastSeq(db)
+	if err == nil && !indexed {
+		err = l.migrate(last, opts.Logger)
+	}
 	if err == nil && !opts.InMemory {
 		l.lease, last, err = openLease(dir, last)
 	}
@@ -289,122 +343,110 @@ func (l *Store) error(op string, err error) error {
 // Append stores v and returns its sequence number. A zero v.Time is set to
 // the current time in UTC; v.Evidence, v.Message and v.Question go through
 // Options.Redact, and v.Evidence is then cut to Options.MaxEvidence (and
-// the entry to 1 MiB of JSON). Append is safe for concurrent use; sequence
-// numbers are committed in the order they are given. Append implements the
-// guard package's Sink.
+// the entry to 1 MiB of JSON). Its index keys and the lessons it counts in
+// are written in the same transaction. Append is safe for concurrent use;
+// sequence numbers are committed in the order they are given. Append
+// implements the guard package's Sink.
 //
 // With Options.Durable, v is on disk when Append returns nil. If ctx ends
 // while v waits for the group commit, Append returns ctx's error and v is
 // never written; once the commit that carries v has begun, Append waits for
 // it (one sync) and reports its outcome, whatever ctx does. So an error
 // matching ctx's means v was not stored; any other error means its commit
-// or sync failed, and v may or may not have been kept.
+// or sync failed, and v may or may not have been kept. While the disk has
+// less free space than Options.DiskReserve, Append writes nothing and
+// returns an error matching ledger.ErrDiskFull.
 func (l *Store) Append(ctx context.Context, v trace.Violation) (uint64, error) {
-	first, err := l.append(ctx, []trace.Violation{v})
-	return first, err
+	seqs, err := l.append(ctx, []trace.Violation{v})
+	if err != nil {
+		return 0, err
+	}
+	return seqs[0], nil
 }
 
-// AppendBatch stores vs in one transaction — all of them or none — and
-// returns their sequence numbers, in order. It prepares each violation as
-// Append does, and with Options.Durable it is acknowledged as Append is.
-// A batch larger than one badger transaction allows (about a megabyte of
-// JSON with the default options) fails; split it.
+// AppendBatch stores vs and returns their sequence numbers, in order. It
+// prepares each violation as Append does, and with Options.Durable it is
+// acknowledged as Append is. A batch is written in one transaction — all
+// of it or none — unless it is larger than one transaction holds (about
+// 600 KB of entries and their index keys): then it is split into as many
+// as it needs, each whole, in order, and an error may leave the first of
+// them stored. So no batch is too large.
 func (l *Store) AppendBatch(ctx context.Context, vs []trace.Violation) ([]uint64, error) {
 	if len(vs) == 0 {
 		return nil, nil
 	}
-	first, err := l.append(ctx, vs)
-	if err != nil {
+	return l.append(ctx, vs)
+}
+
+// append stores vs and returns their sequence numbers.
+func (l *Store) append(ctx context.Context, vs []trace.Violation) ([]uint64, error) {
+	const op = "append"
+	if err := l.acquire(ctx, op); err != nil {
 		return nil, err
 	}
-	seqs := make([]uint64, len(vs))
-	for i := range seqs {
-		seqs[i] = first + uint64(i)
+	defer l.mu.RUnlock()
+	if l.readOnly {
+		return nil, l.error(op, ledger.ErrReadOnly)
+	}
+	// Redact and encode here, on the caller's goroutine, before any lock.
+	now := time.Now().UTC()
+	es := make([]encoded, len(vs))
+	size := 0
+	for i := range vs {
+		e, err := l.encode(&vs[i], now)
+		if err != nil {
+			return nil, l.error(op, err)
+		}
+		es[i] = e
+		size += e.cost()
+	}
+	if err := l.space.check(size); err != nil {
+		return nil, l.error(op, err)
+	}
+	seqs := make([]uint64, 0, len(vs))
+	for _, chunk := range chunks(es) {
+		var first uint64
+		var err error
+		if l.gc != nil {
+			first, err = l.gc.submit(ctx, chunk)
+		} else {
+			first, err = l.appendChunk(ctx, chunk)
+		}
+		if err != nil {
+			return nil, l.error(op, err)
+		}
+		for i := range chunk {
+			seqs = append(seqs, first+uint64(i))
+		}
 	}
 	return seqs, nil
 }
 
-// append stores vs under consecutive sequence numbers and returns the first.
-func (l *Store) append(ctx context.Context, vs []trace.Violation) (uint64, error) {
-	const op = "append"
-	if err := l.acquire(ctx, op); err != nil {
-		return 0, err
-	}
-	defer l.mu.RUnlock()
-	if l.readOnly {
-		return 0, l.error(op, ledger.ErrReadOnly)
-	}
-	// Redact and encode here, on the caller's goroutine, before any lock.
-	now := time.Now().UTC()
-	bodies := make([][]byte, len(vs))
-	for i := range vs {
-		b, err := l.encode(&vs[i], now)
-		if err != nil {
-			return 0, l.error(op, err)
-		}
-		bodies[i] = b
-	}
-	if l.gc != nil {
-		first, err := l.gc.submit(ctx, bodies)
-		if err != nil {
-			return 0, l.error(op, err)
-		}
-		return first, nil
-	}
-
+// appendChunk writes es, which fit in one transaction, without Durable.
+func (l *Store) appendChunk(ctx context.Context, es []encoded) (uint64, error) {
 	l.wmu.Lock()
 	defer l.wmu.Unlock()
 	if err := ctx.Err(); err != nil {
-		return 0, l.error(op, err)
+		return 0, err
 	}
-	if err := l.lease.reserve(l.next + uint64(len(bodies)) - 1); err != nil {
-		return 0, l.error(op, err)
+	if err := l.lease.reserve(l.next + uint64(len(es)) - 1); err != nil {
+		return 0, err
 	}
 	txn := l.db.NewTransaction(true)
 	defer txn.Discard()
-	batches := [1][][]byte{bodies}
-	if _, err := fill(txn, batches[:], l.next); err != nil {
-		return 0, l.error(op, err)
+	u, err := l.write(txn, [][]encoded{es}, l.next)
+	if err != nil {
+		return 0, translate(err)
 	}
 	first := l.next
 	// Advance even if the commit fails: a failed commit may have reached the
 	// log, and a sequence number must never be given twice.
-	l.next += uint64(len(bodies))
+	l.next += uint64(len(es))
 	if err := txn.Commit(); err != nil {
-		return 0, l.error(op, translate(err))
+		return 0, translate(err)
 	}
+	l.apply(u)
 	return first, nil
-}
-
-// errTooBig reports a batch that does not fit in one transaction.
-type errTooBig int
-
-func (e errTooBig) Error() string {
-	return fmt.Sprintf("batch of %d entries is too large for one transaction", int(e))
-}
-
-// fill adds the entries of each batch to txn, numbering them from first on,
-// and returns how many batches it added whole. It stops at the first batch
-// that does not fit, with an errTooBig, leaving part of that batch in txn.
-func fill(txn *badger.Txn, batches [][][]byte, first uint64) (int, error) {
-	seq := first
-	for n, bodies := range batches {
-		for _, b := range bodies {
-			v := withSeq(seq, b)
-			if len(v) > maxEntry {
-				// encode keeps entries smaller; see maxEntry.
-				return n, fmt.Errorf("entry of %d bytes is larger than %d", len(v), maxEntry)
-			}
-			if err := txn.Set(key(seq), v); err != nil {
-				if errors.Is(err, badger.ErrTxnTooBig) {
-					return n, errTooBig(len(bodies))
-				}
-				return n, translate(err)
-			}
-			seq++
-		}
-	}
-	return len(batches), nil
 }
 
 // maxEntry is the largest entry the ledger stores, in bytes of JSON. badger
@@ -419,21 +461,64 @@ const valueThreshold = 1 << 20
 // encode prepares v for storage — time, redaction, evidence cap — and
 // returns its JSON. An entry that would be larger than maxEntry has its
 // Evidence, then its Message and Question, cut to fit.
-func (l *Store) encode(v *trace.Violation, now time.Time) ([]byte, error) {
+func (l *Store) encode(v *trace.Violation, now time.Time) (encoded, error) {
 	w := *v
 	if w.Time.IsZero() {
 		w.Time = now
 	}
-	w.Message = l.redact(w.Message)
-	w.Question = l.redact(w.Question)
-	w.Evidence = l.evidence(w.Evidence)
+	w.Message = l.capText(w.Message, l.maxMessage())
+	w.Question = l.capText(w.Question, l.maxMessage())
+	w.Evidence = l.capText(w.Evidence, l.maxEvidence)
+	ids := len(w.Rule) + len(w.TraceID) + len(w.SessionID)
+	for _, tag := range w.Tags {
+		ids += len(tag) + 8
+	}
+	if ids > maxEntry/2 {
+		reduce(&w) // no use cutting the text first
+	}
+	for try := 0; try < 2; try++ {
+		if try == 1 {
+			// Still too large without its text: the identifying fields are
+			// what is left (a model-made tag, say). Store a reduced entry
+			// rather than none.
+			reduce(&w)
+		}
+		if e, ok, err := fitEntry(&w); ok || err != nil {
+			return e, err
+		}
+	}
+	return encoded{}, fmt.Errorf("violation is larger than %d bytes of JSON even reduced", maxEntry)
+}
+
+// reduce cuts the identifying fields of w — rule, trace and session ids,
+// tags — to a size that always fits, marking each cut.
+func reduce(w *trace.Violation) {
+	const field, tags = 1 << 10, 32
+	w.Rule = cutMarked(w.Rule, field)
+	w.TraceID = cutMarked(w.TraceID, field)
+	w.SessionID = cutMarked(w.SessionID, field)
+	if len(w.Tags) > tags {
+		w.Tags = append(w.Tags[:tags:tags], trace.TruncationMarker)
+	}
+	w.Tags = slices.Clone(w.Tags)
+	for i := range w.Tags {
+		w.Tags[i] = cutMarked(w.Tags[i], maxIndexValue)
+	}
+}
+
+// fitEntry cuts the evidence, then the message and question, of w until
+// its JSON fits in an entry; ok is false if it does not fit without them.
+func fitEntry(w *trace.Violation) (encoded, bool, error) {
 	for _, f := range []*string{&w.Evidence, &w.Message, &w.Question} {
 		for {
-			b, err := json.Marshal(&w)
+			b, err := json.Marshal(w)
 			// 28 bytes for the sequence number withSeq adds.
 			over := len(b) + 28 - maxEntry
-			if err != nil || over <= 0 {
-				return b, err
+			if err != nil {
+				return encoded{}, false, err
+			}
+			if over <= 0 {
+				return encodedOf(b, w), true, nil
 			}
 			if *f == "" {
 				break
@@ -445,7 +530,7 @@ func (l *Store) encode(v *trace.Violation, now time.Time) ([]byte, error) {
 			*f = cutMarked(*f, len(*f)-max(share, over/6)-1)
 		}
 	}
-	return nil, fmt.Errorf("violation is larger than %d bytes of JSON without its evidence, message and question", maxEntry)
+	return encoded{}, false, nil
 }
 
 // cutMarked cuts s to at most max bytes, at a rune boundary, ending with
@@ -483,10 +568,23 @@ func redactWindow(max int) int { return 2*max + 1024 }
 
 const tailGuard = 320
 
-// evidence redacts s and cuts it to the ledger's cap: MaxEvidence, or with
-// a negative MaxEvidence the most an entry holds.
-func (l *Store) evidence(s string) string {
-	max := l.maxEvidence
+// DefaultMaxMessage is how many bytes of Finding.Message and
+// Finding.Question an entry keeps: a message may quote what the model
+// sent.
+const DefaultMaxMessage = 4096
+
+// maxMessage is the cap on Message and Question: the larger of
+// DefaultMaxMessage and MaxEvidence, none when MaxEvidence is negative.
+func (l *Store) maxMessage() int {
+	if l.maxEvidence < 0 {
+		return -1
+	}
+	return max(l.maxEvidence, DefaultMaxMessage)
+}
+
+// capText redacts s and cuts it to max bytes, or with a negative max to
+// the most an entry holds.
+func (l *Store) capText(s string, max int) string {
 	if max < 0 {
 		max = maxEntry
 	}

@@ -123,24 +123,32 @@ func TestAppendBatch(t *testing.T) {
 	}
 }
 
-func TestAppendBatchTooBigIsAtomic(t *testing.T) {
-	l := openMem(t, Options{MaxEvidence: -1})
-	big := strings.Repeat("x", 64<<10)
-	vs := make([]trace.Violation, 100) // 6.4 MB: more than one transaction takes
-	for i := range vs {
-		vs[i] = violation("r", "t")
-		vs[i].Evidence = big
-	}
-	if _, err := l.AppendBatch(ctx, vs); err == nil {
-		t.Fatal("oversized batch succeeded")
-	} else if !strings.Contains(err.Error(), "too large") {
-		t.Errorf("err = %v", err)
-	}
-	if es, _ := l.Query(ctx, ledger.Query{}); len(es) != 0 {
-		t.Errorf("%d entries stored by a failed batch, want 0", len(es))
-	}
-	if seq := mustAppend(t, l, violation("r", "t")); seq != 1 {
-		t.Errorf("seq after failed batch = %d, want 1", seq)
+// A batch larger than one transaction is split into several, each entry
+// whole: findings = entries, whatever the batch size.
+func TestAppendBatchTooBigIsSplit(t *testing.T) {
+	for _, durable := range []bool{false, true} {
+		t.Run(fmt.Sprint("durable=", durable), func(t *testing.T) {
+			l := openMem(t, Options{MaxEvidence: -1, Durable: durable})
+			big := strings.Repeat("x", 64<<10)
+			vs := make([]trace.Violation, 100) // 6.4 MB: more than one transaction takes
+			for i := range vs {
+				vs[i] = violation("r", fmt.Sprint("t", i))
+				vs[i].Evidence = big
+			}
+			seqs, err := l.AppendBatch(ctx, vs)
+			if err != nil || len(seqs) != 100 {
+				t.Fatalf("AppendBatch = %d seqs, %v", len(seqs), err)
+			}
+			es, err := l.Query(ctx, ledger.Query{})
+			if err != nil || len(es) != 100 {
+				t.Fatalf("stored %d entries, %v; want 100", len(es), err)
+			}
+			for i, e := range es {
+				if e.Seq != seqs[i] || e.TraceID != vs[i].TraceID || len(e.Evidence) != len(big) {
+					t.Errorf("entry %d: seq %d trace %s, %d bytes of evidence", i, e.Seq, e.TraceID, len(e.Evidence))
+				}
+			}
+		})
 	}
 }
 

@@ -1,10 +1,10 @@
 package badgerstore
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -42,12 +42,25 @@ func (l *Store) Entries(ctx context.Context, q ledger.Query) iter.Seq2[ledger.En
 
 func (l *Store) entries(ctx context.Context, op string, q ledger.Query) iter.Seq2[ledger.Entry, error] {
 	return func(yield func(ledger.Entry, error) bool) {
+		if err := l.acquire(ctx, op); err != nil {
+			yield(ledger.Entry{}, err)
+			return
+		}
+		p, err := l.planFor(&q)
+		l.mu.RUnlock()
+		if err != nil {
+			yield(ledger.Entry{}, l.error(op, err))
+			return
+		}
+		if p.empty {
+			return
+		}
 		after, left := q.AfterSeq, q.Limit
 		if left <= 0 {
 			left = math.MaxInt
 		}
 		for {
-			page, last, end, err := l.page(ctx, op, &q, after, min(left, pageSize))
+			page, last, end, err := l.page(ctx, op, &q, p, after, min(left, pageSize))
 			if err != nil {
 				yield(ledger.Entry{}, err)
 				return
@@ -67,26 +80,44 @@ func (l *Store) entries(ctx context.Context, op string, q ledger.Query) iter.Seq
 }
 
 // page reads, in one read transaction, up to max entries that q selects
-// with a sequence number larger than after. It returns them, the largest
-// sequence number it looked at, and whether it reached the end.
-func (l *Store) page(ctx context.Context, op string, q *ledger.Query, after uint64, max int) (out []ledger.Entry, last uint64, end bool, err error) {
-	if after == math.MaxUint64 {
-		return nil, after, true, nil
-	}
+// with a sequence number larger than after, through plan p. It returns
+// them, the largest sequence number it looked at, and whether it reached
+// the end.
+func (l *Store) page(ctx context.Context, op string, q *ledger.Query, p plan, after uint64, max int) (out []ledger.Entry, last uint64, end bool, err error) {
 	if err := l.acquire(ctx, op); err != nil {
 		return nil, 0, false, err
 	}
 	defer l.mu.RUnlock()
+	out, last, end, err = l.readPage(ctx, q, p, after, max)
+	if err != nil {
+		if ctx.Err() == nil {
+			err = translate(err)
+		}
+		return nil, 0, false, l.error(op, err)
+	}
+	return out, last, end, nil
+}
+
+// readPage is page without the checks; the caller holds l.mu.
+func (l *Store) readPage(ctx context.Context, q *ledger.Query, p plan, after uint64, max int) (out []ledger.Entry, last uint64, end bool, err error) {
+	if after >= p.hi {
+		return nil, after, true, nil
+	}
 	end = true
 	err = l.db.View(func(txn *badger.Txn) error {
+		prefix, seek := []byte(entryPrefix), key(after+1)
+		if p.prefix != nil {
+			prefix, seek = p.prefix, indexKey(p.prefix, after+1)
+		}
 		it := txn.NewIterator(badger.IteratorOptions{
-			PrefetchValues: true,
+			// Through an index the keys are all there is to read.
+			PrefetchValues: p.prefix == nil,
 			PrefetchSize:   min(max, 100),
-			Prefix:         []byte(entryPrefix),
+			Prefix:         prefix,
 		})
 		defer it.Close()
 		n := 0
-		for it.Seek(key(after + 1)); it.Valid(); it.Next() {
+		for it.Seek(seek); it.Valid(); it.Next() {
 			if n++; n%pageSize == 0 {
 				if err := ctx.Err(); err != nil {
 					return err
@@ -94,13 +125,24 @@ func (l *Store) page(ctx context.Context, op string, q *ledger.Query, after uint
 			}
 			item := it.Item()
 			k := item.Key()
-			if len(k) != len(entryPrefix)+8 || !bytes.HasPrefix(k, []byte(entryPrefix)) {
+			if len(k) != len(prefix)+8 {
 				return &corruptError{fmt.Sprintf("malformed key %q", k)}
 			}
-			last = binary.BigEndian.Uint64(k[len(entryPrefix):])
+			seq := binary.BigEndian.Uint64(k[len(prefix):])
+			if seq > p.hi {
+				return nil
+			}
+			last = seq
+			if p.prefix != nil {
+				if item, err = txn.Get(key(seq)); errors.Is(err, badger.ErrKeyNotFound) {
+					return &corruptError{fmt.Sprintf("index key %q: entry %d is missing", k, seq)}
+				} else if err != nil {
+					return err
+				}
+			}
 			var e ledger.Entry
 			if err := item.Value(func(v []byte) error { return json.Unmarshal(v, &e) }); err != nil {
-				return &corruptError{fmt.Sprintf("entry %d: %v", last, err)}
+				return &corruptError{fmt.Sprintf("entry %d: %v", seq, err)}
 			}
 			if !q.Matches(&e) {
 				continue
@@ -114,13 +156,7 @@ func (l *Store) page(ctx context.Context, op string, q *ledger.Query, after uint
 		}
 		return nil
 	})
-	if err != nil {
-		if ctx.Err() == nil {
-			err = translate(err)
-		}
-		return nil, 0, false, l.error(op, err)
-	}
-	return out, last, end, nil
+	return out, last, end, err
 }
 
 // Export writes the entries that q selects to w as JSON Lines, one ledger.Entry
@@ -147,6 +183,14 @@ func (l *Store) Export(ctx context.Context, w io.Writer, q ledger.Query) (int, e
 // (ledger.Learn). q.Limit, if positive, keeps only that many lessons (not
 // entries).
 func (l *Store) Lessons(ctx context.Context, q ledger.Query) ([]ledger.Lesson, error) {
+	if err := l.acquire(ctx, "lessons"); err != nil {
+		return nil, err
+	}
+	out, ok := l.cachedLessons(q)
+	l.mu.RUnlock()
+	if ok {
+		return out, nil
+	}
 	all := q
 	all.Limit = 0
 	return ledger.Learn(l.entries(ctx, "lessons", all), q)

@@ -80,7 +80,8 @@ func (l *Store) snapshot(ctx context.Context, dir string) error {
 	wb := dst.NewWriteBatch()
 	// One read transaction: the ledger as it stood at one point in time.
 	err = l.db.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 100, Prefix: []byte(entryPrefix)})
+		// Everything: entries, their indexes and lessons, and traces.
+		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 100})
 		defer it.Close()
 		n := 0
 		for it.Rewind(); it.Valid(); it.Next() {

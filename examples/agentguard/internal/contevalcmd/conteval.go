@@ -1,16 +1,19 @@
 // Package contevalcmd is the verb "agentguard conteval": one round of
-// continuous evaluation over a file of production traces (trace JSONL,
-// gzipped or not). It samples them by risk band, head and tail, runs the property assertions on every sample, and
-// prints the sampled counts per band, the per-assertion results, the two
-// pass-rate curves and the gate line with the round's cost; it writes the
-// red samples as regression cases for the health check and files them in
-// the ledger.
+// continuous evaluation over a file of production traces, in any format
+// trace.Import reads (agentguard trace JSONL, OpenAI chat logs; -format to
+// name it), gzipped or not. It samples them by risk band, head and tail,
+// runs the property assertions on every sample, and prints the sampled
+// counts per band, the per-assertion results (an assertion that applied to
+// no sample is a warning), the two pass-rate curves and the gate line with
+// the round's cost; it writes the red samples as regression cases for the
+// health check and files them in the ledger.
 //
-//	agentguard conteval -traces FILE [-config FILE] [-since T]
+//	agentguard conteval -traces FILE [-format NAME] [-config FILE] [-since T]
 //	    [-ledger DIR] [-cases FILE] [-trend FILE] [-judge demo] [-report FILE]
 //
 // Exit status: 0 green, 0 with a warning yellow, 1 red, 2 when the round
-// could not run (a usage or input error), 3 not enough samples to judge.
+// could not run or a line of the input could not be read (a usage or input
+// error: a broken input passes no gate), 3 not enough samples to judge.
 //
 // The sample input is a day of the demo agent's traffic:
 //
@@ -22,7 +25,6 @@ package contevalcmd
 
 import (
 	"bufio"
-	"bytes"
 	"compress/flate"
 	"compress/gzip"
 	"context"
@@ -31,6 +33,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -41,6 +44,7 @@ import (
 	"github.com/agentguard/agentguard/guard/conteval"
 	"github.com/agentguard/agentguard/guard/guardtest"
 	"github.com/agentguard/agentguard/guard/replay"
+	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -51,7 +55,7 @@ const exitFailed = cli.ExitUsage
 
 var verb = cli.Verb{
 	Name:     "conteval",
-	Synopsis: "-traces FILE [-config FILE] [-since T] [-ledger DIR] [-cases FILE] [-trend FILE] [-judge demo] [-report FILE]",
+	Synopsis: "-traces FILE [-format NAME] [-config FILE] [-since T] [-ledger DIR] [-cases FILE] [-trend FILE] [-judge demo] [-report FILE]",
 	Doc: `Runs one round of continuous evaluation over production traces: samples
 them by risk band, runs the property assertions on the samples, and gates
 the pass rate. Red samples become regression cases and ledger entries.`,
@@ -66,13 +70,14 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 // options are the command's flags.
 type options struct {
-	traces, config, since, ledger, cases, details, trend, judge, report string
+	traces, format, config, since, ledger, cases, details, trend, judge, report string
 }
 
 // parseFlags parses args; ok is false when the verb must return code.
 func parseFlags(args []string, stdout, stderr io.Writer) (o options, code int, ok bool) {
 	fs := verb.FlagSet()
-	fs.StringVar(&o.traces, "traces", "", "production traces, one JSONL trace per line; gzipped files are read as such (required)")
+	fs.StringVar(&o.traces, "traces", "", "production traces in a format -format names or detected from the first line; gzipped files are read as such; - for stdin (required)")
+	fs.StringVar(&o.format, "format", "", "format of -traces, one of "+trace.FormatNames()+" (default: detected from the first line)")
 	fs.StringVar(&o.config, "config", "", "versioned config file (JSON); default: the built-in defaults, unversioned")
 	fs.StringVar(&o.since, "since", "", "evaluate traces that started at or after T: RFC 3339, YYYY-MM-DD, or a duration before now (24h)")
 	fs.StringVar(&o.ledger, "ledger", "", "ledger directory to file red samples in, as violations ce_<assertion>")
@@ -86,6 +91,9 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, code int, o
 	}
 	if o.traces == "" {
 		return o, verb.Fail(stderr, fs, "-traces is required"), false
+	}
+	if _, ok := trace.LookupFormat(o.format); o.format != "" && !ok {
+		return o, verb.Fail(stderr, fs, fmt.Sprintf("-format %q: want one of %s", o.format, trace.FormatNames())), false
 	}
 	if o.judge != "" && o.judge != "demo" {
 		return o, verb.Fail(stderr, fs, fmt.Sprintf(`-judge %q: only "demo" is built in`, o.judge)), false
@@ -101,9 +109,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, now time.
 	if !ok {
 		return code
 	}
-	rep, err := round(ctx, o, stdout, stderr, now)
+	rep, info, err := round(ctx, o, stdout, stderr, now)
 	if err != nil {
 		verb.Errorf(stderr, "%v", err)
+		if errors.Is(err, trace.ErrUnknownFormat) || errors.Is(err, trace.ErrAmbiguousFormat) {
+			fmt.Fprintf(stderr, "  (name the format with -format: %s)\n", trace.FormatNames())
+		}
+		return exitFailed
+	}
+	if info.bad > 0 { // input problems win over the verdict: a broken input passes no gate
+		verb.Errorf(stderr, "%d lines of %s could not be read (the first ones are above); the verdict is not a gate until the input is clean", info.bad, info.name)
 		return exitFailed
 	}
 	return exitCode(rep.Verdict)
@@ -122,28 +137,39 @@ func exitCode(v conteval.Light) int {
 }
 
 // round runs the round and prints it.
-func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Time) (_ *conteval.Report, err error) {
+func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Time) (_ *conteval.Report, info traceInfo, err error) {
 	cfg := conteval.Config{}
 	if o.config != "" {
 		var err error
 		if cfg, err = conteval.LoadConfig(o.config); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
 	var since time.Time
 	if o.since != "" {
 		if since, err = cli.ParseTime("since", o.since, now); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
-	traces, info, err := readTraces(o.traces, since, stderr)
+	in, err := cli.OpenInput(ctx, o.traces)
 	if err != nil {
-		return nil, err
+		return nil, info, err
+	}
+	defer in.Close()
+	info.name = in.Name
+	// The traces are read as a stream; the evaluator takes them as a
+	// slice today (a streaming round would take the sequence itself).
+	var traces []*trace.Trace
+	for t, err := range readTraces(in, o.format, since, &info, stderr) {
+		if err != nil {
+			return nil, info, err
+		}
+		traces = append(traces, t)
 	}
 	var history []conteval.TrendPoint
 	if o.trend != "" {
 		if history, err = conteval.LoadTrend(o.trend); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
 	ev := &conteval.Evaluator{Config: cfg, History: history}
@@ -153,7 +179,7 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 	if o.ledger != "" {
 		led, err := badgerstore.Open(o.ledger, badgerstore.Options{})
 		if err != nil {
-			return nil, err
+			return nil, info, err
 		}
 		defer func() {
 			if cerr := led.Close(); err == nil && cerr != nil {
@@ -164,7 +190,18 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 	}
 	rep, runErr := ev.Run(ctx, traces, now)
 	if rep == nil {
-		return nil, runErr
+		return nil, info, runErr
+	}
+	if led, ok := ev.Ledger.(ledger.TraceStore); ok && runErr == nil {
+		// The red samples' traces go beside their entries, so that "ledger
+		// trace" and "ledger cases" find them (the store de-identifies them).
+		for _, s := range rep.Red() {
+			if s.Trace != nil {
+				if err := led.PutTrace(ctx, s.Trace); err != nil {
+					return nil, info, err
+				}
+			}
+		}
 	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
@@ -173,7 +210,7 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 	newCases := 0
 	if o.cases != "" {
 		if newCases, err = saveCases(o.cases, o.details, rep.Cases); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
 	if o.report != "" {
@@ -183,19 +220,19 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 			enc.SetEscapeHTML(false)
 			return enc.Encode(rep)
 		}); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
 	if o.trend != "" {
 		if err := conteval.AppendTrend(o.trend, rep.Trend); err != nil {
-			return nil, err
+			return nil, info, err
 		}
 	}
 	printLoop(w, rep, o, history, newCases)
 	if runErr != nil {
-		return nil, runErr
+		return nil, info, runErr
 	}
-	return rep, nil
+	return rep, info, nil
 }
 
 // saveCases adds the round's cases to the cases file and the details file,
@@ -251,59 +288,47 @@ func saveCases(casesPath, detailsPath string, cases []conteval.Case) (int, error
 	return len(fresh), err
 }
 
-// traceInfo describes the input.
+// traceInfo describes the input, as readTraces counts it.
 type traceInfo struct {
+	name               string
 	read, skipped, bad int
 	first, last        time.Time
 }
 
-// readTraces reads a trace file, gunzipping it when it starts with the
-// gzip magic number, and keeps the traces that started at or after since.
-// Lines that are not traces are reported and skipped.
-func readTraces(path string, since time.Time, stderr io.Writer) ([]*trace.Trace, traceInfo, error) {
-	var info traceInfo
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, info, err
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 1<<16)
-	var in io.Reader = br
-	if magic, _ := br.Peek(2); bytes.Equal(magic, []byte{0x1f, 0x8b}) {
-		zr, err := gzip.NewReader(br)
-		if err != nil {
-			return nil, info, fmt.Errorf("%s: %w", path, err)
-		}
-		defer zr.Close()
-		in = zr
-	}
-	r := trace.NewReader(in)
-	r.Source = path
-	var out []*trace.Trace
-	for t, err := range r.All() {
-		if err != nil {
-			if isIOError(err) {
-				return nil, info, err
+// readTraces yields the traces of in, gunzipped already, in the format
+// named or detected, that started at or after since, and counts what it
+// read in info. Lines that are not traces are reported, the first five of
+// them, counted and skipped; an input that fails (a corrupt gzip stream, a
+// read error, no known format) is yielded as an error and ends it.
+func readTraces(in *cli.Input, format string, since time.Time, info *traceInfo, stderr io.Writer) iter.Seq2[*trace.Trace, error] {
+	return func(yield func(*trace.Trace, error) bool) {
+		for t, err := range trace.Import(in, in.Name, format) {
+			if err != nil {
+				if isIOError(err) || errors.Is(err, trace.ErrUnknownFormat) || errors.Is(err, trace.ErrAmbiguousFormat) {
+					yield(nil, err)
+					return
+				}
+				if info.bad++; info.bad <= 5 {
+					verb.Errorf(stderr, "skipped: %v", err)
+				}
+				continue
 			}
-			if info.bad++; info.bad <= 5 {
-				verb.Errorf(stderr, "skipped: %v", err)
+			info.read++
+			if !since.IsZero() && t.Start.Before(since) {
+				info.skipped++
+				continue
 			}
-			continue
+			if info.first.IsZero() || t.Start.Before(info.first) {
+				info.first = t.Start
+			}
+			if t.Start.After(info.last) {
+				info.last = t.Start
+			}
+			if !yield(t, nil) {
+				return
+			}
 		}
-		info.read++
-		if !since.IsZero() && t.Start.Before(since) {
-			info.skipped++
-			continue
-		}
-		if info.first.IsZero() || t.Start.Before(info.first) {
-			info.first = t.Start
-		}
-		if t.Start.After(info.last) {
-			info.last = t.Start
-		}
-		out = append(out, t)
 	}
-	return out, info, nil
 }
 
 // isIOError reports whether a reader's error is its input failing (a
@@ -402,7 +427,16 @@ func printReport(w io.Writer, rep *conteval.Report, cfg conteval.Config, o optio
 		fmt.Fprintf(w, "  red samples: %d judged, %d confirmed, %d disputed\n", j.Red, j.Confirmed, j.Disputed)
 		fmt.Fprintf(w, "  passing head samples: %d judged, %d failed by the judge (missed by the assertions)\n", j.Head, j.Missed)
 	}
-	fmt.Fprintf(w, "\n%s\n", rep.GateLine())
+	fmt.Fprintln(w)
+	for _, a := range rep.Assertions {
+		if a.Applied == 0 {
+			fmt.Fprintf(w, "warning: assertion %s applied to no sample: its pass rate says nothing\n", a.Name)
+		}
+	}
+	if o.config == "" {
+		fmt.Fprintln(w, "warning: no -config: the built-in defaults name no routes, tools or schemas of yours; pass your versioned config")
+	}
+	fmt.Fprintf(w, "%s\n", rep.GateLine())
 	switch rep.Verdict {
 	case conteval.Yellow:
 		fmt.Fprintln(w, "warning: yellow — the pass rate meets the floor but its interval reaches below it; watch the next rounds")

@@ -137,6 +137,10 @@ func TestLoopClosed(t *testing.T) {
 		if !strings.HasPrefix(e.Rule, conteval.RulePrefix) {
 			t.Errorf("ledger rule %q", e.Rule)
 		}
+		// Every entry's trace is stored beside it.
+		if tr, err := l.Trace(context.Background(), e.TraceID); err != nil || tr.ID != e.TraceID {
+			t.Errorf("entry %d: trace %s: %v", e.Seq, e.TraceID, err)
+		}
 	}
 }
 
@@ -198,7 +202,7 @@ not json
 	os.WriteFile(p, []byte(text), 0o600)
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"-traces", p}, &out, &errOut, now)
-	if code != cli.ExitNotEnough || !strings.Contains(out.String(), "1 traces from") || !strings.Contains(out.String(), "2 unreadable lines skipped") {
+	if code != cli.ExitUsage || !strings.Contains(out.String(), "1 traces from") || !strings.Contains(out.String(), "2 unreadable lines skipped") {
 		t.Errorf("exit %d:\n%s", code, out.String())
 	}
 	if strings.Count(errOut.String(), "skipped:") != 2 {

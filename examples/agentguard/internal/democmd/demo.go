@@ -1,10 +1,12 @@
-// Package democmd is the verb "agentguard demo": it runs the demo customer-service agent through
-// agentguard, offline: a deterministic model, six shop tools and a bilingual
-// knowledge base. It prints every step and every violation, writes the
-// traces as JSONL and the violations into a badger ledger, and prints the
-// ledger's lessons.
+// Package democmd is the verb "agentguard demo": it runs the demo
+// customer-service agent through agentguard, offline: a deterministic
+// model, six shop tools and a bilingual knowledge base. It prints every
+// step and every violation, appends the traces to DIR/traces.jsonl, files
+// the violations in a badger ledger with every trace stored beside them
+// (ledger.TraceStore), and prints the ledger's lessons. What reaches the
+// disk is de-identified (trace/redact) unless -raw.
 //
-//	agentguard demo [-out DIR] [-shadow] [-quiet] [-model openai:NAME|ollama:NAME]
+//	agentguard demo [-out DIR] [-shadow] [-quiet] [-raw] [-model openai:NAME|ollama:NAME]
 package democmd
 
 import (
@@ -22,6 +24,7 @@ import (
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/redact"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -51,53 +54,87 @@ var conversations = []conversation{
 
 var verb = cli.Verb{
 	Name:     "demo",
-	Synopsis: "[-out DIR] [-shadow] [-quiet] [-model SPEC]",
+	Synopsis: "[-out DIR] [-shadow] [-quiet] [-raw] [-model SPEC]",
 	Doc: `Runs the demo customer-service agent through agentguard on scripted
-conversations, printing every step and every violation; writes the traces
-and the ledger into DIR and prints the ledger's lessons.`,
+conversations, printing every step and every violation. DIR receives the
+traces (traces.jsonl, appended to) and the ledger (ledger/, with every
+trace stored beside its entries); the ledger's lessons are printed last.
+Text written to disk is de-identified (e-mails, phones, cards, ID numbers)
+unless -raw.`,
 	MaxArgs: 0,
+}
+
+// options are the verb's flags.
+type options struct {
+	out         string // "" means a fresh temporary directory
+	shadow, raw bool
+	quiet       bool
+	model       string
 }
 
 // Run is the verb: it parses args, runs the demo and returns the exit
 // status (see package cli).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	var o options
 	fs := verb.FlagSet()
-	out := fs.String("out", "", "directory for traces.jsonl and the ledger (default: a fresh temporary directory)")
-	shadow := fs.Bool("shadow", false, "detect-only mode: record violations, enforce nothing")
-	quiet := fs.Bool("quiet", false, "print only the summary")
-	model := fs.String("model", "", models.FlagHelp)
+	fs.StringVar(&o.out, "out", "", "directory for traces.jsonl and the ledger; runs into the same directory add to both (default: a fresh temporary directory)")
+	fs.BoolVar(&o.shadow, "shadow", false, "detect-only mode: record violations, enforce nothing")
+	fs.BoolVar(&o.quiet, "quiet", false, "print only the summary")
+	fs.BoolVar(&o.raw, "raw", false, "write the traces as they are, without de-identifying them")
+	fs.StringVar(&o.model, "model", "", models.FlagHelp)
 	if _, code, ok := verb.Parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
-	if err := run(ctx, *out, *shadow, *quiet, *model, stdout); err != nil {
+	if err := run(ctx, o, stdout); err != nil {
 		verb.Errorf(stderr, "%v", err)
 		return cli.ExitUsage
 	}
 	return cli.ExitPassed
 }
 
-func run(ctx context.Context, out string, shadow, quiet bool, modelSpec string, w io.Writer) error {
+func run(ctx context.Context, o options, w io.Writer) (err error) {
+	if _, err := models.Open(o.model, shop.Model()); err != nil {
+		return err // before anything is created
+	}
+	out := o.out
 	if out == "" {
-		dir, err := os.MkdirTemp("", "agentguard-demo-")
-		if err != nil {
+		if out, err = os.MkdirTemp("", "agentguard-demo-"); err != nil {
 			return err
 		}
-		out = dir
+		defer func() {
+			if err != nil {
+				os.RemoveAll(out) // a failed run leaves nothing behind
+			}
+		}()
 	}
 	if err := os.MkdirAll(out, 0o700); err != nil {
 		return err
 	}
-	led, err := badgerstore.Open(filepath.Join(out, "ledger"), badgerstore.Options{})
+	// Every trace is de-identified, in the file and in the store, unless -raw.
+	redactor := redact.String
+	if o.raw {
+		redactor = redact.None
+	}
+	led, err := badgerstore.Open(filepath.Join(out, "ledger"), badgerstore.Options{Redact: redactor})
 	if err != nil {
 		return err
 	}
-	defer led.Close()
-	f, err := os.OpenFile(filepath.Join(out, "traces.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	defer func() {
+		if cerr := led.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	f, err := os.OpenFile(filepath.Join(out, "traces.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	defer func() {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	traces := trace.NewWriter(f)
+	shadow, quiet, modelSpec := o.shadow, o.quiet, o.model
 
 	g := demoGuard(led, shadow)
 	defer g.Close(context.WithoutCancel(ctx))
@@ -140,7 +177,7 @@ func run(ctx context.Context, out string, shadow, quiet bool, modelSpec string, 
 			msgs = res.Messages
 		}
 		tr := rec.Trace()
-		if err := traces.Write(tr); err != nil {
+		if err := traces.Write(ledger.RedactTrace(tr, redactor)); err != nil {
 			return err
 		}
 		for _, st := range tr.Steps {
@@ -151,7 +188,10 @@ func run(ctx context.Context, out string, shadow, quiet bool, modelSpec string, 
 			}
 		}
 	}
-	if err := g.Flush(ctx); err != nil { // the findings reach the ledger off the steps
+	// The findings reach the ledger off the steps, and so do the traces
+	// (the guard saves each finished trace in the ledger, which stores
+	// them redacted beside the entries).
+	if err := g.Flush(ctx); err != nil {
 		return err
 	}
 	lessons, err := led.Lessons(ctx, ledger.Query{})

@@ -3,6 +3,7 @@ package democmd
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,16 +14,19 @@ import (
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/redact"
 )
 
 // TestDemo runs the demo end to end and checks what it promises: every
 // failure mode it stages is caught by the rule meant for it, the traces and
 // the ledger on disk agree with each other, and re-evaluating the written
-// traces offline finds exactly the gate decisions recorded online.
+// traces offline finds exactly the gate decisions recorded online. It
+// runs with -raw: a de-identified trace cannot show that a phone number
+// went to the wrong customer (see TestDemoDeidentified).
 func TestDemo(t *testing.T) {
 	dir := t.TempDir()
 	var out bytes.Buffer
-	if err := run(context.Background(), dir, false, false, "", &out); err != nil {
+	if err := run(context.Background(), options{out: dir, raw: true}, &out); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(filepath.Join(dir, "traces.jsonl"))
@@ -90,5 +94,94 @@ func TestDemo(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), "lessons (rule / root cause") {
 		t.Errorf("no lessons in the output:\n%s", out.String())
+	}
+}
+
+// TestDemoDeidentified runs the demo twice into one directory, as a user
+// re-running it does: both runs' traces are kept, in the file and in the
+// ledger's trace store, every entry's trace can be fetched, and no text
+// the redactor would mask reaches the disk.
+func TestDemoDeidentified(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	for range 2 {
+		if err := run(ctx, options{out: dir, quiet: true}, io.Discard); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "traces.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := map[string]bool{}
+	for tr, err := range trace.NewReader(bytes.NewReader(b)).All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[tr.ID] = true
+		for i, u := range tr.UserTurns {
+			if redact.String(u) != u {
+				t.Errorf("%s: user turn %d not de-identified: %q", tr.ID, i, u)
+			}
+		}
+		for _, s := range tr.Steps {
+			for _, text := range []string{s.Args, s.Result, s.Error} {
+				if redact.String(text) != text {
+					t.Errorf("%s step %d: not de-identified: %q", tr.ID, s.Index, text)
+				}
+			}
+		}
+	}
+	if len(ids) != 2*len(conversations) {
+		t.Errorf("%d traces in traces.jsonl after two runs, want %d", len(ids), 2*len(conversations))
+	}
+	// The same conversations written raw hold personal data, so the check
+	// above is not vacuous.
+	raw := t.TempDir()
+	if err := run(ctx, options{out: raw, quiet: true, raw: true}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	rb, err := os.ReadFile(filepath.Join(raw, "traces.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	personal := 0
+	for tr, err := range trace.NewReader(bytes.NewReader(rb)).All() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range tr.Steps {
+			if redact.String(s.Result) != s.Result || redact.String(s.Args) != s.Args {
+				personal++
+			}
+		}
+	}
+	if personal == 0 {
+		t.Error("the raw traces hold nothing to de-identify")
+	}
+
+	led, err := badgerstore.Open(filepath.Join(dir, "ledger"), badgerstore.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	entries, err := led.Query(ctx, ledger.Query{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !ids[e.TraceID] {
+			t.Errorf("entry %d: trace %s is not in traces.jsonl", e.Seq, e.TraceID)
+		}
+		tr, err := led.Trace(ctx, e.TraceID)
+		if err != nil {
+			t.Fatalf("entry %d: %v", e.Seq, err)
+		}
+		if e.Step >= len(tr.Steps) {
+			t.Errorf("entry %d judged step %d; its trace has %d", e.Seq, e.Step, len(tr.Steps))
+		}
+	}
+	if len(entries) == 0 || len(entries)%2 != 0 {
+		t.Errorf("%d entries after two identical runs, want an even number", len(entries))
 	}
 }

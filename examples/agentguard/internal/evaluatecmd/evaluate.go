@@ -2,12 +2,14 @@
 // rules and prints a trajectory score per trace, so that a set of recorded
 // runs can gate a release.
 //
-//	agentguard evaluate [-format agentguard|openai] [-policy FILE] [-profile conversational|autonomous] FILE...
+//	agentguard evaluate [-format NAME] [-policy FILE] [-profile conversational|autonomous] FILE...
 //
-// Each FILE holds one trace per line: agentguard's JSONL (the default; see
-// package trace) or, with -format openai, OpenAI-style chat logs
-// ({"id", "messages", "tools"}; see trace.ImportOpenAI), whose "id" is the
-// trace id and whose "tools" list is the allow-list. FILE "-" is the
+// Each FILE holds recorded runs in a format trace.Import reads, detected
+// from its first line unless -format names it: agentguard's trace JSONL,
+// OpenAI-style chat logs one conversation per line ({"id", "messages",
+// "tools"}; see trace.ImportOpenAI), whose "id" is the trace id and whose
+// "tools" list is the allow-list, or OpenAI chat messages one per line (the
+// file one conversation). A gzipped file is read as such; FILE "-" is the
 // standard input. -policy names a policy file (see guard.LoadPolicy) that
 // sets thresholds, the allow-list, which tools change state or read
 // untrusted content, confirmations and schemas; without it the guard has its
@@ -38,9 +40,9 @@ package evaluatecmd
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"os"
 
 	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
@@ -50,10 +52,11 @@ import (
 
 var verb = cli.Verb{
 	Name:     "evaluate",
-	Synopsis: "[-format agentguard|openai] [-policy FILE] [-profile conversational|autonomous] FILE...",
+	Synopsis: "[-format NAME] [-policy FILE] [-profile conversational|autonomous] FILE...",
 	Doc: `Judges recorded traces with agentguard's rules and prints one JSON line per
-trace (score, passed, violations) and a summary line. FILE "-" is the
-standard input.`,
+trace (score, passed, violations) and a summary line. The format of each
+FILE is detected from its first line unless -format names it. FILE "-" is
+the standard input.`,
 	MinArgs: 1,
 	MaxArgs: -1,
 	ArgName: "FILE",
@@ -62,7 +65,7 @@ standard input.`,
 // Run is the verb: it evaluates the files named in args and returns the
 // exit status (see package cli). "-" reads cli.Stdin(ctx).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return run(args, cli.Stdin(ctx), stdout, stderr)
+	return run(ctx, args, stdout, stderr)
 }
 
 // Exit statuses.
@@ -97,20 +100,20 @@ type summary struct {
 	Violations map[string]int `json:"violations"` // by rule
 }
 
-// run is the command: it reads the files named in args (stdin for "-"),
+// run is the verb: it reads the files named in args (cli.Stdin for "-"),
 // writes results to stdout and problems to stderr, and returns the exit
 // status.
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := verb.FlagSet()
-	format := fs.String("format", "agentguard", "input format: agentguard (trace JSONL) or openai (chat logs)")
+	format := fs.String("format", "", "input format, one of "+trace.FormatNames()+" (default: detected from the first line)")
 	policy := fs.String("policy", "", "policy `FILE` (JSON) configuring the guard; default: the default rules")
 	profile := fs.String("profile", "", "who authorizes writes: conversational (the default: the user, turn by turn) or autonomous (the user's task); overrides the policy's")
 	files, code, ok := verb.Parse(fs, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	if *format != "agentguard" && *format != "openai" {
-		return verb.Fail(stderr, fs, fmt.Sprintf("unknown format %q (want agentguard or openai)", *format))
+	if _, ok := trace.LookupFormat(*format); *format != "" && !ok {
+		return verb.Fail(stderr, fs, fmt.Sprintf("-format %q: want one of %s", *format, trace.FormatNames()))
 	}
 
 	var cfg guard.Config
@@ -134,9 +137,12 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	enc.SetEscapeHTML(false)
 	sum := summary{Violations: map[string]int{}}
 	each := func(in io.Reader, name string) error {
-		for t, err := range traces(in, name, *format) {
+		for t, err := range trace.Import(in, name, *format) {
 			if err != nil {
 				fmt.Fprintln(stderr, err) // a *trace.ParseError: "trace: FILE:LINE: ..."
+				if errors.Is(err, trace.ErrUnknownFormat) || errors.Is(err, trace.ErrAmbiguousFormat) {
+					fmt.Fprintf(stderr, "  (name the format with -format: %s)\n", trace.FormatNames())
+				}
 				sum.Errors++
 				continue
 			}
@@ -162,21 +168,16 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return nil
 	}
 	for _, name := range files {
-		var err error
-		if name == "-" {
-			err = each(stdin, name)
-		} else {
-			var f *os.File
-			if f, err = os.Open(name); err != nil {
-				fmt.Fprintf(stderr, "agentguard evaluate: %v\n", err)
-				sum.Errors++
-				continue
-			}
-			err = each(f, name)
-			f.Close()
+		in, err := cli.OpenInput(ctx, name)
+		if err != nil {
+			verb.Errorf(stderr, "%v", err)
+			sum.Errors++
+			continue
 		}
+		err = each(in, in.Name)
+		in.Close()
 		if err != nil { // writing the results failed
-			fmt.Fprintf(stderr, "agentguard evaluate: %v\n", err)
+			verb.Errorf(stderr, "%v", err)
 			return exitBadInput
 		}
 	}
@@ -205,14 +206,4 @@ func loadPolicy(name string) (guard.Config, error) {
 	}
 	defer f.Close()
 	return guard.LoadPolicy(f)
-}
-
-// traces reads the traces of one input in the given format.
-func traces(r io.Reader, name, format string) iter.Seq2[*trace.Trace, error] {
-	if format == "openai" {
-		return trace.ImportOpenAI(r, name)
-	}
-	tr := trace.NewReader(r)
-	tr.Source = name
-	return tr.All()
 }

@@ -2,6 +2,7 @@ package evaluatecmd
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -9,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
@@ -28,6 +31,10 @@ func TestRun(t *testing.T) {
 	}{
 		{name: "agentguard", args: []string{"testdata/traces.jsonl"}, want: exitFailed}, // a critical finding fails its trace
 		{name: "openai", args: []string{"-format", "openai", "testdata/chats.jsonl"}, want: exitFailed},
+		{name: "openai detected", args: []string{"testdata/chats.jsonl"}, want: exitFailed},
+		{name: "openai messages", args: []string{"testdata/messages.jsonl"}, want: exitFailed},
+		{name: "unknown input", args: []string{"testdata/policy.json"}, want: exitBadInput},
+		{name: "gzipped", args: []string{"testdata/clean.jsonl.gz"}, want: exitPassed},
 		{name: "policy", args: []string{"-policy", "testdata/policy.json", "testdata/traces.jsonl"}, want: exitFailed},
 		{name: "clean", args: []string{"testdata/clean.jsonl"}, want: exitPassed},
 		{name: "several files", args: []string{"testdata/clean.jsonl", "testdata/traces.jsonl"}, want: exitFailed},
@@ -46,7 +53,7 @@ func TestRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			got := run(tc.args, strings.NewReader(tc.stdin), &stdout, &stderr)
+			got := run(cli.WithStdin(context.Background(), strings.NewReader(tc.stdin)), tc.args, &stdout, &stderr)
 			if got != tc.want {
 				t.Errorf("exit status %d, want %d\nstderr:\n%s", got, tc.want, stderr.String())
 			}
@@ -83,11 +90,11 @@ func TestSeedCase(t *testing.T) {
 		good string // the id of the one-contact trace
 	}{
 		{name: "agentguard", args: []string{"testdata/traces.jsonl"}, bad: "seed-wrong-entity", good: "seed-one-contact"},
-		{name: "openai", args: []string{"-format", "openai", "testdata/chats.jsonl"}, bad: "chat-seed-wrong-entity", good: "chat-seed-one-contact"},
+		{name: "openai", args: []string{"testdata/chats.jsonl"}, bad: "chat-seed-wrong-entity", good: "chat-seed-one-contact"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var stdout, stderr bytes.Buffer
-			run(tc.args, strings.NewReader(""), &stdout, &stderr)
+			run(context.Background(), tc.args, &stdout, &stderr)
 			results := map[string]result{}
 			for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
 				var r result

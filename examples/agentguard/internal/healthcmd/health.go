@@ -7,7 +7,7 @@
 //
 //	agentguard health [-out DIR] [-repeats N] [-floor F] [-cases FILE] [-tags T,...]
 //	                  [-weights D=W,...] [-targets D,...] [-baseline REPORT.json] [-strict]
-//	                  [-parallel N] [-model SPEC] [-judge SPEC] [-scores FILE] [-cite ROUTES] [-timeout D]
+//	                  [-parallel N] [-model SPEC] [-judge SPEC] [-scores FILE] [-cite ROUTES] [-timeout D] [-raw]
 //
 // DIR receives unguarded/ and guarded/, each with execution_trace.jsonl
 // and report.{json,md,html}, the shared ledger/, and the comparison as
@@ -99,6 +99,7 @@ import (
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/redact"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -131,12 +132,13 @@ type options struct {
 	model    string        // the agent's model (models.Open); "" means the scripted one
 	judge    string        // the judge: "", "demo", or a model as for model
 	timeout  time.Duration // of one run; 0 means 1m with the scripted model, 5m with a real one
+	raw      bool          // write the traces without de-identifying them
 	progress io.Writer
 }
 
 var verb = cli.Verb{
 	Name:     "health",
-	Synopsis: "[-out DIR] [-repeats N] [-floor F] [-cases FILE] [-tags T,...] [-weights D=W,...] [-targets D,...] [-baseline REPORT.json] [-strict] [-parallel N] [-model SPEC] [-judge SPEC] [-scores FILE] [-cite ROUTES] [-timeout D]",
+	Synopsis: "[-out DIR] [-repeats N] [-floor F] [-cases FILE] [-tags T,...] [-weights D=W,...] [-targets D,...] [-baseline REPORT.json] [-strict] [-parallel N] [-model SPEC] [-judge SPEC] [-scores FILE] [-cite ROUTES] [-timeout D] [-raw]",
 	Doc: `Replays the golden set through the demo agent twice, its guard rails only
 watching ("unguarded") and enforcing ("guarded"), scores both on five
 dimensions, prints the comparison and writes the reports into DIR.
@@ -167,6 +169,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.model, "model", "", "agent's "+models.FlagHelp)
 	fs.StringVar(&o.judge, "judge", "", `judge of the screened cases: "" for none, "demo" for the offline scripted judge, or a model as for -model`)
 	fs.DurationVar(&o.timeout, "timeout", 0, "time limit of one run (default 1m with the scripted model, 5m with -model)")
+	fs.BoolVar(&o.raw, "raw", false, "write the execution traces as they are, without de-identifying them")
 	if _, code, ok := verb.Parse(fs, args, stdout, stderr); !ok {
 		return code
 	}
@@ -183,9 +186,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return verb.Fail(stderr, fs, "-targets: "+err.Error())
 	}
 	o.tags, o.cite = list(*tags), list(*cite)
-	if cli.IsTerminal(stderr) {
-		o.progress = stderr
-	}
+	o.progress = cli.Progress(stderr)
 	err = run(ctx, o, stdout)
 	switch {
 	case errors.Is(err, errBelowFloor), errors.Is(err, errSideEffect), errors.Is(err, errStrict):
@@ -198,7 +199,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return cli.ExitPassed
 }
 
-func run(ctx context.Context, o options, w io.Writer) error {
+func run(ctx context.Context, o options, w io.Writer) (err error) {
 	if o.repeats < 1 {
 		return fmt.Errorf("-repeats %d: want 1 or more", o.repeats)
 	}
@@ -245,6 +246,13 @@ func run(ctx context.Context, o options, w io.Writer) error {
 		if o.out, err = os.MkdirTemp("", "agentguard-health-"); err != nil {
 			return err
 		}
+		// A run that fails leaves nothing behind; one that finishes, falls
+		// below the floor or is interrupted keeps its reports.
+		defer func() {
+			if err != nil && !errors.Is(err, errBelowFloor) && ctx.Err() == nil {
+				os.RemoveAll(o.out)
+			}
+		}()
 	}
 	led, err := badgerstore.Open(filepath.Join(o.out, "ledger"), badgerstore.Options{})
 	if err != nil {
@@ -421,6 +429,12 @@ func replayAndScore(ctx context.Context, cases []replay.Case, led *badgerstore.S
 		return nil, err
 	}
 	defer f.Close()
+	// The traces are de-identified on their way to the file, unless -raw.
+	red := redact.String
+	if o.raw {
+		red = redact.None
+	}
+	traces := cli.RedactTraces(f, red)
 	timeout := o.timeout
 	if timeout == 0 && m.agent != nil {
 		timeout = 5 * time.Minute
@@ -432,9 +446,12 @@ func replayAndScore(ctx context.Context, cases []replay.Case, led *badgerstore.S
 		Repeats:  o.repeats,
 		Parallel: o.parallel,
 		Timeout:  timeout,
-		Traces:   f,
+		Traces:   traces,
 		Progress: o.progress,
 	})
+	if err := traces.Close(); replayErr == nil {
+		replayErr = err
+	}
 	if replayErr != nil && ctx.Err() == nil {
 		return nil, replayErr // the traces could not be written
 	}

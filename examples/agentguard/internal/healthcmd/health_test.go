@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"unicode"
@@ -15,6 +16,7 @@ import (
 	"github.com/agentguard/agentguard/guard/health"
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/redact"
 )
 
 // TestGoldenSet checks the demo golden set against what it must cover.
@@ -120,6 +122,16 @@ func TestRun(t *testing.T) {
 	for tr, err := range trace.NewReader(f).All() {
 		if err != nil {
 			t.Fatal(err)
+		}
+		texts := slices.Clone(tr.UserTurns)
+		for _, s := range tr.Steps {
+			texts = append(texts, s.Args, s.Result, s.Error)
+		}
+		for _, text := range texts {
+			if redact.String(text) != text {
+				t.Errorf("trace %s is not de-identified: %q", tr.ID, text)
+				break
+			}
 		}
 		if r, ok := replay.RunFromTrace(tr); !ok || r.Label != "guarded" || len(r.Turns) == 0 {
 			t.Errorf("trace %s reads back as %+v", tr.ID, r)

@@ -3,11 +3,13 @@
 //
 //	agentguard memory [-budget N] [FILE]
 //
-// FILE (the standard input when absent or "-") holds one OpenAI-style chat
-// message per line: {"role":"system|user|assistant|tool","content":...};
-// assistant messages may carry "tool_calls" ([{"id","type":"function",
-// "function":{"name","arguments"}}]) and tool messages a "tool_call_id".
-// The verb prints
+// FILE (the standard input when absent or "-") holds one conversation as
+// OpenAI-style chat messages, one per line ({"role":"system|user|assistant|
+// tool","content":...}; assistant messages may carry "tool_calls" and tool
+// messages a "tool_call_id"), or conversations in any format trace.Import
+// reads — OpenAI chat logs one conversation per line, agentguard trace JSONL
+// — detected from the first line unless -format names it. For each
+// conversation the verb prints
 //
 //  1. the card built from the user turns, as JSON, history included;
 //  2. the messages that would be sent to the model under the token budget:
@@ -25,13 +27,10 @@ package memorycmd
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
@@ -42,11 +41,12 @@ import (
 
 var verb = cli.Verb{
 	Name:     "memory",
-	Synopsis: "[-budget N] [FILE]",
-	Doc: `Builds the memory card from one conversation (one OpenAI-style chat message
-per line, from FILE or the standard input), prints the card, the messages
-sent to the model under the token budget, and the tool calls that violate
-the card.`,
+	Synopsis: "[-budget N] [-format NAME] [FILE]",
+	Doc: `Builds the memory card of each conversation in FILE (or the standard input):
+OpenAI chat messages one per line, OpenAI chat logs one conversation per
+line, or agentguard traces, detected from the first line. Prints the card,
+the messages sent to the model under the token budget, and the tool calls
+that violate the card (exit status 1 when there are any).`,
 	MaxArgs: 1,
 }
 
@@ -55,21 +55,28 @@ the card.`,
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := verb.FlagSet()
 	budget := fs.Int("budget", 600, "token budget of the messages sent to the model, card included; 0 means no limit")
+	format := fs.String("format", "", "input format, one of "+trace.FormatNames()+" (default: detected from the first line)")
 	files, code, ok := verb.Parse(fs, args, stdout, stderr)
 	if !ok {
 		return code
 	}
-	in := cli.Stdin(ctx)
-	if len(files) == 1 && files[0] != "-" {
-		f, err := os.Open(files[0])
-		if err != nil {
-			verb.Errorf(stderr, "%v", err)
-			return cli.ExitUsage
-		}
-		defer f.Close()
-		in = f
+	if *budget < 0 {
+		return verb.Fail(stderr, fs, fmt.Sprintf("-budget %d: want 0 (no limit) or more", *budget))
 	}
-	n, err := run(in, stdout, *budget)
+	if _, ok := trace.LookupFormat(*format); *format != "" && !ok {
+		return verb.Fail(stderr, fs, fmt.Sprintf("-format %q: want one of %s", *format, trace.FormatNames()))
+	}
+	name := "-"
+	if len(files) == 1 {
+		name = files[0]
+	}
+	in, err := cli.OpenInput(ctx, name)
+	if err != nil {
+		verb.Errorf(stderr, "%v", err)
+		return cli.ExitUsage
+	}
+	defer in.Close()
+	n, err := run(in, in.Name, *format, stdout, *budget)
 	switch {
 	case err != nil:
 		verb.Errorf(stderr, "%v", err)
@@ -98,18 +105,41 @@ type toolCall struct {
 	} `json:"function"`
 }
 
-// run reads a conversation from in, writes the report to out, and returns
-// the number of violations.
-func run(in io.Reader, out io.Writer, budget int) (int, error) {
-	lines, msgs, err := read(in)
-	if err != nil {
-		return 0, err
+// run reads the conversations in in, writes the report to out, and
+// returns the number of violations.
+func run(in io.Reader, source, format string, out io.Writer, budget int) (int, error) {
+	var traces []*trace.Trace
+	for t, err := range trace.Import(in, source, format) {
+		if err != nil {
+			return 0, err
+		}
+		traces = append(traces, t)
 	}
-	tr, err := importTrace(lines)
-	if err != nil {
-		return 0, err
+	if len(traces) == 0 {
+		return 0, fmt.Errorf("%s: no conversation in the input", source)
 	}
+	w := bufio.NewWriter(out)
+	total := 0
+	for i, tr := range traces {
+		if len(traces) > 1 {
+			if i > 0 {
+				fmt.Fprintln(w)
+			}
+			fmt.Fprintf(w, "# conversation %s\n\n", tr.ID)
+		}
+		n, err := report(w, tr, budget)
+		if err != nil {
+			return total, err
+		}
+		total += n
+	}
+	return total, w.Flush()
+}
 
+// report writes the report of one conversation and returns the number of
+// violations.
+func report(w io.Writer, tr *trace.Trace, budget int) (int, error) {
+	msgs := messages(tr)
 	// The card, as the guard builds it: one extraction per user turn.
 	card := &memory.Card{}
 	for turn, text := range tr.UserTurns {
@@ -117,7 +147,6 @@ func run(in io.Reader, out io.Writer, budget int) (int, error) {
 			return 0, err
 		}
 	}
-	w := bufio.NewWriter(out)
 	fmt.Fprintln(w, "# card")
 	if err := writeJSON(w, card, "  "); err != nil {
 		return 0, err
@@ -150,86 +179,7 @@ func run(in io.Reader, out io.Writer, budget int) (int, error) {
 	for _, v := range found {
 		fmt.Fprintln(w, v)
 	}
-	return len(found), w.Flush()
-}
-
-// read parses the input lines into messages for the model.
-func read(in io.Reader) (lines []json.RawMessage, msgs []llms.MessageContent, err error) {
-	sc := bufio.NewScanner(in)
-	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
-	for n := 1; sc.Scan(); n++ {
-		line := bytes.TrimSpace(sc.Bytes())
-		if len(line) == 0 {
-			continue
-		}
-		var m message
-		if err := json.Unmarshal(line, &m); err != nil {
-			return nil, nil, fmt.Errorf("line %d: %w", n, err)
-		}
-		mc, err := toLLM(m)
-		if err != nil {
-			return nil, nil, fmt.Errorf("line %d: %w", n, err)
-		}
-		lines = append(lines, json.RawMessage(bytes.Clone(line)))
-		msgs = append(msgs, mc)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, nil, err
-	}
-	if len(msgs) == 0 {
-		return nil, nil, errors.New("no messages on standard input")
-	}
-	return lines, msgs, nil
-}
-
-// text reads an OpenAI content: a string, null, or an array of parts whose
-// text parts run together.
-func text(raw json.RawMessage) (string, error) {
-	if len(raw) == 0 || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if json.Unmarshal(raw, &s) == nil {
-		return s, nil
-	}
-	var parts []struct {
-		Type string `json:"type"`
-		Text string `json:"text"`
-	}
-	if err := json.Unmarshal(raw, &parts); err != nil {
-		return "", fmt.Errorf("content is neither text nor parts: %w", err)
-	}
-	var b strings.Builder
-	for _, p := range parts {
-		b.WriteString(p.Text)
-	}
-	return b.String(), nil
-}
-
-func toLLM(m message) (llms.MessageContent, error) {
-	t, err := text(m.Content)
-	if err != nil {
-		return llms.MessageContent{}, err
-	}
-	switch m.Role {
-	case "system", "developer":
-		return llms.TextParts(llms.ChatMessageTypeSystem, t), nil
-	case "user":
-		return llms.TextParts(llms.ChatMessageTypeHuman, t), nil
-	case "assistant":
-		mc := llms.MessageContent{Role: llms.ChatMessageTypeAI}
-		if t != "" {
-			mc.Parts = append(mc.Parts, llms.TextContent{Text: t})
-		}
-		for _, c := range m.ToolCalls {
-			mc.Parts = append(mc.Parts, llms.ToolCall{ID: c.ID, Type: "function", FunctionCall: &llms.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}})
-		}
-		return mc, nil
-	case "tool":
-		return llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
-			llms.ToolCallResponse{ToolCallID: m.ToolCallID, Name: m.Name, Content: t}}}, nil
-	}
-	return llms.MessageContent{}, fmt.Errorf("unknown role %q", m.Role)
+	return len(found), nil
 }
 
 // toOpenAI writes a message back in the input's format: one line per
@@ -264,25 +214,46 @@ func toOpenAI(m llms.MessageContent) []message {
 	return append([]message{{Role: role, Content: content, ToolCalls: calls}}, out...)
 }
 
-// importTrace turns the conversation into a trace, as trace.ImportOpenAI
-// does for a chat log.
-func importTrace(lines []json.RawMessage) (*trace.Trace, error) {
-	log, err := json.Marshal(struct {
-		ID       string            `json:"id"`
-		Messages []json.RawMessage `json:"messages"`
-	}{"conversation", lines})
-	if err != nil {
-		return nil, err
-	}
-	for tr, err := range trace.ImportOpenAI(bytes.NewReader(log), "stdin") {
-		return tr, err
-	}
-	return nil, errors.New("no conversation")
-}
-
 func writeJSON(w io.Writer, v any, indent string) error {
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	enc.SetIndent("", indent)
 	return enc.Encode(v)
+}
+
+// messages rebuilds the messages a conversation sent to its model from its
+// trace: the system prompt (Meta["system"]), the user turns, and each model
+// step's answer and tool calls with the tool results that followed.
+func messages(tr *trace.Trace) []llms.MessageContent {
+	var msgs []llms.MessageContent
+	if sys := tr.Meta["system"]; sys != "" {
+		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, sys))
+	}
+	turn := 0
+	user := func(upTo int) {
+		for ; turn <= upTo && turn < len(tr.UserTurns); turn++ {
+			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, tr.UserTurns[turn]))
+		}
+	}
+	for _, s := range tr.Steps {
+		user(s.Turn)
+		switch s.Kind {
+		case trace.KindModel:
+			m := llms.MessageContent{Role: llms.ChatMessageTypeAI}
+			if s.Result != "" {
+				m.Parts = append(m.Parts, llms.TextContent{Text: s.Result})
+			}
+			for _, c := range s.Calls {
+				m.Parts = append(m.Parts, llms.ToolCall{ID: c.ID, Type: "function", FunctionCall: &llms.FunctionCall{Name: c.Name, Arguments: c.Args}})
+			}
+			if len(m.Parts) > 0 {
+				msgs = append(msgs, m)
+			}
+		case trace.KindTool:
+			msgs = append(msgs, llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{
+				llms.ToolCallResponse{ToolCallID: s.CallID, Name: s.Name, Content: s.Result}}})
+		}
+	}
+	user(len(tr.UserTurns) - 1)
+	return msgs
 }

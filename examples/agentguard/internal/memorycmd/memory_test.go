@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/agentguard/agentguard/trace"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -45,7 +47,7 @@ func TestRunGolden(t *testing.T) {
 			}
 			defer in.Close()
 			var out bytes.Buffer
-			if _, err := run(in, &out, tt.budget); err != nil {
+			if _, err := run(in, tt.file, "", &out, tt.budget); err != nil {
 				t.Fatal(err)
 			}
 			for _, line := range tt.want {
@@ -91,13 +93,14 @@ func firstDiff(got, want string) string {
 
 func TestRunErrors(t *testing.T) {
 	for _, tt := range []struct{ in, want string }{
-		{"", "no messages"},
-		{"\n\n", "no messages"},
-		{`{"role":"bot","content":"hi"}`, `line 1: unknown role "bot"`},
-		{"{\"role\":\"user\",\"content\":\"hi\"}\nnot json", "line 2: invalid character"},
-		{`{"role":"user","content":{"text":"hi"}}`, "line 1: content is neither text nor parts"},
+		{"", "stdin: no conversation in the input"},
+		{"\n\n", "stdin: no conversation in the input"},
+		{`{"role":"bot","content":"hi"}`, `stdin:1: unknown role "bot"`},
+		{"{\"role\":\"user\",\"content\":\"hi\"}\nnot json", "stdin:2: not a JSON object; want one chat message per line"},
+		{`{"role":"user","content":{"text":"hi"}}`, "stdin:1: content is not a string, an array of parts or null"},
+		{`{"prompt":"hi"}`, `stdin:1: unknown input format: a JSON object with keys "prompt"`},
 	} {
-		_, err := run(strings.NewReader(tt.in), &bytes.Buffer{}, 100)
+		_, err := run(strings.NewReader(tt.in), "stdin", "", &bytes.Buffer{}, 100)
 		if err == nil || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("run(%q) = %v, want an error with %q", tt.in, err, tt.want)
 		}
@@ -109,12 +112,54 @@ func TestRunContentParts(t *testing.T) {
 		`{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"send_sms","arguments":"{}"}}]}` + "\n" +
 		`{"role":"tool","tool_call_id":"c1","content":null}`
 	var out bytes.Buffer
-	if _, err := run(strings.NewReader(in), &out, 0); err != nil {
+	if _, err := run(strings.NewReader(in), "stdin", "", &out, 0); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{`"value": "Please don't text me"`, "# violations: 1", `{"role":"tool","content":"","tool_call_id":"c1"}`} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestRunFormats: the same conversation as a chat log line and as a trace
+// gives the report it gives as messages, one per line.
+func TestRunFormats(t *testing.T) {
+	lines, err := os.ReadFile(filepath.Join("testdata", "address_en.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if _, err := run(bytes.NewReader(lines), "address_en.jsonl", "", &want, 400); err != nil {
+		t.Fatal(err)
+	}
+	parts := strings.Split(strings.TrimSpace(string(lines)), "\n")
+	chat := `{"id":"address_en.jsonl","messages":[` + strings.Join(parts, ",") + `]}`
+	var tr bytes.Buffer
+	for t2, err := range trace.Import(strings.NewReader(chat), "chat", "") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := trace.NewWriter(&tr).Write(t2); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tt := range []struct{ name, in string }{{"chat log", chat}, {"trace", tr.String()}} {
+		t.Run(tt.name, func(t *testing.T) {
+			var got bytes.Buffer
+			n, err := run(strings.NewReader(tt.in), "in", "", &got, 400)
+			if err != nil || n != 4 {
+				t.Fatalf("%d violations, %v", n, err)
+			}
+			if got.String() != want.String() {
+				t.Errorf("report differs from the one of the messages:\n%s", firstDiff(got.String(), want.String()))
+			}
+		})
+	}
+	// Two conversations: one report each, under a header.
+	var got bytes.Buffer
+	n, err := run(strings.NewReader(chat+"\n"+strings.Replace(chat, `"id":"address_en.jsonl"`, `"id":"again"`, 1)), "in", "", &got, 400)
+	if err != nil || n != 8 || !strings.Contains(got.String(), "# conversation again\n") {
+		t.Errorf("%d violations, %v:\n%s", n, err, got.String())
 	}
 }

@@ -1,0 +1,177 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"os"
+	"sync"
+
+	"github.com/agentguard/agentguard/ledger"
+	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/redact"
+)
+
+// TraceSink stores finished traces, so that a ledger entry's trace can be
+// fetched again and turned into a regression case. ledger/badgerstore's
+// *Store implements it (it is a ledger.TraceStore) in the ledger's own
+// directory; TraceFile writes trace JSONL instead.
+//
+// When a trace is finished, and so saved:
+//   - when Run or Resume returns (a paused run is saved too, and again
+//     when it resumes);
+//   - when the caller says so with Guard.SaveTrace — what a user of
+//     WrapModel and WrapTool (an agents.Executor, a loop of their own)
+//     calls when a request ends;
+//   - every Observation.TraceEvery recorded steps, for sessions that
+//     never end.
+//
+// A trace may thus be saved several times as it grows: a sink should keep
+// the latest. badgerstore.Store writes only the steps it has not stored.
+type TraceSink interface {
+	PutTrace(ctx context.Context, t *trace.Trace) error
+}
+
+// TraceSinkFunc adapts a function to the TraceSink interface.
+type TraceSinkFunc func(ctx context.Context, t *trace.Trace) error
+
+// PutTrace calls f.
+func (f TraceSinkFunc) PutTrace(ctx context.Context, t *trace.Trace) error { return f(ctx, t) }
+
+// DiscardTraces is a TraceSink that stores nothing: set
+// Observation.Traces to it to keep traces out of a ledger that would
+// store them.
+var DiscardTraces TraceSink = discardTraces{}
+
+type discardTraces struct{}
+
+func (discardTraces) PutTrace(context.Context, *trace.Trace) error { return nil }
+
+// traceSink is where finished traces go: Observation.Traces, or else the
+// ledger when it stores traces too; nil for none.
+func (g *Guard) traceSink() TraceSink {
+	switch s := g.cfg.Observe.Traces.(type) {
+	case discardTraces:
+		return nil
+	case nil:
+		ts, _ := g.cfg.Observe.Ledger.(TraceSink)
+		return ts
+	default:
+		return s
+	}
+}
+
+// SaveTrace queues the trace rec has recorded so far for the trace sink
+// (Observation.Traces). It does not wait for it to be stored (Flush
+// does) and, like a finding, never holds up the step for longer than
+// ReportWait. Run saves its own traces; call SaveTrace when a request
+// served through WrapModel and WrapTool ends. Without a trace sink it
+// does nothing.
+func (g *Guard) SaveTrace(ctx context.Context, rec *trace.Recorder) {
+	if rec == nil || g.traceSink() == nil {
+		return
+	}
+	g.saveTrace(ctx, rec.Trace())
+}
+
+func (g *Guard) saveTrace(ctx context.Context, t *trace.Trace) {
+	if t == nil || g.traceSink() == nil {
+		return
+	}
+	g.reports.send(ctx, report{tr: t})
+}
+
+// autosaveKey keys, in a trace's Memo, how many steps it had when last
+// saved by autosave.
+type autosaveKey struct{}
+
+// autosave saves rec's trace once Observation.TraceEvery steps were
+// recorded since it last did.
+func (g *Guard) autosave(ctx context.Context, rec *trace.Recorder) {
+	every := g.cfg.Observe.TraceEvery
+	if every <= 0 || g.traceSink() == nil {
+		return
+	}
+	due := false
+	rec.View(func(t *trace.Trace) {
+		saved := t.Memo(autosaveKey{}, func() any { return new(int) }).(*int)
+		if len(t.Steps)-*saved >= every {
+			*saved, due = len(t.Steps), true
+		}
+	})
+	if due {
+		g.saveTrace(ctx, rec.Trace())
+	}
+}
+
+// putTrace stores t, on the delivering goroutine.
+func (g *Guard) putTrace(t *trace.Trace) {
+	sink := g.traceSink()
+	if sink == nil {
+		return
+	}
+	r := &g.reports
+	if err := sink.PutTrace(context.Background(), t); err != nil {
+		r.stats.tracesFails.Add(1)
+		if log := g.cfg.Observe.Logger; log != nil {
+			log.LogAttrs(context.Background(), errorLevel, "agentguard trace not saved", attrTrace(t.ID), attrError(err))
+		}
+		return
+	}
+	r.stats.traces.Add(1)
+}
+
+// TraceFile is a TraceSink that appends each trace it is given to a file
+// as one line of trace JSONL (see package trace), redacted. A trace saved
+// several times as it grows appears on several lines; the last one for a
+// trace id is the fullest. It is safe for concurrent use.
+type TraceFile struct {
+	mu     sync.Mutex
+	f      *os.File
+	w      *trace.Writer
+	redact func(string) string
+}
+
+// OpenTraceFile opens path for appending, creating it with mode 0600.
+// redact rewrites the free text of every trace before it is written, as
+// the ledger does (ledger.RedactTrace); nil means redact.String, and
+// redact.None writes raw text.
+func OpenTraceFile(path string, redact func(string) string) (*TraceFile, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, &Error{Op: "open trace file", Name: path, Err: err}
+	}
+	if redact == nil {
+		redact = defaultRedact
+	}
+	return &TraceFile{f: f, w: trace.NewWriter(f), redact: redact}, nil
+}
+
+var defaultRedact = redact.String
+
+// PutTrace appends t as one line.
+func (tf *TraceFile) PutTrace(ctx context.Context, t *trace.Trace) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	if tf.f == nil {
+		return &Error{Op: "put trace", Name: tf.f.Name(), Err: errors.New("trace file is closed")}
+	}
+	if err := tf.w.Write(ledger.RedactTrace(t, tf.redact)); err != nil {
+		return &Error{Op: "put trace", Name: tf.f.Name(), Err: err}
+	}
+	return nil
+}
+
+// Close closes the file. Later PutTrace calls fail.
+func (tf *TraceFile) Close() error {
+	tf.mu.Lock()
+	defer tf.mu.Unlock()
+	if tf.f == nil {
+		return nil
+	}
+	err := tf.f.Close()
+	tf.f = nil
+	return err
+}
