@@ -68,6 +68,10 @@ kind are set, and all but "i", "kind" and "turn" are omitted when empty:
 	result        string     Step.Result: the tool's result, or the model's answer text
 	error         string     Step.Error: the error the step ended with
 	calls         [object]   Step.Calls: the tool calls a model step proposed (call objects below)
+	provider      string     Step.Provider: who served a model step ("openai", "anthropic"; gen_ai.provider.name)
+	response_model string    Step.ResponseModel: the model that answered, as the provider named it
+	response_id   string     Step.ResponseID: the provider's id for the answer
+	finish_reason string     Step.FinishReason: why the model stopped ("stop", "tool_calls", "end_turn")
 	start         time       Step.Start: when the step started
 	duration_ns   int        Step.Duration: how long it took, in nanoseconds
 	tokens_in     int        Step.TokensIn: prompt tokens the step cost
