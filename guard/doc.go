@@ -82,8 +82,8 @@
 // under a circuit breaker, a timeout and bounded retries (Config.Resilience),
 // with an optional fallback model. Tools run on the caller's goroutine with
 // a context that expires at their timeout; one that ignores it is isolated
-// on a goroutine of its own from then on. Streamed answers are judged too
-// (Config.Answers.BufferStreams).
+// on a goroutine of its own from then on. Streamed answers are held until
+// they are judged (StreamBuffered, the default; Config.Answers.Streaming).
 //
 // # Offline
 //

@@ -148,14 +148,12 @@ type Answers struct {
 	// user's language. Empty means the lexicon's handoff message in the
 	// language of the user's latest turn (DefaultHandoff in English).
 	HandoffMessage string
-	// BufferStreams makes streamed answers wait until they are judged: the
-	// caller's llms.WithStreamingFunc receives the chunks only once the
-	// answer is allowed, or the replacement answer instead. BufferRoutes
-	// does the same for some routes only. Otherwise chunks pass through as
-	// they come, and an answer stopped afterwards is followed by the
-	// replacement as a last chunk, its findings tagged "already-streamed".
-	BufferStreams bool
-	BufferRoutes  []string
+	// Streaming says when the caller's llms.WithStreamingFunc receives an
+	// answer's chunks. Empty means StreamBuffered. PassThroughRoutes
+	// streams the routes it lists through whatever Streaming says. See
+	// StreamMode for the trade-off.
+	Streaming         StreamMode
+	PassThroughRoutes []string
 }
 
 // Observation says where a guard's findings and records go.
@@ -220,6 +218,7 @@ func (f SinkFunc) Append(ctx context.Context, v trace.Violation) (uint64, error)
 type Guard struct {
 	cfg       Config
 	rules     []Rule
+	answers   bool                                      // a rule that may judge a model's answer runs: streams are buffered
 	schemaMu  sync.Mutex                                // serialises writers of schemas
 	schemas   atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
 	untraced  sync.Once                                 // warns once about calls without a trace
@@ -285,6 +284,7 @@ func New(cfg Config) *Guard {
 			g.rules = append(g.rules, r)
 		}
 	}
+	g.answers = slices.ContainsFunc(g.rules, judgesAnswers)
 	g.breakers = newBreakers(g.cfg)
 	return g
 }
