@@ -131,3 +131,39 @@ func checkOutcome(t *testing.T, o guard.Outcome, status guard.RunStatus, rule st
 		t.Errorf("finding %+v allows", o.Finding)
 	}
 }
+
+// TestEvaluateStoppedAndEscaped evaluates the traces of the outcome
+// conversations offline: what the guard stopped online is reported apart
+// from what got through, so the guarded runs pass; the same conversations
+// recorded in shadow mode, where nothing was enforced, do not.
+func TestEvaluateStoppedAndEscaped(t *testing.T) {
+	for _, tt := range outcomeCases {
+		if tt.status == guard.StatusDone || tt.status == guard.StatusFailed {
+			continue
+		}
+		for _, shadow := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/shadow=%v", tt.name, shadow), func(t *testing.T) {
+				srv := newWire(t, "/v1/chat/completions", tt.replays...)
+				cfg := tt.cfg
+				cfg.Shadow = shadow
+				g := guard.New(cfg)
+				agent := agents.NewOpenAIFunctionsAgent(g.WrapModel(newOpenAI(t, srv.URL)), []tools.Tool{g.WrapTool(tt.tool())})
+				ctx, rec := g.StartTrace(context.Background(), "s1", "orders")
+				chains.Run(ctx, agents.NewExecutor(agent, agents.WithMaxIterations(len(tt.replays))), tt.turn)
+				rep := guard.New(tt.cfg).Evaluate(rec.Trace())
+				if rep.Violations() == 0 {
+					t.Fatalf("no violation found offline: %+v", rep.Findings)
+				}
+				if len(rep.Stopped)+len(rep.Escaped) != rep.Violations() {
+					t.Errorf("stopped %d + escaped %d != %d violations", len(rep.Stopped), len(rep.Escaped), rep.Violations())
+				}
+				if !shadow && (len(rep.Escaped) != 0 || !rep.Passed || rep.Score != 100) {
+					t.Errorf("guarded: escaped %v, score %d, passed %v; want nothing through", rules(rep.Escaped), rep.Score, rep.Passed)
+				}
+				if shadow && (len(rep.Stopped) != 0 || rep.Score == 100) {
+					t.Errorf("shadow: stopped %v, score %d; want everything through", rules(rep.Stopped), rep.Score)
+				}
+			})
+		}
+	}
+}
