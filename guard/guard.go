@@ -174,6 +174,10 @@ type Observation struct {
 	// MaxField caps recorded arguments and results, in bytes (see
 	// trace.RecorderOptions). Zero means trace.DefaultMaxField.
 	MaxField int
+	// Metrics receives verdicts, gate latency and breaker changes (see
+	// Observer). Nil means none, at no cost: the guard then does not even
+	// read the clock for them.
+	Metrics Observer
 }
 
 // Evaluation tunes the score Evaluate gives a recorded trace.
