@@ -171,6 +171,23 @@ A line that is not such an object, has no "messages", or has a message
 with an unknown role yields a [*ParseError] for that line, and the import
 goes on with the next one.
 
+# Importing other tools' traces
+
+Four more importers read what other tools record; each yields traces and
+*ParseError values like ImportOpenAI, refuses a JSON object that names a
+key twice ([ErrDuplicateKey]), and has a cheap predicate that recognises
+its format from the first bytes of an input, for auto-detection:
+
+	ImportOTLP       SniffOTLP       OTLP JSON spans (a collector's file exporter), GenAI conventions
+	ImportAnthropic  SniffAnthropic  Anthropic Messages API logs: request (and response), one per line
+	ImportLangSmith  SniffLangSmith  LangSmith runs: an array, one per line, or nested child_runs
+	ImportLangfuse   SniffLangfuse   Langfuse traces with their observations, or bare observations
+
+ImportOTLP reads back what package trace/otelexport exports: with content
+recorded, evaluating the import finds what evaluating the original does.
+The functions' documentation gives each mapping; testdata holds a sample
+and the traces it imports to for each.
+
 # Example
 
 Convert a chat log to a trace file:

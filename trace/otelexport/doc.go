@@ -66,6 +66,7 @@ Always recorded (when the field is set):
 	  agentguard.trace_id          Trace.ID
 	  agentguard.route             Trace.Route
 	  agentguard.tools             []string: names of Trace.Tools, the allow-list
+	  gen_ai.tool.definitions      JSON [{"type":"function","name":..,"description":..,"parameters":..}] from Trace.Tools
 	  gen_ai.usage.input_tokens    int: sum of Step.TokensIn
 	  gen_ai.usage.output_tokens   int: sum of Step.TokensOut
 	  agentguard.cost              float: sum of Step.Cost

@@ -330,6 +330,11 @@ func (e *Exporter) agentAttrs(t *trace.Trace) []attribute.KeyValue {
 	}
 	if len(t.Tools) > 0 {
 		attrs = append(attrs, AttrTools.StringSlice(t.ToolNames()))
+		defs := make([]toolDefinition, len(t.Tools))
+		for i, spec := range t.Tools {
+			defs[i] = toolDefinition{Type: "function", Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters}
+		}
+		attrs = append(attrs, semconv.GenAIToolDefinitionsKey.String(jsonString(defs)))
 	}
 	var in, out, findings int
 	var cost float64
@@ -602,6 +607,15 @@ type part struct {
 	ID        string `json:"id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments any    `json:"arguments,omitempty"`
+}
+
+// toolDefinition is one entry of gen_ai.tool.definitions, in the source
+// system's (OpenAI's) tool definition format.
+type toolDefinition struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
 type document struct {
