@@ -166,33 +166,48 @@ func must(m *otelexport.Metrics, err error) *otelexport.Metrics {
 }
 
 // BenchmarkMetricsOverhead measures what metrics cost a guarded tool call
-// (judged, run, recorded): without an observer (the baseline), with the
-// observer on the no-op meter provider, and on the SDK's.
+// (judged, run, recorded, in a fresh trace): without an observer (the
+// baseline), with the observer on the no-op meter provider, and on the
+// SDK's. The three run in turn within each iteration, so that they share
+// the machine's load; it reports each one's time per call and the ratios
+// to the baseline.
 func BenchmarkMetricsOverhead(b *testing.B) {
-	reader := sdkmetric.NewManualReader()
-	sdk := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	sdk := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
 	defer sdk.Shutdown(context.Background())
-	for _, bc := range []struct {
+	variants := []struct {
 		name string
 		obs  guard.Observer
 	}{
 		{"none", nil},
-		{"noop-provider", must(otelexport.NewMetrics(noop.NewMeterProvider(), otelexport.MetricsOptions{}))},
+		{"noop", must(otelexport.NewMetrics(noop.NewMeterProvider(), otelexport.MetricsOptions{}))},
 		{"sdk", must(otelexport.NewMetrics(sdk, otelexport.MetricsOptions{}))},
-	} {
-		b.Run(bc.name, func(b *testing.B) {
-			g := guard.New(guard.Config{Observe: guard.Observation{Metrics: bc.obs}})
-			tool := g.WrapTool(guardtest.NewTool("query_order", "Look up an order", func(context.Context, string) (string, error) {
-				return `{"status":"shipped"}`, nil
-			}))
-			b.ReportAllocs()
-			for b.Loop() {
-				ctx, _ := g.StartTrace(context.Background(), "s", "")
-				if _, err := tool.Call(ctx, `{"order_id":"A1"}`); err != nil {
-					b.Fatal(err)
-				}
+	}
+	calls := make([]func(), len(variants))
+	for i, v := range variants {
+		g := guard.New(guard.Config{Observe: guard.Observation{Metrics: v.obs}})
+		tool := g.WrapTool(guardtest.NewTool("query_order", "Look up an order", func(context.Context, string) (string, error) {
+			return `{"status":"shipped"}`, nil
+		}))
+		calls[i] = func() {
+			ctx, _ := g.StartTrace(context.Background(), "s", "")
+			if _, err := tool.Call(ctx, `{"order_id":"A1"}`); err != nil {
+				b.Fatal(err)
 			}
-		})
+		}
+	}
+	took := make([]time.Duration, len(variants))
+	for b.Loop() {
+		for i, call := range calls {
+			start := time.Now()
+			call()
+			took[i] += time.Since(start)
+		}
+	}
+	for i, v := range variants {
+		b.ReportMetric(float64(took[i].Nanoseconds())/float64(b.N), v.name+"-ns/call")
+		if i > 0 {
+			b.ReportMetric(float64(took[i])/float64(took[0]), v.name+"/none")
+		}
 	}
 }
 
@@ -222,5 +237,33 @@ func TestMetricsCostAGuardNoAllocations(t *testing.T) {
 		if got := allocs(obs); got != base {
 			t.Errorf("%s: %v allocations per call, %v without metrics", name, got, base)
 		}
+	}
+}
+
+// BenchmarkMetricsEvent measures one guarded step's worth of metric
+// events (Judged and Finding) on the no-op meter provider and on the
+// SDK's, against the baseline of a nil observer, which the guard checks
+// and skips.
+func BenchmarkMetricsEvent(b *testing.B) {
+	sdk := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	defer sdk.Shutdown(context.Background())
+	for _, bc := range []struct {
+		name string
+		obs  guard.Observer
+	}{
+		{"none", nil},
+		{"noop", must(otelexport.NewMetrics(noop.NewMeterProvider(), otelexport.MetricsOptions{}))},
+		{"sdk", must(otelexport.NewMetrics(sdk, otelexport.MetricsOptions{}))},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			obs := bc.obs
+			b.ReportAllocs()
+			for b.Loop() {
+				if obs != nil {
+					obs.Judged(trace.KindTool, trace.Block, 3*time.Microsecond)
+					obs.Finding(guard.RuleLoop, trace.Block, false)
+				}
+			}
+		})
 	}
 }
