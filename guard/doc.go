@@ -36,6 +36,11 @@
 // aborts on tool errors. In shadow mode (Config.Shadow) every rule runs and
 // every finding is recorded, but nothing is enforced.
 //
+// One way reads how a turn ended, whatever drove the loop: Result.Status
+// for Run (done, clarify, refused, handoff, paused or failed), and
+// OutcomeOf for agents.Executor or a loop of your own, which tells a
+// replaced answer from a final one by the trace in the context.
+//
 // # Built-in rules and gates
 //
 // All are on by default and tuned by Config; Config.Disable leaves one out
