@@ -496,19 +496,25 @@ func (t *wireTap) RoundTrip(req *http.Request) (*http.Response, error) {
 // tapCap is how much of a response body a tap keeps.
 const tapCap = 64 << 10
 
+// tapBody keeps the start of a response body. A client may read it on
+// one goroutine and close it on another (langchaingo's openai client
+// streams on its own), so buf has a lock.
 type tapBody struct {
 	io.ReadCloser
 	info *wireInfo
 	sse  bool
+	mu   sync.Mutex
 	buf  []byte
 	once sync.Once
 }
 
 func (b *tapBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
+	b.mu.Lock()
 	if keep := min(n, tapCap-len(b.buf)); keep > 0 {
 		b.buf = append(b.buf, p[:keep]...)
 	}
+	b.mu.Unlock()
 	if err == io.EOF {
 		b.once.Do(b.parse)
 	}
@@ -530,6 +536,8 @@ func (b *tapBody) parse() {
 			Model string `json:"model"`
 		} `json:"message"` // Anthropic's message_start event
 	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	var id, model string
 	take := func(h head) bool {
 		if h.Message != nil && h.ID == "" {
