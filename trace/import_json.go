@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"iter"
 	"strconv"
 	"strings"
 	"time"
@@ -146,22 +145,6 @@ func (d jsonDoc) elements(keys ...string) ([]json.RawMessage, error) {
 		return out, nil
 	}
 	return []json.RawMessage{raw}, nil
-}
-
-// docsSeq yields the traces that build makes of docs, then the read error,
-// if any. A build error is yielded as a *ParseError at line and iteration
-// goes on.
-func docsSeq(docs []jsonDoc, readErr error, source string, build func(yield func(*Trace, error) bool, d jsonDoc) bool) iter.Seq2[*Trace, error] {
-	return func(yield func(*Trace, error) bool) {
-		for _, d := range docs {
-			if !build(yield, d) {
-				return
-			}
-		}
-		if readErr != nil {
-			yield(nil, readErr)
-		}
-	}
 }
 
 // parseTime reads an RFC 3339 time, or epoch milliseconds as a number.
