@@ -217,3 +217,62 @@ func TestImportErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestImportOTLPForeignSpans imports GenAI spans of another
+// instrumentation — no agentguard.* attributes, gen_ai.system for the
+// provider, spans out of order in the file — and checks that steps follow
+// start times, user turns come from the chat input, and a gate event
+// follows the step it judged.
+func TestImportOTLPForeignSpans(t *testing.T) {
+	in := `{"resourceSpans":[{"scopeSpans":[{"spans":[
+{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0002","parentSpanId":"0001","name":"execute_tool query_order","startTimeUnixNano":"1748770201100000000","endTimeUnixNano":"1748770201300000000",
+ "attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"execute_tool"}},{"key":"gen_ai.tool.name","value":{"stringValue":"query_order"}},{"key":"gen_ai.tool.call.id","value":{"stringValue":"call_1"}},
+  {"key":"gen_ai.tool.call.arguments","value":{"stringValue":"{\"order_id\":\"A42\"}"}},{"key":"gen_ai.tool.call.result","value":{"stringValue":"[]"}}]},
+{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0003","parentSpanId":"0001","name":"chat gpt-4o","startTimeUnixNano":"1748770201400000000","endTimeUnixNano":"1748770202000000000",
+ "attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}},{"key":"gen_ai.system","value":{"stringValue":"openai"}},{"key":"gen_ai.request.model","value":{"stringValue":"gpt-4o"}},
+  {"key":"gen_ai.input.messages","value":{"stringValue":"[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"content\":\"订单 A42 在哪里？\"}]},{\"role\":\"assistant\",\"parts\":[{\"type\":\"tool_call\",\"id\":\"call_1\",\"name\":\"query_order\",\"arguments\":{\"order_id\":\"A42\"}}]},{\"role\":\"tool\",\"parts\":[{\"type\":\"tool_call_response\",\"id\":\"call_1\",\"response\":\"[]\"}]}]"}},
+  {"key":"gen_ai.output.messages","value":{"stringValue":"[{\"role\":\"assistant\",\"parts\":[{\"type\":\"text\",\"content\":\"系统中没有订单 A42 的记录。\"}],\"finish_reason\":\"stop\"}]"}}],
+ "events":[{"timeUnixNano":"1748770202000000000","name":"gen_ai.evaluation.result","attributes":[{"key":"gen_ai.evaluation.name","value":{"stringValue":"empty-result"}},{"key":"gen_ai.evaluation.score.label","value":{"stringValue":"clarify"}}]}],
+ "status":{"code":1}},
+{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0004","parentSpanId":"0001","name":"chat gpt-4o","startTimeUnixNano":"1748770200100000000","endTimeUnixNano":"1748770201000000000",
+ "attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}},{"key":"gen_ai.request.model","value":{"stringValue":"gpt-4o"}},
+  {"key":"gen_ai.input.messages","value":{"stringValue":"[{\"role\":\"user\",\"parts\":[{\"type\":\"text\",\"content\":\"订单 A42 在哪里？\"}]}]"}},
+  {"key":"gen_ai.output.messages","value":{"stringValue":"[{\"role\":\"assistant\",\"parts\":[{\"type\":\"tool_call\",\"id\":\"call_1\",\"name\":\"query_order\",\"arguments\":{\"order_id\":\"A42\"}}],\"finish_reason\":\"tool_call\"}]"}}]},
+{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"0001","name":"POST /chat","startTimeUnixNano":"1748770200000000000","endTimeUnixNano":"1748770202100000000","kind":2,"attributes":[{"key":"http.request.method","value":{"stringValue":"POST"}}]}
+]}]}]}`
+	var got []*Trace
+	for tr, err := range ImportOTLP(strings.NewReader(in), "foreign.json") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tr)
+	}
+	if len(got) != 1 {
+		t.Fatalf("got %d traces", len(got))
+	}
+	tr := got[0]
+	var steps []string
+	for _, s := range tr.Steps {
+		steps = append(steps, string(s.Kind)+":"+s.Name)
+	}
+	if want := []string{"model:gpt-4o", "tool:query_order", "model:gpt-4o", "gate:empty-result"}; !reflect.DeepEqual(steps, want) {
+		t.Fatalf("steps %q, want %q", steps, want)
+	}
+	if tr.ID != "5b8efff798038103d269b633813fc60c" || !reflect.DeepEqual(tr.UserTurns, []string{"订单 A42 在哪里？"}) {
+		t.Errorf("trace %s, turns %q", tr.ID, tr.UserTurns)
+	}
+	if s := tr.Steps[0]; len(s.Calls) != 1 || s.Calls[0].Args != `{"order_id":"A42"}` || s.Turn != 0 {
+		t.Errorf("first model step %+v", s)
+	}
+	if s := tr.Steps[2]; s.Provider != "openai" || s.Result != "系统中没有订单 A42 的记录。" || s.Args != "" {
+		t.Errorf("answer step %+v", s)
+	}
+	if f := tr.Steps[3].Finding; f == nil || f.Step != 2 || f.Verdict != Clarify {
+		t.Errorf("gate finding %+v, want clarify about step 2", f)
+	}
+	for _, s := range tr.Steps {
+		if s.Turn != 0 {
+			t.Errorf("step %d turn %d, want 0", s.Index, s.Turn)
+		}
+	}
+}
