@@ -36,6 +36,11 @@
 // aborts on tool errors. In shadow mode (Config.Shadow) every rule runs and
 // every finding is recorded, but nothing is enforced.
 //
+// One way reads how a turn ended, whatever drove the loop: Result.Status
+// for Run (done, clarify, refused, handoff, paused or failed), and
+// OutcomeOf for agents.Executor or a loop of your own, which tells a
+// replaced answer from a final one by the trace in the context.
+//
 // # Built-in rules and gates
 //
 // All are on by default and tuned by Config; Config.Disable leaves one out
@@ -82,8 +87,8 @@
 // under a circuit breaker, a timeout and bounded retries (Config.Resilience),
 // with an optional fallback model. Tools run on the caller's goroutine with
 // a context that expires at their timeout; one that ignores it is isolated
-// on a goroutine of its own from then on. Streamed answers are judged too
-// (Config.Answers.BufferStreams).
+// on a goroutine of its own from then on. Streamed answers are held until
+// they are judged (StreamBuffered, the default; Config.Answers.Streaming).
 //
 // # Offline
 //

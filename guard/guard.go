@@ -148,14 +148,12 @@ type Answers struct {
 	// user's language. Empty means the lexicon's handoff message in the
 	// language of the user's latest turn (DefaultHandoff in English).
 	HandoffMessage string
-	// BufferStreams makes streamed answers wait until they are judged: the
-	// caller's llms.WithStreamingFunc receives the chunks only once the
-	// answer is allowed, or the replacement answer instead. BufferRoutes
-	// does the same for some routes only. Otherwise chunks pass through as
-	// they come, and an answer stopped afterwards is followed by the
-	// replacement as a last chunk, its findings tagged "already-streamed".
-	BufferStreams bool
-	BufferRoutes  []string
+	// Streaming says when the caller's llms.WithStreamingFunc receives an
+	// answer's chunks. Empty means StreamBuffered. PassThroughRoutes
+	// streams the routes it lists through whatever Streaming says. See
+	// StreamMode for the trade-off.
+	Streaming         StreamMode
+	PassThroughRoutes []string
 }
 
 // Observation says where a guard's findings and records go.
@@ -184,6 +182,10 @@ type Observation struct {
 	// TraceEvery saves a trace every TraceEvery recorded steps as well, for
 	// sessions that never end. Zero or negative means only when finished.
 	TraceEvery int
+	// Metrics receives verdicts, gate latency and breaker changes (see
+	// Observer). Nil means none, at no cost: the guard then does not even
+	// read the clock for them.
+	Metrics Observer
 }
 
 // Evaluation tunes the score Evaluate gives a recorded trace.
@@ -228,6 +230,7 @@ func (f SinkFunc) Append(ctx context.Context, v trace.Violation) (uint64, error)
 type Guard struct {
 	cfg       Config
 	rules     []Rule
+	answers   bool                                      // a rule that may judge a model's answer runs: streams are buffered
 	schemaMu  sync.Mutex                                // serialises writers of schemas
 	schemas   atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
 	untraced  sync.Once                                 // warns once about calls without a trace
@@ -293,6 +296,7 @@ func New(cfg Config) *Guard {
 			g.rules = append(g.rules, r)
 		}
 	}
+	g.answers = slices.ContainsFunc(g.rules, judgesAnswers)
 	g.breakers = newBreakers(g.cfg)
 	return g
 }

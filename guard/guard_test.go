@@ -257,8 +257,9 @@ func TestFirstRules(t *testing.T) {
 					violations++
 				}
 			}
-			if wantScore := max(0, 100-20*violations); rep.Score != wantScore {
-				t.Errorf("score = %d, want %d", rep.Score, wantScore)
+			// The guard stopped every violation online: none got through.
+			if len(rep.Stopped) != violations || len(rep.Escaped) != 0 || rep.Score != 100 || !rep.Passed {
+				t.Errorf("stopped %d, escaped %d, score %d; want %d stopped, none escaped, 100", len(rep.Stopped), len(rep.Escaped), rep.Score, violations)
 			}
 		})
 	}

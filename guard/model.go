@@ -1,10 +1,17 @@
 package guard
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"reflect"
 	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
@@ -23,12 +30,13 @@ import (
 //
 // The returned model is safe for concurrent use if m is.
 func (g *Guard) WrapModel(m llms.Model) llms.Model {
-	return &guardedModel{g: g, m: m}
+	return &guardedModel{g: g, m: m, info: DescribedModel(m)}
 }
 
 type guardedModel struct {
-	g *Guard
-	m llms.Model
+	g    *Guard
+	m    llms.Model
+	info ModelInfo
 }
 
 func (w *guardedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
@@ -36,7 +44,7 @@ func (w *guardedModel) GenerateContent(ctx context.Context, messages []llms.Mess
 		return w.m.GenerateContent(ctx, messages, options...)
 	}
 	rec := w.g.recorder(ctx)
-	turn, err := w.g.generate(ctx, rec, w.m, messages, options)
+	turn, err := w.g.generate(ctx, rec, w.m, w.info, messages, options)
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +86,7 @@ type modelTurn struct {
 // the model is called (a gate such as the similarity gate can answer without
 // it), calls the model under its breaker, timeout and retries, records and
 // judges the answer, and asks again on Retry.
-func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model, messages []llms.MessageContent, options []llms.CallOption) (modelTurn, error) {
+func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model, info ModelInfo, messages []llms.MessageContent, options []llms.CallOption) (modelTurn, error) {
 	card, latest := g.observeTurns(ctx, rec, messages)
 	opts := callOptions(options)
 	turn := modelTurn{offered: toolSpecs(opts)}
@@ -96,8 +104,12 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			return stop(v, f)
 		}
 	}
+	model := opts.Model
+	if model == "" {
+		model = info.Model
+	}
 	for retries := 0; ; retries++ {
-		pre := &trace.Step{Kind: trace.KindModel, Name: opts.Model, Start: g.now()}
+		pre := &trace.Step{Kind: trace.KindModel, Name: model, Provider: info.Provider, Start: g.now()}
 		if findings, v := g.judge(rec, pre); terminal(v) || v == trace.Block {
 			f := strongest(findings, v)
 			pre.Blocked, pre.Refusal, pre.Result = true, v == trace.Refuse || v == trace.Block, g.answer(g.replies(rec), f)
@@ -106,21 +118,31 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			return stop(v, f)
 		}
 		sent := g.withCard(rec, card, messages)
-		s := &trace.Step{Kind: trace.KindModel, Name: opts.Model, Start: g.now()}
-		resp, err := g.callModel(ctx, m, sent, options, func(role string, err error, took time.Duration) {
-			name := opts.Model
+		s := &trace.Step{Kind: trace.KindModel, Name: model, Provider: info.Provider, Start: g.now()}
+		primary := &tappedModel{Model: m}
+		wire := new(wireInfo)
+		resp, err := g.callModel(context.WithValue(ctx, wireKey{}, wire), primary, sent, options, func(role string, err error, took time.Duration) {
+			name, provider := model, info.Provider
 			if role != "primary" {
-				name = role
+				name, provider = role, ""
 			}
-			g.commit(ctx, rec, &trace.Step{Kind: trace.KindModel, Name: name, Start: g.now().Add(-took), Duration: took, Error: err.Error()}, nil)
+			g.commit(ctx, rec, &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: g.now().Add(-took), Duration: took, Error: err.Error()}, nil)
 		})
 		s.Duration = g.now().Sub(s.Start)
 		if err != nil {
 			return turn, err
 		}
+		if primary.failed.Load() { // the fallback answered
+			fb := DescribedModel(g.cfg.Resilience.Fallback)
+			s.Name, s.Provider = fb.Model, fb.Provider
+			if s.Name == "" {
+				s.Name = "fallback"
+			}
+		}
+		s.ResponseID, s.ResponseModel = wire.get()
 		resp = mergeChoices(resp)
 		choice := resp.Choices[0]
-		s.Result = choice.Content
+		s.Result, s.FinishReason = choice.Content, choice.StopReason
 		for _, tc := range choice.ToolCalls {
 			if tc.FunctionCall != nil {
 				s.Calls = append(s.Calls, trace.Call{ID: tc.ID, Name: tc.FunctionCall.Name, Args: tc.FunctionCall.Arguments})
@@ -156,6 +178,20 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		turn.resp, turn.verdict = resp, trace.Allow
 		return turn, st.release()
 	}
+}
+
+// tappedModel tells whether its last call failed: when the guard's model
+// call succeeds all the same, the fallback answered.
+type tappedModel struct {
+	llms.Model
+	failed atomic.Bool
+}
+
+func (t *tappedModel) GenerateContent(ctx context.Context, messages []llms.MessageContent, options ...llms.CallOption) (*llms.ContentResponse, error) {
+	t.failed.Store(true) // until it returns an answer: a panic or an abandoned call fails
+	resp, err := t.Model.GenerateContent(ctx, messages, options...)
+	t.failed.Store(err != nil || emptyResponse(resp))
+	return resp, err
 }
 
 func isGuardFeedback(m llms.MessageContent) bool {
@@ -288,4 +324,269 @@ func toolSpecs(o llms.CallOptions) []trace.ToolSpec {
 
 func textResponse(text string) *llms.ContentResponse {
 	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: text, StopReason: "guard"}}}
+}
+
+// ModelInfo names what stands behind an llms.Model: the provider, in the
+// spelling of the OpenTelemetry GenAI conventions' gen_ai.provider.name
+// ("openai", "anthropic", "ollama", "gcp.gemini", "aws.bedrock"), and the
+// model a call asks for when it does not name one with llms.WithModel.
+// The guard records both on every model step (trace.Step.Provider and
+// Name), which the exporter turns into gen_ai.provider.name,
+// gen_ai.request.model and the span name "chat MODEL".
+type ModelInfo struct {
+	Provider string
+	Model    string
+}
+
+// DescribeModel returns m carrying info, for WrapModel and Run to record.
+// Use it for a client the guard does not recognise — it recognises
+// langchaingo's openai, anthropic, ollama, googleai, vertex, bedrock and
+// mistral clients, and reads the model they were built with — or to name
+// a compatible endpoint ("deepseek" behind the openai client). Empty
+// fields of info are detected as for m itself.
+func DescribeModel(m llms.Model, info ModelInfo) llms.Model {
+	return &describedModel{Model: m, info: info}
+}
+
+type describedModel struct {
+	llms.Model
+	info ModelInfo
+}
+
+// SupportsReasoning reports whether the described model does.
+func (d *describedModel) SupportsReasoning() bool {
+	r, ok := d.Model.(llms.ReasoningModel)
+	return ok && r.SupportsReasoning()
+}
+
+// providers maps langchaingo's client packages to provider names.
+var providers = map[string]string{
+	"github.com/tmc/langchaingo/llms/openai":          "openai",
+	"github.com/tmc/langchaingo/llms/anthropic":       "anthropic",
+	"github.com/tmc/langchaingo/llms/ollama":          "ollama",
+	"github.com/tmc/langchaingo/llms/googleai":        "gcp.gemini",
+	"github.com/tmc/langchaingo/llms/googleai/vertex": "gcp.vertex_ai",
+	"github.com/tmc/langchaingo/llms/bedrock":         "aws.bedrock",
+	"github.com/tmc/langchaingo/llms/mistral":         "mistral_ai",
+	"github.com/tmc/langchaingo/llms/cohere":          "cohere",
+	"github.com/tmc/langchaingo/llms/watsonx":         "ibm.watsonx.ai",
+	"github.com/tmc/langchaingo/llms/huggingface":     "huggingface",
+	"github.com/tmc/langchaingo/llms/ernie":           "baidu.ernie",
+	"github.com/tmc/langchaingo/llms/llamafile":       "llamafile",
+	"github.com/tmc/langchaingo/llms/maritaca":        "maritaca",
+	"github.com/tmc/langchaingo/llms/cloudflare":      "cloudflare",
+}
+
+// DescribedModel returns what WrapModel and Run record about m: the
+// ModelInfo given to DescribeModel, completed by what m's type says when m
+// is one of langchaingo's clients (its package names the provider; the
+// model it was built with is read from the client, as the client itself
+// reads it). A guarded model is described by the model it wraps. Fields
+// that cannot be known are empty.
+func DescribedModel(m llms.Model) ModelInfo {
+	var info ModelInfo
+	for {
+		switch w := m.(type) {
+		case *guardedModel:
+			m = w.m
+			continue
+		case *describedModel:
+			if info.Provider == "" {
+				info.Provider = w.info.Provider
+			}
+			if info.Model == "" {
+				info.Model = w.info.Model
+			}
+			m = w.Model
+			continue
+		}
+		break
+	}
+	if m == nil {
+		return info
+	}
+	v := reflect.ValueOf(m)
+	for v.Kind() == reflect.Pointer || v.Kind() == reflect.Interface {
+		if v.IsNil() {
+			return info
+		}
+		v = v.Elem()
+	}
+	if info.Provider == "" {
+		info.Provider = providers[v.Type().PkgPath()]
+	}
+	if info.Model == "" && info.Provider != "" && v.Kind() == reflect.Struct {
+		// The clients keep the model in an unexported string field.
+		for _, path := range [][]string{{"model"}, {"modelID"}, {"options", "model"}, {"options", "Model"}} {
+			f := v
+			for _, name := range path {
+				if f.Kind() != reflect.Struct {
+					f = reflect.Value{}
+					break
+				}
+				f = f.FieldByName(name)
+				for f.IsValid() && f.Kind() == reflect.Pointer && !f.IsNil() {
+					f = f.Elem()
+				}
+				if !f.IsValid() {
+					break
+				}
+			}
+			if f.IsValid() && f.Kind() == reflect.String && f.String() != "" {
+				info.Model = f.String()
+				break
+			}
+		}
+	}
+	return info
+}
+
+// wireKey carries a *wireInfo from a guarded model call to Transport.
+type wireKey struct{}
+
+// wireInfo is what Transport read from the provider's response to one
+// guarded model call. An abandoned call (a timeout) may still write it, so
+// it has a lock.
+type wireInfo struct {
+	mu        sync.Mutex
+	id, model string
+}
+
+func (w *wireInfo) get() (id, model string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.id, w.model
+}
+
+// Transport returns an http.RoundTripper for a model client's HTTP client
+// that reads, from the provider's answers to guarded model calls, what
+// langchaingo's clients do not pass on: the response id and the model that
+// answered. The guard records them on the model step (trace.Step.ResponseID
+// and ResponseModel), and the exporter as gen_ai.response.id and
+// gen_ai.response.model:
+//
+//	client := &http.Client{Transport: guard.Transport(nil)}
+//	llm, err := openai.New(openai.WithHTTPClient(client))
+//
+// A nil base means http.DefaultTransport. Requests that are not a guarded
+// model call pass untouched. The body streams to the client as it comes;
+// only its first 64 KiB are kept, to be read once the client closes it. It
+// reads the top-level "id" and "model" of a JSON answer (OpenAI, Anthropic,
+// Ollama), and of the first server-sent event that has them (OpenAI's
+// chunks, Anthropic's message_start).
+func Transport(base http.RoundTripper) http.RoundTripper {
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return &wireTap{base: base}
+}
+
+type wireTap struct{ base http.RoundTripper }
+
+func (t *wireTap) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	info, _ := req.Context().Value(wireKey{}).(*wireInfo)
+	if err != nil || info == nil || resp.Body == nil || resp.StatusCode >= 300 {
+		return resp, err
+	}
+	resp.Body = &tapBody{ReadCloser: resp.Body, info: info, sse: strings.Contains(resp.Header.Get("Content-Type"), "event-stream")}
+	return resp, nil
+}
+
+// tapCap is how much of a response body a tap keeps.
+const tapCap = 64 << 10
+
+// tapBody keeps the start of a response body. A client may read it on
+// one goroutine and close it on another (langchaingo's openai client
+// streams on its own), so buf has a lock.
+type tapBody struct {
+	io.ReadCloser
+	info *wireInfo
+	sse  bool
+	mu   sync.Mutex
+	buf  []byte
+	once sync.Once
+}
+
+func (b *tapBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.mu.Lock()
+	if keep := min(n, tapCap-len(b.buf)); keep > 0 {
+		b.buf = append(b.buf, p[:keep]...)
+	}
+	b.mu.Unlock()
+	if err == io.EOF {
+		b.once.Do(b.parse)
+	}
+	return n, err
+}
+
+func (b *tapBody) Close() error {
+	b.once.Do(b.parse)
+	return b.ReadCloser.Close()
+}
+
+// parse reads the response's id and model from what was kept.
+func (b *tapBody) parse() {
+	type head struct {
+		ID      string `json:"id"`
+		Model   string `json:"model"`
+		Message *struct {
+			ID    string `json:"id"`
+			Model string `json:"model"`
+		} `json:"message"` // Anthropic's message_start event
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var id, model string
+	take := func(h head) bool {
+		if h.Message != nil && h.ID == "" {
+			h.ID, h.Model = h.Message.ID, h.Message.Model
+		}
+		if id == "" {
+			id = h.ID
+		}
+		if model == "" {
+			model = h.Model
+		}
+		return id != "" && model != ""
+	}
+	if b.sse {
+		for line := range bytes.Lines(b.buf) {
+			data, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("data:"))
+			var h head
+			if ok && json.Unmarshal(bytes.TrimSpace(data), &h) == nil && take(h) {
+				break
+			}
+		}
+	} else {
+		// A prefix is enough: the keys are read one by one until both are found.
+		dec := json.NewDecoder(bytes.NewReader(b.buf))
+		if tok, err := dec.Token(); err == nil && tok == json.Delim('{') {
+			for dec.More() && (id == "" || model == "") {
+				key, err := dec.Token()
+				if err != nil {
+					break
+				}
+				var v json.RawMessage
+				if dec.Decode(&v) != nil {
+					break
+				}
+				var s string
+				if json.Unmarshal(v, &s) != nil {
+					continue
+				}
+				switch key {
+				case "id":
+					id = s
+				case "model":
+					model = s
+				}
+			}
+		}
+	}
+	b.buf = nil
+	b.info.mu.Lock()
+	b.info.id, b.info.model = id, model
+	b.info.mu.Unlock()
 }

@@ -92,6 +92,7 @@ func (r Resilience) withDefaults() Resilience {
 // use, and whether each tool is isolated.
 type breakers struct {
 	settings Resilience
+	observer Observer // Config.Observe.Metrics
 	tools    sync.Map // name → *toolState, read without a lock on every call
 	mu       sync.Mutex
 	models   map[string]*breaker[*llms.ContentResponse]
@@ -100,6 +101,7 @@ type breakers struct {
 func newBreakers(cfg Config) *breakers {
 	return &breakers{
 		settings: cfg.Resilience,
+		observer: cfg.Observe.Metrics,
 		models:   map[string]*breaker[*llms.ContentResponse]{},
 	}
 }
@@ -112,6 +114,11 @@ func (b *breakers) gobreakerSettings(name string) gobreaker.Settings {
 		Timeout:     b.settings.BreakerOpenFor,
 		ReadyToTrip: func(c gobreaker.Counts) bool { return c.ConsecutiveFailures >= failures },
 		IsExcluded:  excludedFromBreaker,
+		OnStateChange: func(name string, from, to gobreaker.State) {
+			if obs := b.observer; obs != nil {
+				obs.BreakerChanged(name, from.String(), to.String())
+			}
+		},
 	}
 }
 

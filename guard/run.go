@@ -12,7 +12,8 @@ import (
 	"github.com/tmc/langchaingo/tools"
 )
 
-// RunStatus says how a Run ended.
+// RunStatus says how a run, or one turn of it, ended. Result.Status and
+// Outcome.Status are always one of the constants below.
 type RunStatus string
 
 // Run statuses.
@@ -22,6 +23,7 @@ const (
 	StatusRefused RunStatus = "refused" // the answer is the refusal template
 	StatusHandoff RunStatus = "handoff" // a human takes over
 	StatusPaused  RunStatus = "paused"  // tool calls wait for approval: see Guard.Resume
+	StatusFailed  RunStatus = "failed"  // the model failed after its retries, or the context ended: Result.Err says why
 )
 
 // Result is the outcome of Run or Resume.
@@ -41,6 +43,9 @@ type Result struct {
 	Findings []trace.Finding
 	// Trace is the run's trace so far.
 	Trace *trace.Trace
+	// Err is the error that ended the run when Status is StatusFailed, as
+	// Run and Resume also return it; nil otherwise.
+	Err error
 
 	rec     *trace.Recorder
 	options []llms.CallOption
@@ -54,8 +59,10 @@ type Result struct {
 // did not run — so the conversation stays valid for any provider.
 //
 // Run records into the context's trace, or starts one (see StartTrace).
-// messages are not modified. A model error ends the run with that error and
-// the Result so far; a tool error is shown to the model as the tool's result.
+// messages are not modified. A model error (after the retries and the
+// fallback, Config.Resilience) or the end of ctx ends the run with that
+// error and the Result so far, its Status StatusFailed and its Err the
+// error; a tool error is shown to the model as the tool's result.
 //
 // Calls to tools named in Config.Gates.RequireApproval pause the run (StatusPaused);
 // Resume continues it once a human has decided.
@@ -111,18 +118,19 @@ func (g *Guard) Resume(ctx context.Context, model llms.Model, tls []tools.Tool, 
 
 func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]tools.Tool, res *Result) (*Result, error) {
 	opts := append([]llms.CallOption{llms.WithTools(llmsTools(index))}, res.options...)
+	info := DescribedModel(model)
 	limit := 2 * g.cfg.Gates.MaxSteps
 	if limit <= 0 {
 		limit = 100
 	}
 	for range limit {
 		if err := ctx.Err(); err != nil {
-			return g.finish(res), &Error{Op: "run", Err: err}
+			return g.fail(res, &Error{Op: "run", Err: err})
 		}
-		turn, err := g.generate(ctx, res.rec, model, res.Messages, opts)
+		turn, err := g.generate(ctx, res.rec, model, info, res.Messages, opts)
 		res.Findings = append(res.Findings, turn.findings...)
 		if err != nil {
-			return g.finish(res), err
+			return g.fail(res, err)
 		}
 		if turn.verdict != trace.Allow {
 			res.Status, res.Answer = statusOf(turn.verdict), g.answer(g.replies(res.rec), turn.finding)
@@ -187,6 +195,12 @@ func (g *Guard) execute(ctx context.Context, index map[string]tools.Tool, call l
 	}
 	res.Status, res.Answer = statusOf(out.verdict), g.answer(g.replies(res.rec), out.finding)
 	return true
+}
+
+// fail ends a run with err.
+func (g *Guard) fail(res *Result, err error) (*Result, error) {
+	res.Status, res.Answer, res.Err, res.Pending = StatusFailed, "", err, nil
+	return g.finish(res), err
 }
 
 // finish closes a run: the closing AI message for a terminal verdict that

@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
@@ -19,7 +20,12 @@ func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trac
 	// The index Propose sets is provisional; commit sets the final one. A
 	// tool call that may run stays pending in the trace until commit, so
 	// that concurrent calls count against each other's limits.
+	obs := g.cfg.Observe.Metrics
+	var start time.Time
 	rec.Propose(s, func(t *trace.Trace) bool {
+		if obs != nil {
+			start = g.now()
+		}
 		for _, r := range g.rules {
 			if ff := r.Check(t, s); out == nil {
 				out = ff // most steps have at most one rule to say something
@@ -30,6 +36,9 @@ func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trac
 		v = g.enforced(out)
 		return s.Kind == trace.KindTool && v == trace.Allow
 	})
+	if obs != nil {
+		obs.Judged(s.Kind, v, g.now().Sub(start))
+	}
 	return out, v
 }
 
@@ -85,6 +94,9 @@ type gateStep struct {
 // report hands f to the reporter, which logs it and appends it to the
 // ledger off the step.
 func (g *Guard) report(ctx context.Context, rec *trace.Recorder, f trace.Finding) {
+	if obs := g.cfg.Observe.Metrics; obs != nil {
+		obs.Finding(f.Rule, f.Verdict, f.Shadow)
+	}
 	if g.cfg.Observe.Ledger == nil && g.cfg.Observe.Logger == nil {
 		return
 	}

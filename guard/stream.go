@@ -8,6 +8,38 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
+// StreamMode says when a caller's streaming function (llms.WithStreamingFunc)
+// receives the chunks of a guarded model's answer.
+type StreamMode string
+
+// Stream modes.
+const (
+	// StreamBuffered, the default, holds the chunks until the answer is
+	// judged: an allowed answer's chunks are then handed on, in order, at
+	// once; a stopped answer's never are, and the replacement (the
+	// refusal, the question, the handoff message) goes out as one chunk
+	// instead. The user never sees an answer the guard stops. The cost is
+	// the time to the first chunk: it becomes the time to the last chunk
+	// plus the judgement (the package benchmarks measure it). A guard with
+	// no rule that judges answers (every answer rule disabled, no custom
+	// rule) has nothing to wait for and streams through.
+	StreamBuffered StreamMode = "buffered"
+	// StreamPassThrough hands each chunk on as it comes, for the shortest
+	// time to first chunk. An answer stopped afterwards has already been
+	// seen: the replacement follows as a last chunk, and the findings are
+	// tagged "already-streamed". A Retry verdict cannot ask the model again
+	// then; the answer is refused instead.
+	StreamPassThrough StreamMode = "pass-through"
+)
+
+// toolOnly names the built-in rules that judge tool calls only: a guard
+// that runs no other rule has nothing to judge in an answer's text.
+var toolOnly = []string{RuleAllowList, RuleArguments, RuleLoop, RuleMaxSteps}
+
+// judgesAnswers reports whether r may judge a model's answer: any rule
+// but the tool-only built-ins, custom rules included.
+func judgesAnswers(r Rule) bool { return !slices.Contains(toolOnly, r.Name()) }
+
 // stream carries a caller's streaming function through one guarded model
 // turn, so that streaming never bypasses the checks: in buffered mode the
 // chunks are held until the answer is judged; in pass-through mode they
@@ -24,8 +56,9 @@ type stream struct {
 func (g *Guard) newStream(ctx context.Context, rec *trace.Recorder, opts llms.CallOptions) *stream {
 	st := &stream{ctx: ctx, user: opts.StreamingFunc}
 	if st.user != nil {
-		st.buffered = g.cfg.Answers.BufferStreams || slices.Contains(g.cfg.Answers.BufferRoutes, rec.Route())
-		st.passThrough = !st.buffered
+		a := g.cfg.Answers
+		st.passThrough = !g.answers || a.Streaming == StreamPassThrough || slices.Contains(a.PassThroughRoutes, rec.Route())
+		st.buffered = !st.passThrough
 	}
 	return st
 }

@@ -15,6 +15,7 @@ import (
 func TestStreamingNeverBypassesChecks(t *testing.T) {
 	fabricated := guardtest.Text("Per clause 7.3 you get ¥50.")
 	honest := guardtest.Text("Let me check that for you.")
+	passThrough := guard.Config{Answers: guard.Answers{Streaming: guard.StreamPassThrough}}
 	tests := []struct {
 		name       string
 		cfg        guard.Config
@@ -23,11 +24,13 @@ func TestStreamingNeverBypassesChecks(t *testing.T) {
 		wantStream string
 		wantTag    bool // findings tagged already-streamed
 	}{
-		{"pass-through, allowed", guard.Config{}, "", []guardtest.Reply{honest}, "Let me check that for you.", false},
-		{"buffered, allowed", guard.Config{Answers: guard.Answers{BufferStreams: true}}, "", []guardtest.Reply{honest}, "Let me check that for you.", false},
-		{"buffered, refused: the fabrication never goes out", guard.Config{Answers: guard.Answers{BufferStreams: true}}, "", []guardtest.Reply{fabricated, fabricated}, guard.DefaultRefusal, false},
-		{"buffered route, retried then allowed", guard.Config{Answers: guard.Answers{BufferRoutes: []string{"policy"}}}, "policy", []guardtest.Reply{fabricated, honest}, "Let me check that for you.", false},
-		{"pass-through, corrected after streaming", guard.Config{}, "", []guardtest.Reply{fabricated}, "Per clause 7.3 you get ¥50.\n\n" + guard.DefaultRefusal, true},
+		{"pass-through, allowed", passThrough, "", []guardtest.Reply{honest}, "Let me check that for you.", false},
+		{"default buffers, allowed", guard.Config{}, "", []guardtest.Reply{honest}, "Let me check that for you.", false},
+		{"default buffers, refused: the fabrication never goes out", guard.Config{}, "", []guardtest.Reply{fabricated, fabricated}, guard.DefaultRefusal, false},
+		{"default buffers, retried then allowed", guard.Config{}, "policy", []guardtest.Reply{fabricated, honest}, "Let me check that for you.", false},
+		{"pass-through route, corrected after streaming", guard.Config{Answers: guard.Answers{PassThroughRoutes: []string{"chat"}}}, "chat", []guardtest.Reply{fabricated}, "Per clause 7.3 you get ¥50.\n\n" + guard.DefaultRefusal, true},
+		{"pass-through, corrected after streaming", passThrough, "", []guardtest.Reply{fabricated}, "Per clause 7.3 you get ¥50.\n\n" + guard.DefaultRefusal, true},
+		{"no answer rule: nothing to wait for", guard.Config{Disable: answerRules()}, "", []guardtest.Reply{fabricated}, "Per clause 7.3 you get ¥50.", false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -51,4 +54,15 @@ func TestStreamingNeverBypassesChecks(t *testing.T) {
 			}
 		})
 	}
+}
+
+// answerRules names every rule but the tool-only ones.
+func answerRules() []string {
+	var out []string
+	for _, r := range guard.BuiltinRules() {
+		if !slices.Contains([]string{guard.RuleAllowList, guard.RuleArguments, guard.RuleLoop, guard.RuleMaxSteps}, r) {
+			out = append(out, r)
+		}
+	}
+	return out
 }

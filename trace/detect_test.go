@@ -1,6 +1,7 @@
 package trace_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -251,4 +252,44 @@ func ExampleRegisterFormat() {
 	// Output:
 	// 2+2? 4 <nil>
 	// OpenAI chat logs, one conversation per line ({"messages":[...]})
+}
+
+// TestDetectImportedFormats: the first line of each importer's sample is
+// detected as its format, and as no other.
+func TestDetectImportedFormats(t *testing.T) {
+	for _, tc := range []struct{ file, want string }{
+		{"testdata/otlp_genai.jsonl", "otlp"},
+		{"testdata/anthropic_messages.jsonl", "anthropic"},
+		{"testdata/langfuse_traces.jsonl", "langfuse"},
+		{"testdata/openai_chat.jsonl", "openai"},
+		{"testdata/golden.jsonl", "agentguard"},
+	} {
+		t.Run(tc.want, func(t *testing.T) {
+			data, err := os.ReadFile(tc.file)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, _, _ := bytes.Cut(data, []byte("\n"))
+			f, err := trace.DetectFormat(first)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Name != tc.want {
+				t.Errorf("DetectFormat(%s) = %s, want %s", tc.file, f.Name, tc.want)
+			}
+			n := 0
+			for tr, err := range f.Read(bytes.NewReader(data), tc.file) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(tr.Steps) == 0 {
+					t.Errorf("%s: a trace with no steps", tr.ID)
+				}
+				n++
+			}
+			if n == 0 {
+				t.Error("no trace read")
+			}
+		})
+	}
 }

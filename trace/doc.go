@@ -68,6 +68,10 @@ kind are set, and all but "i", "kind" and "turn" are omitted when empty:
 	result        string     Step.Result: the tool's result, or the model's answer text
 	error         string     Step.Error: the error the step ended with
 	calls         [object]   Step.Calls: the tool calls a model step proposed (call objects below)
+	provider      string     Step.Provider: who served a model step ("openai", "anthropic"; gen_ai.provider.name)
+	response_model string    Step.ResponseModel: the model that answered, as the provider named it
+	response_id   string     Step.ResponseID: the provider's id for the answer
+	finish_reason string     Step.FinishReason: why the model stopped ("stop", "tool_calls", "end_turn")
 	start         time       Step.Start: when the step started
 	duration_ns   int        Step.Duration: how long it took, in nanoseconds
 	tokens_in     int        Step.TokensIn: prompt tokens the step cost
@@ -166,6 +170,23 @@ and yields one trace per line, mapped like this:
 A line that is not such an object, has no "messages", or has a message
 with an unknown role yields a [*ParseError] for that line, and the import
 goes on with the next one.
+
+# Importing other tools' traces
+
+Four more importers read what other tools record; each yields traces and
+*ParseError values like ImportOpenAI, refuses a JSON object that names a
+key twice ([ErrDuplicateKey]), and has a cheap predicate that recognises
+its format from the first bytes of an input, for auto-detection:
+
+	ImportOTLP       SniffOTLP       OTLP JSON spans (a collector's file exporter), GenAI conventions
+	ImportAnthropic  SniffAnthropic  Anthropic Messages API logs: request (and response), one per line
+	ImportLangSmith  SniffLangSmith  LangSmith runs: an array, one per line, or nested child_runs
+	ImportLangfuse   SniffLangfuse   Langfuse traces with their observations, or bare observations
+
+ImportOTLP reads back what package trace/otelexport exports: with content
+recorded, evaluating the import finds what evaluating the original does.
+The functions' documentation gives each mapping; testdata holds a sample
+and the traces it imports to for each.
 
 # Example
 

@@ -82,6 +82,16 @@ type Step struct {
 	// Calls are the tool calls a model step proposed.
 	Calls []Call `json:"calls,omitempty"`
 
+	// Who answered a model step. Name is the model requested; these say
+	// which provider served it ("openai", "anthropic", in the spelling of
+	// the OpenTelemetry GenAI conventions' gen_ai.provider.name), the model
+	// and response id the provider answered with, and why it stopped
+	// ("stop", "tool_calls", "end_turn", as the provider said it).
+	Provider      string `json:"provider,omitempty"`
+	ResponseModel string `json:"response_model,omitempty"`
+	ResponseID    string `json:"response_id,omitempty"`
+	FinishReason  string `json:"finish_reason,omitempty"`
+
 	Start     time.Time     `json:"start,omitzero"`
 	Duration  time.Duration `json:"duration_ns,omitempty"`
 	TokensIn  int           `json:"tokens_in,omitempty"`

@@ -66,6 +66,7 @@ Always recorded (when the field is set):
 	  agentguard.trace_id          Trace.ID
 	  agentguard.route             Trace.Route
 	  agentguard.tools             []string: names of Trace.Tools, the allow-list
+	  gen_ai.tool.definitions      JSON [{"type":"function","name":..,"description":..,"parameters":..}] from Trace.Tools
 	  gen_ai.usage.input_tokens    int: sum of Step.TokensIn
 	  gen_ai.usage.output_tokens   int: sum of Step.TokensOut
 	  agentguard.cost              float: sum of Step.Cost
@@ -73,9 +74,11 @@ Always recorded (when the field is set):
 	  agentguard.verdict           the strongest enforced (not shadow) verdict, when not "allow"
 	chat span
 	  gen_ai.operation.name        "chat"
-	  gen_ai.provider.name         Options.Provider
+	  gen_ai.provider.name         Step.Provider, or Options.Provider
 	  gen_ai.request.model         Step.Name, or Options.Model
-	  gen_ai.response.model        Step.Name
+	  gen_ai.response.model        Step.ResponseModel
+	  gen_ai.response.id           Step.ResponseID
+	  gen_ai.response.finish_reasons []string: Step.FinishReason, the provider's word
 	  gen_ai.usage.input_tokens    int: Step.TokensIn
 	  gen_ai.usage.output_tokens   int: Step.TokensOut
 	  agentguard.cost              float: Step.Cost
@@ -132,6 +135,33 @@ Options.Redact and capped at Options.MaxContent:
 
 The JSON attributes follow the conventions' message schemas and are
 recorded as JSON strings. Trace.Meta is not exported.
+
+A guard fills Step.Name and Step.Provider from the model it wraps
+(guard.DescribedModel: langchaingo's clients are recognised, and
+guard.DescribeModel names others), and Step.ResponseModel and
+Step.ResponseID from the provider's answer when the client's HTTP client
+uses guard.Transport; so the zero Options give complete chat spans.
+
+# Metrics
+
+[Metrics] implements guard.Observer with the OpenTelemetry metrics API:
+set it as guard.Config.Observe.Metrics. Names and units are stable:
+
+	agentguard.findings             counter    {finding}     agentguard.rule, agentguard.verdict, agentguard.shadow
+	agentguard.gate.duration        histogram  s             agentguard.step.kind, agentguard.verdict
+	agentguard.breaker.transitions  counter    {transition}  agentguard.breaker, agentguard.breaker.from, agentguard.breaker.state
+	agentguard.breaker.state        gauge      {state}       agentguard.breaker; 0 closed, 1 half-open, 2 open
+	agentguard.report.queue         gauge      {report}      findings and traces waiting for the reporter
+	agentguard.ledger.findings      counter    {finding}     agentguard.outcome: delivered, dropped, refused
+	agentguard.traces               counter    {trace}       agentguard.outcome: stored, dropped, refused
+
+The last three are observed at collection time from
+MetricsOptions.Reporter. With no meter provider installed every method
+returns at the instrument's Enabled check; with one, an event allocates
+nothing once its attribute set has been seen.
+
+	m, err := otelexport.NewMetrics(mp, otelexport.MetricsOptions{})
+	g := guard.New(guard.Config{Observe: guard.Observation{Metrics: m}})
 
 # Privacy
 

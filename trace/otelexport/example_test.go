@@ -6,8 +6,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/guardtest"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/otelexport"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 )
@@ -78,4 +82,30 @@ func ExampleExporter_ExportAll() {
 	// invoke_agent
 	// execute_tool search
 	// invoke_agent
+}
+
+func ExampleNewMetrics() {
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	m, _ := otelexport.NewMetrics(mp, otelexport.MetricsOptions{})
+	g := guard.New(guard.Config{Observe: guard.Observation{Metrics: m}})
+	tool := g.WrapTool(guardtest.NewTool("query_order", "Look up an order", nil))
+	ctx, _ := g.StartTrace(context.Background(), "s", "")
+	for range 3 { // the third identical call is blocked by the loop rule
+		tool.Call(ctx, `{"order_id":"A1"}`)
+	}
+	var rm metricdata.ResourceMetrics
+	reader.Collect(context.Background(), &rm)
+	for _, sm := range rm.ScopeMetrics {
+		for _, mt := range sm.Metrics {
+			if s, ok := mt.Data.(metricdata.Sum[int64]); ok && mt.Name == otelexport.MetricFindings {
+				for _, p := range s.DataPoints {
+					rule, _ := p.Attributes.Value(otelexport.AttrRule)
+					fmt.Println(mt.Name, mt.Unit, rule.AsString(), p.Value)
+				}
+			}
+		}
+	}
+	// Output:
+	// agentguard.findings {finding} loop 1
 }

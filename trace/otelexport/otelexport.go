@@ -93,13 +93,15 @@ type Options struct {
 	// AgentName is gen_ai.agent.name on the invoke_agent span, and the
 	// second word of its name ("invoke_agent support"). Empty means neither.
 	AgentName string
-	// Provider is gen_ai.provider.name on chat spans, in the conventions'
-	// spelling: "openai", "anthropic", "gcp.gemini", "aws.bedrock", or your
-	// own for others ("ollama"). Empty leaves it out.
+	// Provider is gen_ai.provider.name on chat spans of model steps that
+	// do not name their own (Step.Provider, which a guard records from the
+	// model it wraps), in the conventions' spelling: "openai",
+	// "anthropic", "gcp.gemini", "aws.bedrock", or your own for others
+	// ("ollama"). Empty leaves it out for them.
 	Provider string
-	// Model is gen_ai.request.model for model steps whose Name is empty,
-	// which is what a guard records when it does not know the model's name.
-	// Empty leaves the attribute out for them.
+	// Model is gen_ai.request.model, and the second word of the span name,
+	// for model steps whose Name is empty: steps of a trace recorded
+	// without a model name. Empty leaves both out for them.
 	Model string
 	// RecordContent turns on the opt-in content attributes: the user turns,
 	// model answers and proposed tool calls, tool arguments and results,
@@ -328,6 +330,11 @@ func (e *Exporter) agentAttrs(t *trace.Trace) []attribute.KeyValue {
 	}
 	if len(t.Tools) > 0 {
 		attrs = append(attrs, AttrTools.StringSlice(t.ToolNames()))
+		defs := make([]toolDefinition, len(t.Tools))
+		for i, spec := range t.Tools {
+			defs[i] = toolDefinition{Type: "function", Name: spec.Name, Description: spec.Description, Parameters: spec.Parameters}
+		}
+		attrs = append(attrs, semconv.GenAIToolDefinitionsKey.String(jsonString(defs)))
 	}
 	var in, out, findings int
 	var cost float64
@@ -435,17 +442,28 @@ func (e *Exporter) stepSpan(t *trace.Trace, s *trace.Step) (string, oteltrace.Sp
 
 	default: // trace.KindModel
 		attrs = append(attrs, semconv.GenAIOperationNameChat)
-		if e.opts.Provider != "" {
-			attrs = append(attrs, semconv.GenAIProviderNameKey.String(e.opts.Provider))
+		provider := s.Provider
+		if provider == "" {
+			provider = e.opts.Provider
+		}
+		if provider != "" {
+			attrs = append(attrs, semconv.GenAIProviderNameKey.String(provider))
 		}
 		model := s.Name
 		if model == "" {
 			model = e.opts.Model
-		} else {
-			attrs = append(attrs, semconv.GenAIResponseModel(s.Name))
 		}
 		if model != "" {
 			attrs = append(attrs, semconv.GenAIRequestModel(model))
+		}
+		if s.ResponseModel != "" {
+			attrs = append(attrs, semconv.GenAIResponseModel(s.ResponseModel))
+		}
+		if s.ResponseID != "" {
+			attrs = append(attrs, semconv.GenAIResponseID(s.ResponseID))
+		}
+		if s.FinishReason != "" {
+			attrs = append(attrs, semconv.GenAIResponseFinishReasons(s.FinishReason))
 		}
 		if s.TokensIn > 0 || s.TokensOut > 0 {
 			attrs = append(attrs, semconv.GenAIUsageInputTokens(s.TokensIn), semconv.GenAIUsageOutputTokens(s.TokensOut))
@@ -480,10 +498,30 @@ func (e *Exporter) output(s *trace.Step) message {
 		m.Parts = append(m.Parts, part{Type: "tool_call", ID: c.ID, Name: c.Name, Arguments: jsonOrString(e.text(c.Args))})
 		m.FinishReason = "tool_call"
 	}
+	if r := finishReason(s.FinishReason); r != "" {
+		m.FinishReason = r
+	}
 	if m.Parts == nil {
 		m.Parts = []part{}
 	}
 	return m
+}
+
+// finishReason is a provider's stop reason in the output message schema's
+// terms (stop, length, content_filter, tool_call), or "" when it has none.
+// gen_ai.response.finish_reasons keeps the provider's own word.
+func finishReason(r string) string {
+	switch r {
+	case "stop", "end_turn", "stop_sequence", "STOP":
+		return "stop"
+	case "length", "max_tokens", "MAX_TOKENS":
+		return "length"
+	case "tool_calls", "tool_use", "function_call":
+		return "tool_call"
+	case "content_filter", "refusal", "SAFETY":
+		return "content_filter"
+	}
+	return ""
 }
 
 // evaluation returns the attributes of the gen_ai.evaluation.result event for f.
@@ -569,6 +607,15 @@ type part struct {
 	ID        string `json:"id,omitempty"`
 	Name      string `json:"name,omitempty"`
 	Arguments any    `json:"arguments,omitempty"`
+}
+
+// toolDefinition is one entry of gen_ai.tool.definitions, in the source
+// system's (OpenAI's) tool definition format.
+type toolDefinition struct {
+	Type        string          `json:"type"`
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	Parameters  json.RawMessage `json:"parameters,omitempty"`
 }
 
 type document struct {

@@ -34,6 +34,7 @@ const (
 func support() *trace.Trace {
 	steps := []*trace.Step{
 		{Kind: trace.KindModel, Name: "gpt-4o", Start: at(10), Duration: 800 * time.Millisecond, TokensIn: 120, TokensOut: 30, Cost: 0.0009,
+			ResponseModel: "gpt-4o-2024-08-06", ResponseID: "chatcmpl-BfT3x1v9", FinishReason: "tool_calls",
 			Calls: []trace.Call{{ID: "call_1", Name: "lookup_user", Args: `{"email":"` + email + `"}`}}},
 		{Kind: trace.KindTool, Name: "lookup_user", CallID: "call_1", Args: `{"email":"` + email + `"}`, Result: `{"phone":"` + phone + `"}`,
 			Start: at(820), Duration: 40 * time.Millisecond},
@@ -157,15 +158,17 @@ func TestExportAttributes(t *testing.T) {
 			"agentguard.verdict":         attribute.StringValue("handoff"), // handoff, which ends the run, outranks block
 		}, absent: []attribute.Key{"gen_ai.input.messages"}},
 		{span: 0, want: map[attribute.Key]attribute.Value{ // chat
-			"gen_ai.operation.name":      attribute.StringValue("chat"),
-			"gen_ai.provider.name":       attribute.StringValue("openai"),
-			"gen_ai.request.model":       attribute.StringValue("gpt-4o"),
-			"gen_ai.response.model":      attribute.StringValue("gpt-4o"),
-			"gen_ai.usage.input_tokens":  attribute.IntValue(120),
-			"gen_ai.usage.output_tokens": attribute.IntValue(30),
-			"agentguard.cost":            attribute.Float64Value(0.0009),
-			"agentguard.step":            attribute.IntValue(0),
-			"agentguard.tool_calls":      attribute.StringSliceValue([]string{"lookup_user"}),
+			"gen_ai.operation.name":          attribute.StringValue("chat"),
+			"gen_ai.provider.name":           attribute.StringValue("openai"),
+			"gen_ai.request.model":           attribute.StringValue("gpt-4o"),
+			"gen_ai.response.model":          attribute.StringValue("gpt-4o-2024-08-06"),
+			"gen_ai.response.id":             attribute.StringValue("chatcmpl-BfT3x1v9"),
+			"gen_ai.response.finish_reasons": attribute.StringSliceValue([]string{"tool_calls"}),
+			"gen_ai.usage.input_tokens":      attribute.IntValue(120),
+			"gen_ai.usage.output_tokens":     attribute.IntValue(30),
+			"agentguard.cost":                attribute.Float64Value(0.0009),
+			"agentguard.step":                attribute.IntValue(0),
+			"agentguard.tool_calls":          attribute.StringSliceValue([]string{"lookup_user"}),
 		}, absent: []attribute.Key{"gen_ai.output.messages", "error.type"}},
 		{span: 1, want: map[attribute.Key]attribute.Value{ // execute_tool lookup_user
 			"gen_ai.operation.name":   attribute.StringValue("execute_tool"),

@@ -1,0 +1,37 @@
+package guard
+
+import (
+	"time"
+
+	"github.com/agentguard/agentguard/trace"
+)
+
+// Observer receives the guard's operational events, for metrics: package
+// trace/otelexport implements it with the OpenTelemetry metrics API
+// (otelexport.NewMetrics), and a Prometheus or statsd client can as well.
+// Set it as Config.Observe.Metrics. Its methods take plain values so that
+// an implementation need not import this package.
+//
+// The guard calls it on the agent's goroutine, and BreakerChanged under
+// the breaker's lock: implementations must be safe for concurrent use,
+// fast, and never block. Embed NopObserver to implement only some methods.
+type Observer interface {
+	// Judged reports one step judged by the rules: its kind, the verdict
+	// enforced (Allow in shadow mode), and how long the rules took.
+	Judged(kind trace.Kind, verdict trace.Verdict, took time.Duration)
+	// Finding reports one finding recorded: the rule, its verdict, and
+	// whether it was only observed (shadow mode).
+	Finding(rule string, verdict trace.Verdict, shadow bool)
+	// BreakerChanged reports a circuit breaker's change of state: the
+	// breaker ("tool:NAME", "model:primary", "model:fallback") and the
+	// states ("closed", "half-open", "open").
+	BreakerChanged(breaker, from, to string)
+}
+
+// NopObserver is an Observer that does nothing. Embed it in an Observer
+// that implements only some of the methods.
+type NopObserver struct{}
+
+func (NopObserver) Judged(trace.Kind, trace.Verdict, time.Duration) {}
+func (NopObserver) Finding(string, trace.Verdict, bool)             {}
+func (NopObserver) BreakerChanged(string, string, string)           {}

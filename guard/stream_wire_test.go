@@ -1,0 +1,205 @@
+package guard_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/openai"
+)
+
+// sseServer speaks OpenAI's streaming chat wire format: each request is
+// answered with the next answer's pieces as chat.completion.chunk events,
+// gap apart, then the usage chunk and [DONE].
+type sseServer struct {
+	*httptest.Server
+	mu      sync.Mutex
+	answers [][]string
+	n       int
+	gap     time.Duration
+}
+
+func newSSE(tb testing.TB, gap time.Duration, answers ...[]string) *sseServer {
+	s := &sseServer{answers: answers, gap: gap}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
+	tb.Cleanup(s.Close)
+	return s
+}
+
+func (s *sseServer) serve(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		Stream bool `json:"stream"`
+	}
+	json.NewDecoder(r.Body).Decode(&req)
+	s.mu.Lock()
+	pieces := s.answers[min(s.n, len(s.answers)-1)]
+	s.n++
+	id := fmt.Sprintf("chatcmpl-wire%d", s.n)
+	s.mu.Unlock()
+	if !req.Stream {
+		http.Error(w, `{"error":{"message":"want stream"}}`, http.StatusBadRequest)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl := w.(http.Flusher)
+	chunk := func(delta, finish string) {
+		fr := "null"
+		if finish != "" {
+			fr = `"` + finish + `"`
+		}
+		d, _ := json.Marshal(delta)
+		fmt.Fprintf(w, "data: {\"id\":%q,\"object\":\"chat.completion.chunk\",\"created\":1733040000,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":{\"content\":%s},\"finish_reason\":%s}]}\n\n", id, d, fr)
+		fl.Flush()
+	}
+	fmt.Fprintf(w, "data: {\"id\":%q,\"object\":\"chat.completion.chunk\",\"created\":1733040000,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"},\"finish_reason\":null}]}\n\n", id)
+	fl.Flush()
+	for _, p := range pieces {
+		if s.gap > 0 {
+			time.Sleep(s.gap)
+		}
+		chunk(p, "")
+	}
+	chunk("", "stop")
+	fmt.Fprintf(w, "data: {\"id\":%q,\"object\":\"chat.completion.chunk\",\"created\":1733040000,\"model\":\"gpt-4o-2024-08-06\",\"choices\":[],\"usage\":{\"prompt_tokens\":31,\"completion_tokens\":%d,\"total_tokens\":%d}}\n\ndata: [DONE]\n\n", id, len(pieces), 31+len(pieces))
+	fl.Flush()
+}
+
+func newStreamingOpenAI(tb testing.TB, url string) llms.Model {
+	tb.Helper()
+	m, err := openai.New(openai.WithBaseURL(url+"/v1"), openai.WithToken("test"), openai.WithModel("gpt-4o"),
+		openai.WithHTTPClient(&http.Client{Transport: guard.Transport(nil)}))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return m
+}
+
+// The answer of the issue's report: an empty lookup turned into "no
+// records", with a policy section nothing retrieved; and an honest one.
+var (
+	unchecked = []string{"There are no records ", "of order A42. ", "Per section 9.9 ", "you get a full refund."}
+	checked   = []string{"Let me ", "look order A42 ", "up for you."}
+	// 订单 A42 没有记录。根据第 9.9 条，您可以获得全额退款。
+	uncheckedZH = []string{"订单 A42 没有记录。", "根据第 9.9 条，", "您可以获得全额退款。"}
+)
+
+// TestStreamingWire streams answers through langchaingo's real openai
+// client: by default the user's streaming function never receives an
+// answer the guard stops; pass-through is a choice, and then the stopped
+// answer is followed by its replacement.
+func TestStreamingWire(t *testing.T) {
+	tests := []struct {
+		name    string
+		answers guard.Answers
+		script  [][]string
+		turn    string
+		want    string
+		tagged  bool
+	}{
+		{"default, allowed", guard.Answers{}, [][]string{checked}, "Where is order A42?", "Let me look order A42 up for you.", false},
+		{"default, stopped: only the refusal", guard.Answers{}, [][]string{unchecked}, "Where is order A42?", guard.DefaultRefusal, false},
+		{"default, stopped, Chinese", guard.Answers{}, [][]string{uncheckedZH}, "订单 A42 在哪里？", "", false},
+		{"default, retried then allowed", guard.Answers{}, [][]string{unchecked, checked}, "Where is order A42?", "Let me look order A42 up for you.", false},
+		{"pass-through: seen, then corrected", guard.Answers{Streaming: guard.StreamPassThrough}, [][]string{unchecked}, "Where is order A42?", strings.Join(unchecked, "") + "\n\n" + guard.DefaultRefusal, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			srv := newSSE(t, 0, tt.script...)
+			g := guard.New(guard.Config{Answers: tt.answers})
+			var got strings.Builder
+			stream := llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+				got.Write(chunk)
+				return nil
+			})
+			res, err := g.Run(context.Background(), newStreamingOpenAI(t, srv.URL), nil, human(tt.turn), stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tt.want
+			if want == "" { // the refusal in the user's language
+				want = res.Answer
+				if res.Status != guard.StatusRefused {
+					t.Errorf("status = %s, want refused", res.Status)
+				}
+			}
+			if got.String() != want {
+				t.Errorf("user saw %q, want %q", got.String(), want)
+			}
+			for _, p := range append(unchecked[2:], uncheckedZH[1:]...) {
+				if !tt.tagged && strings.Contains(got.String(), p) {
+					t.Errorf("user saw the stopped answer: %q", got.String())
+				}
+			}
+			tagged := false
+			for _, f := range res.Findings {
+				tagged = tagged || strings.Contains(strings.Join(f.Tags, ","), "already-streamed")
+			}
+			if tagged != tt.tagged {
+				t.Errorf("already-streamed = %v, want %v", tagged, tt.tagged)
+			}
+			// Who answered, as the wire said.
+			m := steps(res.Trace, trace.KindModel)[0]
+			if m.Name != "gpt-4o" || m.Provider != "openai" || m.ResponseModel != "gpt-4o-2024-08-06" || m.ResponseID != "chatcmpl-wire1" || m.FinishReason != "stop" {
+				t.Errorf("model step = name %q provider %q response %q/%q finish %q", m.Name, m.Provider, m.ResponseModel, m.ResponseID, m.FinishReason)
+			}
+		})
+	}
+}
+
+// BenchmarkStreamLatency measures what buffering costs the user: the time
+// to the first chunk their streaming function receives and to the end of
+// the call, for an allowed answer streamed by langchaingo's openai client
+// from a loopback server as 20 chunks 1 ms apart (a model writing about a
+// thousand tokens a second). Pass-through is the baseline; the two modes
+// run in turn within each iteration, so that they share the machine's
+// load, and the ratios buffered/pass-through are reported.
+func BenchmarkStreamLatency(b *testing.B) {
+	pieces := make([]string, 20)
+	for i := range pieces {
+		pieces[i] = fmt.Sprintf("word%d ", i)
+	}
+	modes := []guard.StreamMode{guard.StreamPassThrough, guard.StreamBuffered}
+	models := make([]llms.Model, len(modes))
+	guards := make([]*guard.Guard, len(modes))
+	for i, mode := range modes {
+		srv := newSSE(b, time.Millisecond, pieces)
+		guards[i] = guard.New(guard.Config{Answers: guard.Answers{Streaming: mode}})
+		models[i] = guards[i].WrapModel(newStreamingOpenAI(b, srv.URL))
+	}
+	first := make([]time.Duration, len(modes))
+	total := make([]time.Duration, len(modes))
+	for b.Loop() {
+		for i := range modes {
+			var firstAt time.Time
+			stream := llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
+				if firstAt.IsZero() && len(chunk) > 0 {
+					firstAt = time.Now()
+				}
+				return nil
+			})
+			ctx, _ := guards[i].StartTrace(context.Background(), "s", "")
+			start := time.Now()
+			if _, err := models[i].GenerateContent(ctx, human("Where is order A42?"), stream); err != nil {
+				b.Fatal(err)
+			}
+			total[i] += time.Since(start)
+			first[i] += firstAt.Sub(start)
+		}
+	}
+	n := float64(b.N)
+	b.ReportMetric(float64(first[0].Microseconds())/n, "passthrough-first-µs")
+	b.ReportMetric(float64(total[0].Microseconds())/n, "passthrough-total-µs")
+	b.ReportMetric(float64(first[1].Microseconds())/n, "buffered-first-µs")
+	b.ReportMetric(float64(total[1].Microseconds())/n, "buffered-total-µs")
+	b.ReportMetric(float64(first[1])/float64(first[0]), "first-ratio")
+	b.ReportMetric(float64(total[1])/float64(total[0]), "total-ratio")
+}

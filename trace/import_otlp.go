@@ -1,0 +1,584 @@
+package trace
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ImportOTLP reads OpenTelemetry spans in the OTLP JSON encoding — what an
+// OpenTelemetry Collector's file exporter writes, one
+// ExportTraceServiceRequest per line, or a single request — and yields one
+// Trace per trace id, in the order the ids first appear. Spans that follow
+// the GenAI semantic conventions become steps, by gen_ai.operation.name:
+// "chat", "text_completion" and "generate_content" model steps,
+// "execute_tool" tool steps, "retrieval" retrieval steps; other spans (HTTP,
+// database, "invoke_agent") give the trace its identity but no step.
+// gen_ai.evaluation.result events become gate steps after the step they
+// judged.
+//
+// What package trace/otelexport exports comes back whole when it was
+// exported with content (Options.RecordContent; tool arguments and results,
+// answers and user turns are content): the agentguard.* attributes give
+// each step its place, turn and flags, so that evaluating the import finds
+// what evaluating the original does. Spans of other instrumentations are
+// ordered by start time; their user turns come from the chat spans'
+// gen_ai.input.messages, when recorded, and gen_ai.system stands in for
+// gen_ai.provider.name.
+//
+// The input is read whole (at most DefaultMaxImport bytes), since a trace's
+// spans may be spread over the file. A value that cannot be read — not
+// JSON, a key given twice, a span without a trace id — is yielded as a
+// *ParseError naming its line, and the other values still import.
+func ImportOTLP(r io.Reader, source string) iter.Seq2[*Trace, error] {
+	if source == "" {
+		source = "otlp"
+	}
+	return func(yield func(*Trace, error) bool) {
+		docs, readErr := readDocs(r, source)
+		var order []string
+		byTrace := map[string][]*otlpSpan{}
+		for _, d := range docs {
+			var req otlpRequest
+			if err := json.Unmarshal(d.raw, &req); err != nil {
+				if !yield(nil, &ParseError{Source: source, Line: d.line, Err: jsonError(err)}) {
+					return
+				}
+				continue
+			}
+			if req.ResourceSpans == nil {
+				if !yield(nil, &ParseError{Source: source, Line: d.line, Err: errors.New(`no "resourceSpans" key: not an OTLP JSON trace request`)}) {
+					return
+				}
+				continue
+			}
+			var bad error
+			for _, rs := range req.ResourceSpans {
+				for _, ss := range rs.ScopeSpans {
+					for i := range ss.Spans {
+						sp := &ss.Spans[i]
+						if sp.TraceID == "" {
+							bad = fmt.Errorf("span %q has no traceId", sp.Name)
+							continue
+						}
+						if _, ok := byTrace[sp.TraceID]; !ok {
+							order = append(order, sp.TraceID)
+						}
+						byTrace[sp.TraceID] = append(byTrace[sp.TraceID], sp)
+					}
+				}
+			}
+			if bad != nil && !yield(nil, &ParseError{Source: source, Line: d.line, Err: bad}) {
+				return
+			}
+		}
+		for _, id := range order {
+			t, err := otlpTrace(id, byTrace[id])
+			if err != nil {
+				err = &ParseError{Source: source, Line: 1, Err: fmt.Errorf("trace %s: %w", id, err)}
+			}
+			if !yield(t, err) {
+				return
+			}
+		}
+		if readErr != nil {
+			yield(nil, readErr)
+		}
+	}
+}
+
+// SniffOTLP reports whether head, the first bytes of an input, looks like
+// OTLP JSON: an object whose first key is "resourceSpans".
+func SniffOTLP(head []byte) bool { return firstKey(head) == "resourceSpans" }
+
+// firstKey returns the first key of the JSON object head starts with, or
+// "" when it does not start with one.
+func firstKey(head []byte) string {
+	head = bytes.TrimLeft(bytes.TrimPrefix(head, []byte("\uFEFF")), " \t\r\n")
+	if len(head) == 0 || head[0] != '{' {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if _, err := dec.Token(); err != nil {
+		return ""
+	}
+	k, err := dec.Token()
+	if err != nil {
+		return ""
+	}
+	s, _ := k.(string)
+	return s
+}
+
+// The OTLP JSON shapes, as far as the importer reads them. Integers may be
+// strings or numbers, enums names or numbers.
+type (
+	otlpRequest struct {
+		ResourceSpans []struct {
+			ScopeSpans []struct {
+				Spans []otlpSpan `json:"spans"`
+			} `json:"scopeSpans"`
+		} `json:"resourceSpans"`
+	}
+	otlpSpan struct {
+		TraceID      string          `json:"traceId"`
+		SpanID       string          `json:"spanId"`
+		ParentSpanID string          `json:"parentSpanId"`
+		Name         string          `json:"name"`
+		Start        json.RawMessage `json:"startTimeUnixNano"`
+		End          json.RawMessage `json:"endTimeUnixNano"`
+		Attributes   []otlpKV        `json:"attributes"`
+		Events       []otlpEvent     `json:"events"`
+		Status       struct {
+			Code    json.RawMessage `json:"code"`
+			Message string          `json:"message"`
+		} `json:"status"`
+	}
+	otlpEvent struct {
+		Time       json.RawMessage `json:"timeUnixNano"`
+		Name       string          `json:"name"`
+		Attributes []otlpKV        `json:"attributes"`
+	}
+	otlpKV struct {
+		Key   string  `json:"key"`
+		Value otlpAny `json:"value"`
+	}
+	otlpAny struct {
+		String *string         `json:"stringValue"`
+		Bool   *bool           `json:"boolValue"`
+		Int    json.RawMessage `json:"intValue"`
+		Double json.RawMessage `json:"doubleValue"`
+		Array  *struct {
+			Values []otlpAny `json:"values"`
+		} `json:"arrayValue"`
+	}
+)
+
+// attrs is a span's or event's attributes by key.
+type attrs map[string]otlpAny
+
+func attrsOf(kvs []otlpKV) attrs {
+	m := make(attrs, len(kvs))
+	for _, kv := range kvs {
+		m[kv.Key] = kv.Value
+	}
+	return m
+}
+
+func (a attrs) str(k string) string {
+	v, ok := a[k]
+	switch {
+	case !ok:
+		return ""
+	case v.String != nil:
+		return *v.String
+	case v.Int != nil:
+		return strings.Trim(string(v.Int), `"`)
+	}
+	return ""
+}
+
+func (a attrs) has(k string) bool { _, ok := a[k]; return ok }
+
+func (a attrs) int(k string) (int, bool) {
+	v, ok := a[k]
+	if !ok {
+		return 0, false
+	}
+	raw := v.Int
+	if raw == nil && v.String != nil {
+		raw = json.RawMessage(*v.String)
+	}
+	n, err := strconv.Atoi(strings.Trim(string(raw), `"`))
+	return n, err == nil
+}
+
+func (a attrs) float(k string) float64 {
+	v := a[k]
+	if v.Double != nil {
+		f, _ := strconv.ParseFloat(strings.Trim(string(v.Double), `"`), 64)
+		return f
+	}
+	n, _ := a.int(k)
+	return float64(n)
+}
+
+func (a attrs) bool(k string) bool { v := a[k]; return v.Bool != nil && *v.Bool }
+
+func (a attrs) strs(k string) []string {
+	v := a[k]
+	if v.Array == nil {
+		return nil
+	}
+	out := make([]string, 0, len(v.Array.Values))
+	for _, e := range v.Array.Values {
+		if e.String != nil {
+			out = append(out, *e.String)
+		}
+	}
+	return out
+}
+
+// unixNano reads an OTLP timestamp: a decimal string or number of
+// nanoseconds since the epoch; zero means unset.
+func unixNano(raw json.RawMessage) time.Time {
+	n, err := strconv.ParseUint(strings.Trim(string(bytes.TrimSpace(raw)), `"`), 10, 64)
+	if err != nil || n == 0 || n > math.MaxInt64 {
+		return time.Time{}
+	}
+	return time.Unix(0, int64(n)).UTC()
+}
+
+// otlpItem is a step made from a span or an event, with where it goes.
+type otlpItem struct {
+	s      *Step
+	key    int       // the original index, or the judged step's for a gate
+	gate   int       // 0 for a step; 1+ its order for a gate after its key
+	start  time.Time // to order spans that carry no index
+	judged *Step     // a gate's judged step, when it has a span
+	run    bool      // a gate on the agent span: about a memory step or the run
+}
+
+// genAI message schema, as gen_ai.input.messages and gen_ai.output.messages
+// hold it.
+type genAIMessage struct {
+	Role  string `json:"role"`
+	Parts []struct {
+		Type      string          `json:"type"`
+		Content   json.RawMessage `json:"content"`
+		ID        string          `json:"id"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Response  json.RawMessage `json:"response"`
+	} `json:"parts"`
+	FinishReason string `json:"finish_reason"`
+}
+
+func genAIMessages(s string) []genAIMessage {
+	var msgs []genAIMessage
+	if s == "" || json.Unmarshal([]byte(s), &msgs) != nil {
+		return nil
+	}
+	return msgs
+}
+
+func (m genAIMessage) text() string {
+	var b strings.Builder
+	for _, p := range m.Parts {
+		if p.Type == "text" {
+			b.WriteString(anyText(p.Content))
+		}
+	}
+	return b.String()
+}
+
+// otlpTrace builds the trace of one trace id from its spans.
+func otlpTrace(id string, spans []*otlpSpan) (*Trace, error) {
+	t := &Trace{ID: id, Steps: []*Step{}}
+	indexed := true
+	var items []otlpItem
+	var root *otlpSpan
+	for _, sp := range spans {
+		a := attrsOf(sp.Attributes)
+		op := a.str("gen_ai.operation.name")
+		if op == "invoke_agent" && (root == nil || sp.ParentSpanID == "") {
+			root = sp
+		}
+		if v := a.str("gen_ai.conversation.id"); v != "" && t.SessionID == "" {
+			t.SessionID = v
+		}
+		s := &Step{Start: unixNano(sp.Start), Turn: unknownTurn}
+		if end := unixNano(sp.End); !end.IsZero() && !s.Start.IsZero() && end.After(s.Start) {
+			s.Duration = end.Sub(s.Start)
+		}
+		switch op {
+		case "chat", "text_completion", "generate_content":
+			otlpModel(s, a)
+		case "execute_tool":
+			s.Kind, s.Name, s.CallID = KindTool, a.str("gen_ai.tool.name"), a.str("gen_ai.tool.call.id")
+			s.Args, s.Result, s.Blocked = a.str("gen_ai.tool.call.arguments"), a.str("gen_ai.tool.call.result"), a.bool("agentguard.blocked")
+			if d := a.str("gen_ai.tool.description"); d != "" {
+				t.Tools = addToolSpec(t.Tools, ToolSpec{Name: s.Name, Description: d})
+			}
+		case "retrieval":
+			s.Kind, s.Name, s.Args = KindRetrieval, a.str("gen_ai.data_source.id"), a.str("gen_ai.retrieval.query.text")
+			var docs []struct {
+				ID    string   `json:"id"`
+				Score *float64 `json:"score"`
+			}
+			if json.Unmarshal([]byte(a.str("gen_ai.retrieval.documents")), &docs) == nil {
+				for _, d := range docs {
+					score := 0.0 // the exporter leaves out scores that are not numbers
+					if d.Score != nil {
+						score = *d.Score
+					}
+					s.DocIDs, s.Scores = append(s.DocIDs, d.ID), append(s.Scores, score)
+				}
+			}
+		default:
+			continue
+		}
+		otlpCommon(s, a, sp)
+		it := otlpItem{s: s, start: s.Start}
+		if n, ok := a.int("agentguard.step"); ok {
+			it.key = n
+		} else {
+			indexed = false
+		}
+		items = append(items, it)
+		for i, ev := range sp.Events {
+			if ev.Name == "gen_ai.evaluation.result" {
+				items = append(items, otlpItem{s: otlpGate(ev), key: it.key, gate: 1 + i, start: unixNano(ev.Time), judged: s})
+			}
+		}
+	}
+	if root != nil {
+		a := attrsOf(root.Attributes)
+		t.ID = cmp.Or(a.str("agentguard.trace_id"), id)
+		t.Route = a.str("agentguard.route")
+		t.Start = unixNano(root.Start)
+		for _, name := range a.strs("agentguard.tools") {
+			t.Tools = addToolSpec(t.Tools, ToolSpec{Name: name})
+		}
+		var defs []struct {
+			Name        string          `json:"name"`
+			Description string          `json:"description"`
+			Parameters  json.RawMessage `json:"parameters"`
+		}
+		if json.Unmarshal([]byte(a.str("gen_ai.tool.definitions")), &defs) == nil {
+			for _, d := range defs {
+				spec := ToolSpec{Name: d.Name, Description: d.Description}
+				if p := bytes.TrimSpace(d.Parameters); len(p) > 0 && string(p) != "null" {
+					var b bytes.Buffer
+					if json.Compact(&b, p) == nil {
+						spec.Parameters = b.Bytes()
+					}
+				}
+				t.Tools = addToolSpec(t.Tools, spec)
+			}
+		}
+		for _, m := range genAIMessages(a.str("gen_ai.input.messages")) {
+			if m.Role == "user" {
+				t.UserTurns = append(t.UserTurns, m.text())
+			}
+		}
+		for i, ev := range root.Events {
+			ea := attrsOf(ev.Attributes)
+			n, ok := ea.int("agentguard.step")
+			if !ok {
+				indexed = false
+			}
+			switch ev.Name {
+			case "gen_ai.evaluation.result":
+				items = append(items, otlpItem{s: otlpGate(ev), key: n, gate: 1 + i, start: unixNano(ev.Time), run: true})
+			case "agentguard.memory", "agentguard.step":
+				s := &Step{Kind: Kind(cmp.Or(ea.str("agentguard.step.kind"), string(KindMemory))), Name: ea.str("agentguard.step.name"),
+					Args: ea.str("agentguard.step.args"), Result: ea.str("agentguard.step.result"), Error: ea.str("agentguard.step.error"),
+					Truncated: ea.bool("agentguard.truncated"), Start: unixNano(ev.Time), Turn: unknownTurn}
+				items = append(items, otlpItem{s: s, key: n, start: s.Start})
+			}
+		}
+	}
+	if len(t.UserTurns) == 0 {
+		// Other instrumentations: the user turns of the longest chat input.
+		for _, it := range items {
+			if in := it.s.Args; it.s.Kind == KindModel && in != "" {
+				var turns []string
+				for _, m := range genAIMessages(in) {
+					if m.Role == "user" {
+						turns = append(turns, m.text())
+					}
+				}
+				if len(turns) > len(t.UserTurns) {
+					t.UserTurns = turns
+				}
+			}
+		}
+	}
+	if indexed {
+		// A finding about the run, not about a step, goes where its time
+		// puts it: after the last step that started before it.
+		steps := map[int]bool{}
+		for _, it := range items {
+			if it.gate == 0 {
+				steps[it.key] = true
+			}
+		}
+		for i := range items {
+			if it := &items[i]; it.run && !steps[it.key] {
+				it.key, it.gate = -1, 1<<20+it.gate
+				for _, o := range items {
+					if o.gate == 0 && !o.start.After(it.start) && o.key > it.key {
+						it.key = o.key
+					}
+				}
+			}
+		}
+		slices.SortStableFunc(items, func(x, y otlpItem) int {
+			return cmp.Or(cmp.Compare(x.key, y.key), cmp.Compare(x.gate, y.gate))
+		})
+	} else {
+		// In start order, each step followed by the gates that judged it.
+		var steps []otlpItem
+		gates := map[*Step][]otlpItem{}
+		for _, it := range items {
+			if it.judged != nil {
+				gates[it.judged] = append(gates[it.judged], it)
+			} else {
+				steps = append(steps, it)
+			}
+		}
+		slices.SortStableFunc(steps, func(x, y otlpItem) int { return x.start.Compare(y.start) })
+		items = items[:0]
+		for i, it := range steps {
+			it.key, it.gate = i, 0
+			items = append(items, it)
+			items = append(items, gates[it.s]...)
+		}
+	}
+	// Number the steps; a gate's Finding.Step follows its judged step.
+	newIndex := map[int]int{}
+	for i, it := range items {
+		if it.gate == 0 {
+			newIndex[it.key] = i
+		}
+	}
+	for i, it := range items {
+		s := it.s
+		s.Index = i
+		if s.Kind == KindModel {
+			s.Args = "" // the chat input, read for the user turns: a model step has no arguments
+		}
+		if f := s.Finding; f != nil {
+			if it.judged != nil {
+				f.Step, s.Turn = it.judged.Index, it.judged.Turn
+			} else if j, ok := newIndex[f.Step]; ok && !(it.run && it.gate >= 1<<20) {
+				f.Step = j
+			} else if f.Step >= 0 {
+				f.Step = i // a finding about the run that names itself
+			}
+		}
+		t.Steps = append(t.Steps, s)
+	}
+	// A step without a turn (a memory step, a tool span of another
+	// instrumentation) takes the turn of the step after it, or, last, of
+	// the step before.
+	next := unknownTurn
+	for i := len(t.Steps) - 1; i >= 0; i-- {
+		if s := t.Steps[i]; s.Turn == unknownTurn {
+			s.Turn = next
+		} else {
+			next = s.Turn
+		}
+	}
+	prev := len(t.UserTurns) - 1
+	for _, s := range t.Steps {
+		if s.Turn == unknownTurn {
+			s.Turn = prev
+		}
+		prev = s.Turn
+	}
+	if len(t.Steps) == 0 && root == nil {
+		return nil, errors.New("no GenAI span (gen_ai.operation.name)")
+	}
+	if t.Start.IsZero() && len(t.Steps) > 0 {
+		t.Start = t.Steps[0].Start
+	}
+	return t, nil
+}
+
+// otlpModel reads a chat span.
+func otlpModel(s *Step, a attrs) {
+	s.Kind = KindModel
+	s.Name = a.str("gen_ai.request.model")
+	s.Provider = cmp.Or(a.str("gen_ai.provider.name"), a.str("gen_ai.system"))
+	s.ResponseModel, s.ResponseID = a.str("gen_ai.response.model"), a.str("gen_ai.response.id")
+	if fr := a.strs("gen_ai.response.finish_reasons"); len(fr) > 0 {
+		s.FinishReason = fr[0]
+	}
+	in, _ := a.int("gen_ai.usage.input_tokens")
+	out, _ := a.int("gen_ai.usage.output_tokens")
+	s.TokensIn, s.TokensOut = in, out
+	s.Refusal, s.Citations = a.bool("agentguard.refusal"), a.strs("agentguard.citations")
+	if outs := genAIMessages(a.str("gen_ai.output.messages")); len(outs) > 0 {
+		for _, m := range outs {
+			s.Result += m.text()
+			for _, p := range m.Parts {
+				if p.Type == "tool_call" {
+					s.Calls = append(s.Calls, Call{ID: p.ID, Name: p.Name, Args: anyText(p.Arguments)})
+				}
+			}
+		}
+	} else {
+		for _, name := range a.strs("agentguard.tool_calls") {
+			s.Calls = append(s.Calls, Call{Name: name})
+		}
+	}
+	s.Args = a.str("gen_ai.input.messages") // read for user turns, then dropped
+	if s.Turn == unknownTurn && s.Args != "" {
+		users := 0
+		for _, m := range genAIMessages(s.Args) {
+			if m.Role == "user" {
+				users++
+			}
+		}
+		s.Turn = users - 1
+	}
+}
+
+// unknownTurn marks a step whose turn is not known yet.
+const unknownTurn = -2
+
+// otlpCommon reads what every step span may carry.
+func otlpCommon(s *Step, a attrs, sp *otlpSpan) {
+	if n, ok := a.int("agentguard.turn"); ok {
+		s.Turn = n
+	}
+	s.Cost = a.float("agentguard.cost")
+	s.Intent, s.Confidence, s.Alternatives = a.str("agentguard.intent"), a.float("agentguard.confidence"), a.strs("agentguard.alternatives")
+	s.Truncated = a.bool("agentguard.truncated")
+	if s.Kind != KindTool {
+		s.Blocked = a.bool("agentguard.blocked")
+	}
+	code := strings.Trim(string(sp.Status.Code), `"`)
+	if code == "2" || code == "STATUS_CODE_ERROR" {
+		s.Error = cmp.Or(sp.Status.Message, a.str("error.type"), "error")
+	}
+}
+
+// otlpGate reads a gen_ai.evaluation.result event as a gate step; its
+// Finding.Step is the judged step's original index until renumbered.
+func otlpGate(ev otlpEvent) *Step {
+	a := attrsOf(ev.Attributes)
+	n, _ := a.int("agentguard.step")
+	f := &Finding{
+		Rule: a.str("gen_ai.evaluation.name"), Step: n, Verdict: Verdict(a.str("gen_ai.evaluation.score.label")),
+		Dimension: Dimension(a.str("agentguard.dimension")), Severity: Severity(a.str("agentguard.severity")),
+		Message: a.str("gen_ai.evaluation.explanation"), Tags: a.strs("agentguard.tags"), Shadow: a.bool("agentguard.shadow"),
+		Evidence: a.str("agentguard.evidence"), Question: a.str("agentguard.question"),
+	}
+	return &Step{Kind: KindGate, Name: f.Rule, Start: unixNano(ev.Time), Finding: f}
+}
+
+// addToolSpec adds spec to specs, or completes the one of the same name.
+func addToolSpec(specs []ToolSpec, spec ToolSpec) []ToolSpec {
+	for i := range specs {
+		if specs[i].Name == spec.Name {
+			specs[i].Description = cmp.Or(specs[i].Description, spec.Description)
+			if specs[i].Parameters == nil {
+				specs[i].Parameters = spec.Parameters
+			}
+			return specs
+		}
+	}
+	return append(specs, spec)
+}
