@@ -84,7 +84,7 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		upTo = max(upTo, t.Steps[n-1].Turn)
 	}
 	w := e.words()
-	card := cardFromTrace(t, upTo, ruleBased{w}) // a new card: no need to lock it
+	card := cardFromTrace(t, upTo, newRules(w)) // a new card: no need to lock it
 	if len(card.all) == 0 {
 		return nil
 	}

@@ -163,7 +163,7 @@ func ExampleCardFromTrace() {
 // know: WeChat, prohibited in the user's words.
 func ExampleRuleBased_lexicon() {
 	lx := lexicon.Default()
-	lx.Memory.Channels = append(lx.Memory.Channels, lexicon.Term{Name: "wechat", Patterns: []string{`\bwechat\b`, `微信`}})
+	lx.Memory.Channels = append(lx.Memory.Channels, lexicon.Words{Name: "wechat", Words: []string{"wechat", "微信"}})
 	ex := memory.RuleBased(lx)
 	for _, text := range []string{"Please don't WeChat me.", "别发微信给我"} {
 		cs, _ := ex.Extract(context.Background(), 0, text, nil)

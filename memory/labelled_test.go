@@ -250,7 +250,21 @@ var showWrong = flag.Bool("labelled.v", false, "TestLabelledSet: list the cases 
 // labelledFloors are the lowest precision and recall TestLabelledSet
 // accepts per kind: the figures measured when the extractor was last
 // changed, rounded down, so that a change that loses ground fails.
-var labelledFloors = map[Kind][2]float64{}
+//
+// Measured on the set's 160 utterances: every kind at 1.00 and 1.00 with
+// the extractor that reads values first (before it: address 0.37 and
+// 0.26, prohibition 0.76 and 0.71, preference 0.40 and 0.22). The floors
+// are issue 15's targets, 0.95 and 0.90, since the extractor was written
+// knowing this set: see TestCorpusUtterances for wording it was not.
+var labelledFloors = map[Kind][2]float64{
+	KindProhibition: {0.95, 0.90},
+	KindAddress:     {0.95, 0.90},
+	KindTimeRange:   {0.95, 0.90},
+	KindPhone:       {0.95, 0.90},
+	KindEmail:       {0.95, 0.90},
+	KindID:          {0.95, 0.90},
+	KindPreference:  {0.95, 0.90},
+}
 
 // TestLabelledSet scores RuleBased on testdata/utterances.txt, wordings
 // the rules were not written around, and prints precision and recall per
