@@ -103,13 +103,13 @@ func ExampleCompress() {
 			llms.TextParts(llms.ChatMessageTypeAI, strings.Repeat("A long and detailed answer. ", 8)))
 	}
 	msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, "One more thing."))
-	kept, report := memory.Compress(msgs, 150, card)
+	kept, report := memory.Compress(msgs, 90, card)
 	fmt.Printf("%d -> %d messages, %d -> %d tokens\n", report.Messages, report.Kept, report.TokensBefore, report.TokensAfter)
 	fmt.Println("dropped", report.Dropped, "pinned", report.Pinned)
 	fmt.Println(kept[1].Parts[0])
 	// Output:
-	// 12 -> 5 messages, 399 -> 135 tokens
-	// dropped [1 2 4 5 6 7 8] pinned [3]
+	// 12 -> 5 messages, 399 -> 82 tokens
+	// dropped [1 2 4 5 6 8 10] pinned [3]
 	// Please don't call me.
 }
 
