@@ -165,7 +165,7 @@ func specifics(text string) []string {
 	var out []string
 	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(",;()[]<>\"'!?*", r) }) {
 		f = strings.TrimRight(f, ".:")
-		if urlValue.MatchString(f) || emailValue.MatchString(f) || ibanValue.MatchString(f) {
+		if isURL(f) || isEmail(f) || isIBAN(f) {
 			out = append(out, f)
 		}
 	}

@@ -91,7 +91,7 @@
 // Evaluate scores a recorded trace (100 minus Config.Evaluation.Penalty per violation;
 // a critical violation fails it), TrajectoryMatch compares its tool calls
 // with an expected trajectory, and LoadPolicy reads a Config from a JSON
-// policy file, as examples/evaluate does.
+// policy file, as "agentguard evaluate -policy" does.
 //
 // # Traces and the ledger
 //

@@ -75,21 +75,15 @@ func intentGate(w *lexicon.Compiled, labels []string, min float64) Rule {
 		}
 		return ""
 	}
+	key := newTurnScanKey()
+	hasIntent := func(p *trace.Step) bool { return p.Intent != "" }
 	return NewRule(RuleIntent, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		src := s
 		if s.Intent == "" {
 			if s.Kind != trace.KindTool {
 				return nil
 			}
-			src = nil
-			steps := sameTurn(t, s.Turn)
-			for i := len(steps) - 1; i >= 0; i-- {
-				if steps[i].Intent != "" {
-					src = steps[i]
-					break
-				}
-			}
-			if src == nil {
+			if src = lastInTurn(t, key, s.Turn, hasIntent); src == nil {
 				return nil
 			}
 		}
@@ -287,18 +281,12 @@ func compactArgs(w *lexicon.Compiled, r lexicon.Replies, lang lexicon.Lang, args
 // gets the refusal template instead of a fluent guess. min <= 0 checks only
 // for retrievals that returned nothing.
 func SimilarityGate(tools ToolPolicies, min float64, byRoute map[string]float64) Rule {
+	key := newTurnScanKey()
 	return NewRule(RuleSimilarity, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindModel || s.Intent != "" {
 			return nil
 		}
-		var last *trace.Step
-		steps := sameTurn(t, s.Turn)
-		for i := len(steps) - 1; i >= 0; i-- {
-			if tools.isRetrieval(steps[i]) {
-				last = steps[i]
-				break
-			}
-		}
+		last := lastInTurn(t, key, s.Turn, tools.isRetrieval)
 		if last == nil {
 			return nil
 		}
@@ -386,7 +374,7 @@ func grounding(w *lexicon.Compiled, tools ToolPolicies) Rule {
 			}
 		}
 		known := clauseNumbers(w, evidence.String())
-		denies := w.Denial.MatchString(s.Result)
+		denies := detect.MayMatch(w.Denial, s.Result) && w.Denial.MatchString(s.Result)
 		for _, ref := range refs {
 			if num := ref.Number; !known[num] && !(denies && clauseNumbers(w, said.String())[num]) {
 				out = append(out, trace.Finding{

@@ -259,7 +259,7 @@ func atAhead(s string) bool {
 // number by its phoneKey alone, anything else by all its tokens. A value
 // with no token (punctuation only) has none.
 func (ix *originIndex) lookup(v string) []int32 {
-	if phoneValue.MatchString(strings.TrimSpace(v)) {
+	if isPhone(strings.TrimSpace(v)) {
 		if k := phoneKey(v); k != "" {
 			return slices.Clone(ix.tokens[k])
 		}
@@ -440,12 +440,16 @@ func isProse(s string) bool {
 // runs of Chinese characters as overlapping pairs.
 func eachToken(text string, fn func(tok string)) {
 	text = textnorm.Fold(text) // full-width digits, odd spaces, look-alike letters
-	for _, m := range spacedIBAN.FindAllString(text, -1) {
-		fn(normToken(strings.ReplaceAll(m, " ", "")))
+	if mayHoldSpacedIBAN(text) {
+		for _, m := range spacedIBAN.FindAllString(text, -1) {
+			fn(normToken(strings.ReplaceAll(m, " ", "")))
+		}
 	}
-	for _, m := range phoneRun.FindAllString(text, -1) {
-		if k := phoneKey(m); k != "" {
-			fn(k)
+	if mayHoldPhone(text) {
+		for _, m := range phoneRun.FindAllString(text, -1) {
+			if k := phoneKey(m); k != "" {
+				fn(k)
+			}
 		}
 	}
 	i := 0

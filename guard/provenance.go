@@ -37,7 +37,8 @@ var (
 func CarriesInstructions(text string) bool { return carriesInstructions(detect.Default(), text) }
 
 func carriesInstructions(w *lexicon.Compiled, text string) bool {
-	return w.InstructionMarkers.MatchString(textnorm.Fold(text))
+	text = textnorm.Fold(text)
+	return detect.MayMatch(w.InstructionMarkers, text) && w.InstructionMarkers.MatchString(text)
 }
 
 // instructionsKey memoises carriesInstructions per recorded step in its
@@ -52,14 +53,14 @@ func stepCarriesInstructions(w *lexicon.Compiled, t *trace.Trace, p *trace.Step)
 // names a recipient, account, contact, phone, e-mail, IBAN, id or address, or
 // its value looks like an e-mail, IBAN, phone number or URL.
 func identifying(path string, v string) bool {
-	key := lastKey(path)
-	if dateKey.MatchString(key) || isDate(v) {
+	kind := kindOfKey(lastKey(path))
+	if kind&keyDate != 0 || isDate(v) {
 		return false // dates are reformatted freely ("January 11th" → 2025-01-11)
 	}
-	if identKey.MatchString(key) {
+	if kind&keyIdent != 0 {
 		return true
 	}
-	return emailValue.MatchString(v) || ibanValue.MatchString(v) || phoneValue.MatchString(v) || urlValue.MatchString(v)
+	return isEmail(v) || isIBAN(v) || isPhone(v) || isURL(v)
 }
 
 func isDate(v string) bool {
@@ -166,11 +167,11 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 			ident := identifying(path, v)
 			switch {
 			case !ident:
-				if write && (contentKey.MatchString(key) || len(v) >= 40) {
+				if write && (kindOfKey(key)&keyContent != 0 || len(v) >= 40) {
 					contents = append(contents, v)
 				}
 				return
-			case !write && !urlValue.MatchString(v) && !idKey(key):
+			case !write && !isURL(v) && !idKey(key):
 				return // a read goes where it is pointed, but not to a URL or id from nowhere
 			}
 			idents = append(idents, v)
@@ -581,15 +582,15 @@ func valueKinds(v string) []string {
 	v = strings.TrimSpace(v)
 	var out []string
 	switch {
-	case emailValue.MatchString(v):
+	case isEmail(v):
 		out = append(out, "email")
-	case urlValue.MatchString(v):
+	case isURL(v):
 		out = append(out, "url")
 	}
-	if phoneValue.MatchString(v) {
+	if isPhone(v) {
 		out = append(out, "phone")
 	}
-	if ibanValue.MatchString(strings.ReplaceAll(v, " ", "")) || phoneValue.MatchString(v) && len(v) >= 8 {
+	if isIBAN(strings.ReplaceAll(v, " ", "")) || isPhone(v) && len(v) >= 8 {
 		out = append(out, "account")
 	}
 	return out

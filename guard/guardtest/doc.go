@@ -4,7 +4,7 @@
 // recording tools.Tool.
 //
 // It plays the role testing/slogtest plays for slog handlers: the demo agent
-// in examples/customerservice and agentguard's own tests are built on it.
+// in examples/agentguard (the demo agent) and agentguard's own tests are built on it.
 //
 //	model := guardtest.Script(
 //		guardtest.ToolCall("query_order", `{"order_id":"A1001"}`),

@@ -40,6 +40,9 @@ type ClauseRef struct {
 // order.
 func ClauseRefs(w *lexicon.Compiled, text string) []ClauseRef {
 	text = textnorm.Clauses(text) // 第七条, Section VII, Sec. 7.3, сlause, zero-width spaces
+	if !mayMatch(w.ClauseRefs, text) {
+		return nil // no clause word: most answers
+	}
 	var out []ClauseRef
 	for _, m := range w.ClauseRefs.FindAllStringSubmatch(text, -1) {
 		out = append(out, ClauseRef{Number: lexicon.Group(w.ClauseRefs, m, "num"), Text: strings.TrimSpace(m[0])})
@@ -49,7 +52,9 @@ func ClauseRefs(w *lexicon.Compiled, text string) []ClauseRef {
 
 // AssertsAbsence reports whether an answer asserts there is nothing (w.Absence):
 // "no records", "could not find any", "没有符合条件的记录".
-func AssertsAbsence(w *lexicon.Compiled, text string) bool { return w.Absence.MatchString(text) }
+func AssertsAbsence(w *lexicon.Compiled, text string) bool {
+	return mayMatch(w.Absence, text) && w.Absence.MatchString(text)
+}
 
 // IsWriteVerb reports whether VerbOf(name) is one of w's write verbs,
 // without allocating: it runs on every tool call.
@@ -111,11 +116,57 @@ func IsEmptyResult(w *lexicon.Compiled, result string) bool {
 	if s == "" {
 		return true
 	}
+	if s[0] == '{' || s[0] == '[' {
+		if empty, ok := emptyJSONPrefix(s); ok {
+			return empty
+		}
+	}
 	var v any
 	if json.Unmarshal([]byte(s), &v) == nil {
 		return emptyJSON(v, 0)
 	}
 	return w.EmptyResults[strings.ToLower(strings.TrimRight(s, ".!。！ "))]
+}
+
+// emptyJSONPrefix decides emptyJSON for a JSON object or array from as
+// few tokens as it takes: a result with records is known non-empty at its
+// first value, without decoding the rest. ok is false when the tokens
+// read are not JSON, or when the answer is "empty", which only the whole
+// (valid) text can confirm.
+func emptyJSONPrefix(s string) (empty, ok bool) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	tok, err := dec.Token()
+	if err != nil {
+		return false, false
+	}
+	if tok == json.Delim('[') {
+		if !dec.More() {
+			return false, false // "[]": confirm on the whole text
+		}
+		return false, true
+	}
+	for dec.More() {
+		if _, err := dec.Token(); err != nil { // the key
+			return false, false
+		}
+		v, err := dec.Token()
+		if err != nil {
+			return false, false
+		}
+		switch v.(type) {
+		case nil:
+		case json.Delim:
+			if dec.More() {
+				return false, true // a non-empty object or array
+			}
+			if _, err := dec.Token(); err != nil {
+				return false, false
+			}
+		default:
+			return false, true // a string, number or boolean: a record says something
+		}
+	}
+	return false, false
 }
 
 func emptyJSON(v any, depth int) bool {

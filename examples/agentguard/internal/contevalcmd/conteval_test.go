@@ -1,0 +1,207 @@
+package contevalcmd
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
+	"github.com/agentguard/agentguard/guard/conteval"
+	"github.com/agentguard/agentguard/guard/replay"
+	"github.com/agentguard/agentguard/ledger"
+	"github.com/agentguard/agentguard/ledger/badgerstore"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+var now = time.Date(2025, 6, 2, 6, 0, 0, 0, time.UTC)
+
+const (
+	sampleTraces = "testdata/traces.jsonl.gz"
+	sampleConfig = "testdata/config.json"
+)
+
+// TestSampleRun runs the command on the sample day and compares what it
+// prints with testdata/sample-run.golden (regenerate with -update).
+func TestSampleRun(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), []string{"-traces", sampleTraces, "-config", sampleConfig, "-judge", "demo"}, &stdout, &stderr, now)
+	if stderr.Len() > 0 {
+		t.Errorf("stderr: %s", stderr.String())
+	}
+	golden := filepath.Join("testdata", "sample-run.golden")
+	if *update {
+		if err := os.WriteFile(golden, stdout.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := stdout.String(); got != string(want) {
+		t.Errorf("output differs from %s (run with -update to accept):\n%s", golden, got)
+	}
+	if !strings.Contains(stdout.String(), "→ YELLOW") || code != 0 {
+		t.Errorf("exit %d, want 0 with a yellow verdict", code)
+	}
+}
+
+// TestLoopClosed runs two rounds with a ledger, cases and a trend, the
+// second under a new config version, and checks what they leave behind.
+func TestLoopClosed(t *testing.T) {
+	dir := t.TempDir()
+	led := filepath.Join(dir, "ledger")
+	cases := filepath.Join(dir, "cases.jsonl")
+	trend := filepath.Join(dir, "trend.jsonl")
+	args := []string{"-traces", sampleTraces, "-config", sampleConfig, "-ledger", led, "-cases", cases, "-trend", trend, "-report", filepath.Join(dir, "report.json")}
+
+	var out bytes.Buffer
+	if code := run(context.Background(), args, &out, &out, now); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	f, err := os.Open(cases)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := replay.LoadCases(f, cases)
+	f.Close()
+	if err != nil || len(loaded) == 0 {
+		t.Fatalf("health-check loader: %d cases, %v", len(loaded), err)
+	}
+	for _, c := range loaded {
+		if !strings.HasPrefix(c.ID, "ce-") || !strings.Contains(strings.Join(c.Tags, " "), "ce_") {
+			t.Errorf("case %s tags %v", c.ID, c.Tags)
+		}
+	}
+	df, err := os.Open(filepath.Join(dir, "cases.details.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	details, err := conteval.ReadCaseDetails(df)
+	df.Close()
+	if err != nil || len(details) != len(loaded) {
+		t.Fatalf("details: %d, %v", len(details), err)
+	}
+	var rep conteval.Report
+	b, _ := os.ReadFile(filepath.Join(dir, "report.json"))
+	if err := json.Unmarshal(b, &rep); err != nil || rep.ConfigVersion != "demo-2025-06-01" || rep.Filed == 0 {
+		t.Fatalf("report: version %q, filed %d, %v", rep.ConfigVersion, rep.Filed, err)
+	}
+
+	// A second round under a new version: nothing new to file, and the
+	// trend marks the change.
+	cfg, _ := os.ReadFile(sampleConfig)
+	cfg2 := filepath.Join(dir, "config-v2.json")
+	os.WriteFile(cfg2, bytes.Replace(cfg, []byte(`"demo-2025-06-01"`), []byte(`"demo-2025-06-02"`), 1), 0o600)
+	args[3] = cfg2
+	out.Reset()
+	if code := run(context.Background(), args, &out, &out, now.Add(time.Hour)); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+	if !strings.Contains(out.String(), "0 violations filed, "+itoa(rep.Filed)+" already there") {
+		t.Errorf("second round refiled violations:\n%s", out.String())
+	}
+	if !strings.Contains(out.String(), "regression cases, 0 of them new") {
+		t.Errorf("second round added cases again:\n%s", out.String())
+	}
+	f, _ = os.Open(cases)
+	again, err := replay.LoadCases(f, cases)
+	f.Close()
+	if err != nil || len(again) != len(loaded) {
+		t.Errorf("after two rounds the cases file holds %d cases (%v), want %d", len(again), err, len(loaded))
+	}
+	if !strings.Contains(out.String(), "| 2025-06-02 07:00 demo-2025-06-02") {
+		t.Errorf("trend does not mark the new version:\n%s", out.String())
+	}
+	points, err := conteval.LoadTrend(trend)
+	if err != nil || len(points) != 2 || !points[1].VersionChanged {
+		t.Errorf("trend %+v, %v", points, err)
+	}
+	l, err := badgerstore.Open(led, badgerstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	entries, err := l.Query(context.Background(), ledger.Query{})
+	if err != nil || len(entries) != rep.Filed {
+		t.Errorf("ledger holds %d entries, want %d (%v)", len(entries), rep.Filed, err)
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Rule, conteval.RulePrefix) {
+			t.Errorf("ledger rule %q", e.Rule)
+		}
+	}
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		os.WriteFile(p, []byte(text), 0o600)
+		return p
+	}
+	tests := []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"yellow", []string{"-traces", sampleTraces, "-config", sampleConfig}, 0},
+		{"red: a higher floor", []string{"-traces", sampleTraces, "-config", write("red.json", `{"version":"r","gate":{"floor":0.995}}`)}, 1},
+		{"green: a lower floor", []string{"-traces", sampleTraces, "-config", write("green.json", `{"version":"g","gate":{"floor":0.8},"assertions":{"json_routes":["order-api"]}}`)}, 0},
+		{"not enough: the last hour only", []string{"-traces", sampleTraces, "-since", "2025-06-01T23:00:00Z"}, cli.ExitNotEnough},
+		{"no traces after since", []string{"-traces", sampleTraces, "-since", "2030-01-01"}, cli.ExitNotEnough},
+		{"missing flag", []string{}, exitFailed},
+		{"bad config", []string{"-traces", sampleTraces, "-config", write("bad.json", `{"version":"x","gate":{"floor":7}}`)}, exitFailed},
+		{"missing file", []string{"-traces", filepath.Join(dir, "nope.jsonl")}, exitFailed},
+		{"bad since", []string{"-traces", sampleTraces, "-since", "yesterday"}, exitFailed},
+		{"truncated gzip", []string{"-traces", truncatedCopy(t, dir)}, exitFailed},
+		{"help", []string{"-h"}, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			if got := run(context.Background(), tt.args, &out, &out, now); got != tt.want {
+				t.Errorf("exit %d, want %d:\n%s", got, tt.want, out.String())
+			}
+		})
+	}
+}
+
+func truncatedCopy(t *testing.T, dir string) string {
+	b, err := os.ReadFile(sampleTraces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "cut.jsonl.gz")
+	os.WriteFile(p, b[:len(b)/2], 0o600)
+	return p
+}
+
+// TestPlainAndBadLines: an uncompressed file is read as well, and lines
+// that are not traces are skipped with a note.
+func TestPlainAndBadLines(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "t.jsonl")
+	text := `{"v":1,"trace_id":"a","route":"r","steps":[{"i":0,"kind":"model","turn":0,"result":"hi"}]}
+not json
+{"v":2,"trace_id":"b","steps":[]}
+`
+	os.WriteFile(p, []byte(text), 0o600)
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"-traces", p}, &out, &errOut, now)
+	if code != cli.ExitNotEnough || !strings.Contains(out.String(), "1 traces from") || !strings.Contains(out.String(), "2 unreadable lines skipped") {
+		t.Errorf("exit %d:\n%s", code, out.String())
+	}
+	if strings.Count(errOut.String(), "skipped:") != 2 {
+		t.Errorf("stderr: %s", errOut.String())
+	}
+}

@@ -1,0 +1,111 @@
+package evaluatecmd
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/golden")
+
+// TestRun runs the command on the checked-in samples and compares its
+// exit status, standard output and standard error with testdata/golden.
+func TestRun(t *testing.T) {
+	clean, err := os.ReadFile(filepath.Join("testdata", "clean.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name  string
+		args  []string
+		stdin string
+		want  int
+	}{
+		{name: "agentguard", args: []string{"testdata/traces.jsonl"}, want: exitFailed}, // a critical finding fails its trace
+		{name: "openai", args: []string{"-format", "openai", "testdata/chats.jsonl"}, want: exitFailed},
+		{name: "policy", args: []string{"-policy", "testdata/policy.json", "testdata/traces.jsonl"}, want: exitFailed},
+		{name: "clean", args: []string{"testdata/clean.jsonl"}, want: exitPassed},
+		{name: "several files", args: []string{"testdata/clean.jsonl", "testdata/traces.jsonl"}, want: exitFailed},
+		{name: "stdin", args: []string{"-"}, stdin: string(clean), want: exitPassed},
+		{name: "bad lines", args: []string{"testdata/bad.jsonl"}, want: exitBadInput},
+		{name: "wrong format", args: []string{"-format", "openai", "testdata/traces.jsonl"}, want: exitBadInput},
+		{name: "missing file", args: []string{"testdata/clean.jsonl", "testdata/missing.jsonl"}, want: exitBadInput},
+		{name: "empty input", args: []string{"-"}, want: exitBadInput},
+		{name: "bad policy", args: []string{"-policy", "testdata/badpolicy.json", "testdata/traces.jsonl"}, want: exitBadInput},
+		{name: "missing policy", args: []string{"-policy", "testdata/missing.json", "testdata/traces.jsonl"}, want: exitBadInput},
+		{name: "unknown format", args: []string{"-format", "csv", "testdata/traces.jsonl"}, want: exitBadInput},
+		{name: "unknown flag", args: []string{"-strict", "testdata/traces.jsonl"}, want: exitBadInput},
+		{name: "no file", want: exitBadInput},
+		{name: "autonomous profile", args: []string{"-profile", "autonomous", "testdata/traces.jsonl"}, want: exitFailed},
+		{name: "unknown profile", args: []string{"-profile", "yolo", "testdata/traces.jsonl"}, want: exitBadInput},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			got := run(tc.args, strings.NewReader(tc.stdin), &stdout, &stderr)
+			if got != tc.want {
+				t.Errorf("exit status %d, want %d\nstderr:\n%s", got, tc.want, stderr.String())
+			}
+			out := fmt.Sprintf("$ agentguard evaluate %s\nexit %d\n-- stdout --\n%s-- stderr --\n%s", strings.Join(tc.args, " "), got, stdout.String(), stderr.String())
+			golden := filepath.Join("testdata", "golden", strings.ReplaceAll(tc.name, " ", "_")+".txt")
+			if *update {
+				if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(golden, []byte(out), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if out != string(want) {
+				t.Errorf("output differs from %s (run go test -update if the change is right)\ngot:\n%s\nwant:\n%s", golden, out, want)
+			}
+		})
+	}
+}
+
+// TestSeedCase pins the seed trajectory in both formats: sending
+// contact 3's quotes to contact 7 is flagged by provenance, and the same
+// flow with one contact scores 100.
+func TestSeedCase(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		bad  string // the id of the wrong-entity trace
+		good string // the id of the one-contact trace
+	}{
+		{name: "agentguard", args: []string{"testdata/traces.jsonl"}, bad: "seed-wrong-entity", good: "seed-one-contact"},
+		{name: "openai", args: []string{"-format", "openai", "testdata/chats.jsonl"}, bad: "chat-seed-wrong-entity", good: "chat-seed-one-contact"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			run(tc.args, strings.NewReader(""), &stdout, &stderr)
+			results := map[string]result{}
+			for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+				var r result
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					t.Fatalf("line %q: %v", line, err)
+				}
+				results[r.TraceID] = r
+			}
+			bad, ok := results[tc.bad]
+			if !ok {
+				t.Fatalf("no result for %s", tc.bad)
+			}
+			if len(bad.Violations) != 1 || bad.Violations[0].Rule != "argument-provenance" || bad.Violations[0].Step != 5 {
+				t.Errorf("%s: violations %+v, want one argument-provenance finding on step 5 (send_email)", tc.bad, bad.Violations)
+			}
+			if good := results[tc.good]; good.Score != 100 || !good.Passed || len(good.Violations) != 0 {
+				t.Errorf("%s: %+v, want score 100, passed, no violations", tc.good, good)
+			}
+		})
+	}
+}

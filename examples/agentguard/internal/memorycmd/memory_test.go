@@ -1,0 +1,120 @@
+package memorycmd
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata")
+
+func TestRunGolden(t *testing.T) {
+	tests := []struct {
+		file   string
+		budget int
+		want   []string // lines the output must hold, whatever the golden file says
+	}{
+		{"sms_zh.jsonl", 600, []string{
+			`"value": "不要自动给我发短信通知",`,
+			`- prohibition sms: 不要自动给我发短信通知 (turn 6)`,
+			`{"role":"user","content":"另外，不要自动给我发短信通知，有事在这里说就行。"}`,
+			`# violations: 2`,
+			`step 35 (send_sms, turn 24): memory-prohibition block: send_sms would contact the user by sms, which the user prohibited in turn 6: "不要自动给我发短信通知"`,
+			`step 39 (schedule_delivery, turn 26): memory-time-range block: schedule_delivery for 2025-06-08 is outside the delivery window 06-01..06-05 the user gave in turn 14`,
+		}},
+		{"address_en.jsonl", 400, []string{
+			`"status": "superseded",`,
+			`- address delivery: 48 Pine Avenue, Shelbyville (turn 6, replaces \"12 Oak Street, Springfield\" from turn 1)`,
+			`- no longer prohibited: sms (lifted in turn 10)`,
+			`# violations: 4`,
+			`step 9 (send_sms, turn 4): memory-prohibition block: send_sms would contact the user by sms, which the user prohibited in turn 3: "Please don't text me"`,
+			`step 16 (update_address, turn 7): memory-stale-address block: update_address uses address "12 Oak Street, Springfield", which the user replaced in turn 6 by "48 Pine Avenue, Shelbyville"`,
+			`step 22 (submit_return, turn 9): memory-stale-address block: submit_return uses address "12 Oak Street, Springfield", which the user replaced in turn 6 by "48 Pine Avenue, Shelbyville"`,
+			`step 26 (schedule_delivery, turn 11): memory-time-range block: schedule_delivery for 2025-06-09 is outside the delivery window 06-01..06-05 the user gave in turn 4`,
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.file, func(t *testing.T) {
+			in, err := os.Open(filepath.Join("testdata", tt.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close()
+			var out bytes.Buffer
+			if _, err := run(in, &out, tt.budget); err != nil {
+				t.Fatal(err)
+			}
+			for _, line := range tt.want {
+				if !strings.Contains(out.String(), line) {
+					t.Errorf("output lacks %q", line)
+				}
+			}
+			golden := filepath.Join("testdata", strings.TrimSuffix(tt.file, ".jsonl")+".golden")
+			if *update {
+				if err := os.WriteFile(golden, out.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got := out.String(); got != string(want) {
+				t.Errorf("output differs from %s (run go test -update if the change is right):\n%s", golden, firstDiff(got, string(want)))
+			}
+		})
+	}
+}
+
+// firstDiff shows the first line where got and want differ.
+func firstDiff(got, want string) string {
+	g, w := strings.Split(got, "\n"), strings.Split(want, "\n")
+	for i := range max(len(g), len(w)) {
+		var gl, wl string
+		if i < len(g) {
+			gl = g[i]
+		}
+		if i < len(w) {
+			wl = w[i]
+		}
+		if gl != wl {
+			return "line " + strconv.Itoa(i+1) + ":\n got  " + gl + "\n want " + wl
+		}
+	}
+	return ""
+}
+
+func TestRunErrors(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"", "no messages"},
+		{"\n\n", "no messages"},
+		{`{"role":"bot","content":"hi"}`, `line 1: unknown role "bot"`},
+		{"{\"role\":\"user\",\"content\":\"hi\"}\nnot json", "line 2: invalid character"},
+		{`{"role":"user","content":{"text":"hi"}}`, "line 1: content is neither text nor parts"},
+	} {
+		_, err := run(strings.NewReader(tt.in), &bytes.Buffer{}, 100)
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("run(%q) = %v, want an error with %q", tt.in, err, tt.want)
+		}
+	}
+}
+
+func TestRunContentParts(t *testing.T) {
+	in := `{"role":"user","content":[{"type":"text","text":"Please don't "},{"type":"image_url"},{"type":"text","text":"text me."}]}` + "\n" +
+		`{"role":"assistant","content":"","tool_calls":[{"id":"c1","type":"function","function":{"name":"send_sms","arguments":"{}"}}]}` + "\n" +
+		`{"role":"tool","tool_call_id":"c1","content":null}`
+	var out bytes.Buffer
+	if _, err := run(strings.NewReader(in), &out, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"value": "Please don't text me"`, "# violations: 1", `{"role":"tool","content":"","tool_call_id":"c1"}`} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}

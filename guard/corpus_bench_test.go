@@ -1,0 +1,132 @@
+package guard_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"slices"
+	"testing"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/detect"
+)
+
+// corpusBytes reads every trace file of the shared corpus into memory, so
+// the benchmarks below measure decoding and judging, not the disk.
+func corpusBytes(b *testing.B) [][]byte {
+	b.Helper()
+	dir := corpusDir(b)
+	var lines [][]byte
+	for _, name := range []string{"taubench_airline.jsonl", "tau2_retail.jsonl", "tau2_telecom.jsonl", "agentdojo.jsonl"} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		sc.Buffer(nil, 16<<20)
+		for sc.Scan() {
+			if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+				lines = append(lines, bytes.Clone(line))
+			}
+		}
+	}
+	return lines
+}
+
+// BenchmarkCorpusDecode is the yardstick for BenchmarkCorpusEvaluate: the
+// same corpus decoded with encoding/json and nothing else.
+func BenchmarkCorpusDecode(b *testing.B) {
+	lines := corpusBytes(b)
+	steps := 0
+	for _, line := range lines {
+		var l corpusLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			b.Fatal(err)
+		}
+		tr, _, _ := l.toTrace()
+		steps += len(tr.Steps)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, line := range lines {
+			var l corpusLine
+			if err := json.Unmarshal(line, &l); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(steps*b.N)/b.Elapsed().Seconds(), "steps/s")
+}
+
+// BenchmarkCorpusEvaluate imports every trace of the shared corpus (273
+// real trajectories) and judges it offline with the default rules, the way
+// `agentguard evaluate` does: decode, convert, Evaluate.
+func BenchmarkCorpusEvaluate(b *testing.B) {
+	lines := corpusBytes(b)
+	g := guard.New(guard.Config{})
+	steps := 0
+	for _, line := range lines {
+		var l corpusLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			b.Fatal(err)
+		}
+		tr, _, _ := l.toTrace()
+		steps += len(tr.Steps)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, line := range lines {
+			var l corpusLine
+			if err := json.Unmarshal(line, &l); err != nil {
+				b.Fatal(err)
+			}
+			tr, _, err := l.toTrace()
+			if err != nil {
+				b.Fatal(err)
+			}
+			g.Evaluate(tr)
+		}
+	}
+	b.ReportMetric(float64(steps*b.N)/b.Elapsed().Seconds(), "steps/s")
+}
+
+// TestPrefiltersOnCorpus checks the lexicon patterns' prefilters on every
+// text of the shared corpus: what a pattern matches, MayMatch lets through.
+func TestPrefiltersOnCorpus(t *testing.T) {
+	dir := corpusDir(t)
+	var patterns []*regexp.Regexp
+	v := reflect.ValueOf(detect.Default()).Elem()
+	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		if re, ok := v.Field(i).Interface().(*regexp.Regexp); ok && re != nil {
+			patterns = append(patterns, re)
+		}
+	}
+	texts, matched := 0, 0
+	for _, name := range []string{"taubench_airline.jsonl", "tau2_retail.jsonl", "tau2_telecom.jsonl", "agentdojo.jsonl"} {
+		for _, ct := range loadCorpusFile(t, filepath.Join(dir, name)) {
+			all := slices.Clone(ct.trace.UserTurns)
+			for _, s := range ct.trace.Steps {
+				all = append(all, s.Args, s.Result)
+			}
+			for _, text := range all {
+				texts++
+				for _, re := range patterns {
+					if re.MatchString(text) {
+						matched++
+						if !detect.MayMatch(re, text) {
+							t.Errorf("%s: %.80q matches %.60s but MayMatch says no", ct.trace.ID, text, re)
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d texts, %d pattern matches, none turned away", texts, matched)
+}

@@ -1,0 +1,48 @@
+package guard
+
+import "github.com/agentguard/agentguard/trace"
+
+// turnScan is the last step of the latest turn a rule looks for, kept in
+// the trace's memo and advanced over new steps only: judging a step costs
+// the same at step 10 and at step 10,000 of one turn (a session with no
+// user turns is one long turn).
+type turnScan struct {
+	n, turn int         // steps scanned; the turn of the last one
+	last    *trace.Step // the last step of that turn that matched
+}
+
+// turnScanKey names one rule's scan in a trace's memo.
+type turnScanKey struct{ id *byte }
+
+func newTurnScanKey() turnScanKey { return turnScanKey{new(byte)} }
+
+// lastInTurn returns the last step of t in turn for which match holds, or
+// nil. match must depend on the step alone.
+func lastInTurn(t *trace.Trace, key turnScanKey, turn int, match func(*trace.Step) bool) *trace.Step {
+	sc := t.Memo(key, func() any { return &turnScan{turn: -2} }).(*turnScan)
+	if sc.n > len(t.Steps) {
+		sc = &turnScan{turn: -2} // a shorter prefix than the memo scanned
+	}
+	for ; sc.n < len(t.Steps); sc.n++ {
+		p := t.Steps[sc.n]
+		if p.Turn != sc.turn {
+			sc.turn, sc.last = p.Turn, nil
+		}
+		if match(p) {
+			sc.last = p
+		}
+	}
+	switch {
+	case sc.turn == turn:
+		return sc.last
+	case sc.turn > turn: // a step of an earlier turn: scan that turn afresh
+		var last *trace.Step
+		for _, p := range sameTurn(t, turn) {
+			if match(p) {
+				last = p
+			}
+		}
+		return last
+	}
+	return nil // the turn has no step yet
+}
