@@ -216,13 +216,14 @@ func (x *extraction) address(s sentence, v span) {
 }
 
 // unresolved pins, word for word, a statement that names an address and a
-// change when the turn gave no address that could be read.
+// change ("收货地址要变一下") when the turn gave no address that could be
+// read.
 func (x *extraction) unresolved(ss []sentence) {
 	if x.addresses > 0 || !x.change {
 		return
 	}
 	for _, s := range ss {
-		if !s.question && hasWord(s.lower, x.w.AddressWords) {
+		if !s.question && hasWord(s.lower, x.w.AddressWords) && hasWord(s.lower, x.w.Change) {
 			x.add(KindFact, factKey(s.text), s.text, Active)
 			return
 		}

@@ -9,7 +9,9 @@
 // "function":{"name","arguments"}}]) and tool messages a "tool_call_id".
 // The verb prints
 //
-//  1. the card built from the user turns, as JSON, history included;
+//  1. the card built from the user turns, as JSON, history included, then
+//     its history turn by turn (what each statement replaced or lifted)
+//     and its text as the model sees it;
 //  2. the messages that would be sent to the model under the token budget:
 //     compressed by memory.Compress, with the card injected, one
 //     OpenAI-style message per line;
@@ -122,6 +124,10 @@ func run(in io.Reader, out io.Writer, budget int) (int, error) {
 	if err := writeJSON(w, card, "  "); err != nil {
 		return 0, err
 	}
+	fmt.Fprintln(w, "\n# card history")
+	writeHistory(w, card.History())
+	fmt.Fprintln(w, "\n# card text")
+	fmt.Fprintln(w, card.Text())
 
 	sent, rep := memory.Compress(msgs, budget, card)
 	sent = memory.Inject(sent, card)
@@ -151,6 +157,27 @@ func run(in io.Reader, out io.Writer, budget int) (int, error) {
 		fmt.Fprintln(w, v)
 	}
 	return len(found), w.Flush()
+}
+
+// writeHistory writes one line per constraint the card has held, in the
+// order stated: its turn, what it is, and where it stands — the address a
+// later one superseded, the prohibition the user lifted.
+func writeHistory(w io.Writer, all []memory.Constraint) {
+	for i, c := range all {
+		fmt.Fprintf(w, "turn %d: %s %s %q: %s", c.Turn, c.Kind, c.Key, c.Value, c.Status)
+		switch c.Status {
+		case memory.Superseded:
+			for _, n := range all[i+1:] {
+				if n.Kind == c.Kind && n.Key == c.Key && n.Turn == c.Ended {
+					fmt.Fprintf(w, " in turn %d by %q", c.Ended, n.Value)
+					break
+				}
+			}
+		case memory.Revoked:
+			fmt.Fprintf(w, " in turn %d", c.Ended)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // read parses the input lines into messages for the model.
