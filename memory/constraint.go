@@ -18,7 +18,7 @@ const (
 	KindPhone       Kind = "phone"       // key mobile; Value the number, "+" and digits only
 	KindEmail       Kind = "email"       // key email; Value the e-mail address
 	KindName        Kind = "name"        // keys name, recipient; Value the name
-	KindID          Kind = "id"          // keys order:<id>, account:<id>, tracking:<id>; Value the id
+	KindID          Kind = "id"          // keys order:<id>, account:<id>, tracking:<id>, reservation:<id>; Value the id
 	KindTimeRange   Kind = "time_range"  // keys delivery, pickup, call, "<key> hours"; Value a window (see below)
 	KindProhibition Kind = "prohibition" // keys sms, call, email, contact, or an action; Value "" or free text, or a window such as "before 09:00"
 	KindPreference  Kind = "preference"  // keys channel, time, language, other; Value what is preferred

@@ -143,7 +143,7 @@ func englishAddresses(w *lexicon.Memory, s, lower string) []span {
 				break
 			}
 			t := word(k)
-			if !toks[k].ascii || in(w.AddressStop, t) {
+			if !toks[k].ascii || in(w.AddressStop, t) || strings.Trim(t, "-#'") == "" {
 				break
 			}
 			end, n = toks[k].end, n+1
@@ -291,11 +291,11 @@ func idAfter(w *lexicon.Memory, s, lower string, at int) (span, bool) {
 	}
 	j := i
 	digit := false
-	for j < len(s) && (isAlnum(s[j]) || s[j] == '-') {
+	for j < len(s) && (isAlnum(s[j]) || s[j] == '-' || s[j] == '_') {
 		digit = digit || ('0' <= s[j] && s[j] <= '9')
 		j++
 	}
-	if n := j - i; n < 4 || n > 20 || !digit || (j < len(s) && s[j] >= 0x80 && !isHanAt(s, j)) {
+	if n := j - i; n < 4 || n > 32 || !digit || (j < len(s) && s[j] >= 0x80 && !isHanAt(s, j)) {
 		return span{}, false
 	}
 	return span{i, j}, true

@@ -121,6 +121,9 @@ func labelMatches(want, got Constraint) bool {
 	if want.Kind == KindFact {
 		return true
 	}
+	if want.Kind == KindID && want.Value != "*" {
+		return fold(want.Value) == fold(got.Value) // an id is the id, whatever kind the words around it gave
+	}
 	if want.Key != got.Key && !(want.Kind == KindID && !strings.Contains(want.Key, ":") && strings.HasPrefix(got.Key, want.Key+":")) {
 		return false
 	}
@@ -271,17 +274,47 @@ var labelledFloors = map[Kind][2]float64{
 // kind and per language and style. Run with -v to see the table and
 // -labelled.v to list the misses.
 func TestLabelledSet(t *testing.T) {
-	cases, err := readLabelled("testdata/utterances.txt")
+	perKind := scoreFile(t, "testdata/utterances.txt")
+	for k, floor := range labelledFloors {
+		x := perKind[string(k)]
+		if x == nil {
+			t.Errorf("%s: no labelled constraint", k)
+			continue
+		}
+		if p := x.precision(); p < floor[0] {
+			t.Errorf("%s: precision %.2f, below the floor %.2f", k, p, floor[0])
+		}
+		if r := x.recall(); r < floor[1] {
+			t.Errorf("%s: recall %.2f, below the floor %.2f", k, r, floor[1])
+		}
+	}
+}
+
+// TestCorpusUtterances scores RuleBased on testdata/corpus_utterances.txt,
+// user turns of public trajectories labelled after the extractor was
+// written: the figures on wording it was not tuned to. It sets no floor.
+func TestCorpusUtterances(t *testing.T) {
+	scoreFile(t, "testdata/corpus_utterances.txt")
+}
+
+// scoreFile runs RuleBased over a labelled file, logs its figures per kind
+// and per language and style, and returns the tallies per kind.
+func scoreFile(t *testing.T, path string) map[string]*tally {
+	cases, err := readLabelled(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	perKind, perStyle, wrong := runLabelled(t, cases, RuleBased(nil))
 	var all tally
-	t.Logf("%d utterances; per kind:", len(cases))
+	t.Logf("%s: %d utterances; per kind:", path, len(cases))
 	t.Logf("%-12s %4s %4s %4s %9s %6s", "kind", "tp", "fp", "fn", "precision", "recall")
 	for _, k := range kinds {
 		x, ok := perKind[string(k)]
 		if !ok {
+			continue
+		}
+		if k == KindFact {
+			t.Logf("%-12s %4d %4s %4d %9s %6s (pinned word for word; left out of all)", k, x.tp, "-", x.fn, "-", "-")
 			continue
 		}
 		all.tp, all.fp, all.fn = all.tp+x.tp, all.fp+x.fp, all.fn+x.fn
@@ -304,17 +337,5 @@ func TestLabelledSet(t *testing.T) {
 			t.Log(w)
 		}
 	}
-	for k, floor := range labelledFloors {
-		x := perKind[string(k)]
-		if x == nil {
-			t.Errorf("%s: no labelled constraint", k)
-			continue
-		}
-		if p := x.precision(); p < floor[0] {
-			t.Errorf("%s: precision %.2f, below the floor %.2f", k, p, floor[0])
-		}
-		if r := x.recall(); r < floor[1] {
-			t.Errorf("%s: recall %.2f, below the floor %.2f", k, r, floor[1])
-		}
-	}
+	return perKind
 }

@@ -53,7 +53,7 @@ func chineseMemory() Memory {
 		},
 		Allow:    []string{"可以", "没关系", "没问题", "也行", "都行", "行吧", "无所谓", "恢复", "开启", "打开", "开通", "没事"},
 		ScopeEnd: []string{"但", "但是", "不过", "而是", "所以", "并", "然后"},
-		Reminder: []string{"忘", "错过", "漏"},
+		Reminder: []string{"忘", "错过", "漏", "记得"},
 		Report:   []string{"没收到", "没有收到", "没接到", "收不到", "打过", "发过"},
 		Dismiss:  []string{"无关", "随便说说", "不重要"},
 
@@ -74,6 +74,7 @@ func chineseMemory() Memory {
 			"订单": "order",
 			"账号": "account", "账户": "account", "帐号": "account", "会员号": "account", "会员卡号": "account",
 			"运单": "tracking", "快递单": "tracking", "物流单": "tracking", "单号": "tracking",
+			"预订": "reservation", "预约号": "reservation",
 		},
 		IDFiller: []string{"号", "号码", "编号", "是", "为", "：", "#"},
 

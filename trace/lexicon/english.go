@@ -83,7 +83,7 @@ func englishMemory() Memory {
 			"welcome", "resume", "turn on", "switch on", "unblock", "re-enable",
 		},
 		ScopeEnd: []string{"so", "but", "then", "instead", "rather", "and", "or", "if", "because", "until", "though", "although"},
-		Reminder: []string{"forget", "forgot", "miss", "missing", "missed", "remember to"},
+		Reminder: []string{"forget", "forgot", "miss", "missing", "missed", "remember", "recall"},
 		Report:   []string{"didn't get", "did not get", "didn't receive", "did not receive", "haven't received", "have not received", "haven't got", "never got", "never received", "not received"},
 		Dismiss:  []string{"not relevant", "irrelevant", "never mind", "doesn't matter", "does not matter", "just saying", "just kidding"},
 
@@ -115,6 +115,8 @@ func englishMemory() Memory {
 		IDKinds: map[string]string{
 			"order": "order", "order id": "order", "account": "account", "account id": "account",
 			"tracking": "tracking", "tracking number": "tracking", "parcel": "tracking", "shipment": "tracking",
+			"user id": "account", "customer id": "account", "member id": "account",
+			"reservation": "reservation", "reservation id": "reservation", "booking": "reservation", "confirmation": "reservation",
 		},
 		IDFiller: []string{"number", "numbr", "nr", "nbr", "no", "no.", "num", "id", "#", "is", "was", "code", "ref", ":"},
 
@@ -134,7 +136,7 @@ func englishMemory() Memory {
 		Languages:  []string{"english", "chinese", "mandarin", "cantonese", "french", "spanish", "german"},
 		TimesOfDay: []string{"morning", "mornings", "afternoon", "afternoons", "evening", "evenings", "weekend", "weekends", "weekday", "weekdays", "night", "nights"},
 
-		NameLeads:      []string{"my name is", "my name's", "i am called", "i'm called", "call me by"},
+		NameLeads:      []string{"my name is", "my name's", "i am called", "i'm called", "call me by", "name:"},
 		RecipientLeads: []string{"recipient is", "recipient's name is", "recipient should be", "recipient will be", "addressed to"},
 		NameStop: []string{"and", "but", "please", "thanks", "i", "my", "so", "from", "not", "now",
 			"on", "in", "at", "the", "a", "an", "wrong", "still", "also", "correct", "spelled", "misspelled", "written", "missing"},
