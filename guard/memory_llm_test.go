@@ -26,7 +26,9 @@ const offThePhone = "Keep me off the phone lines, I mean it."
 const extractionAnswer = `{"constraints":[{"kind":"prohibition","key":"call","value":"","status":"active","quote":"Keep me off the phone lines"}]}`
 
 // isExtraction reports whether a request is memory.LLMExtractor's.
-func isExtraction(system string) bool { return strings.Contains(system, "memory card") && strings.Contains(system, "JSON only") }
+func isExtraction(system string) bool {
+	return strings.Contains(system, "memory card") && strings.Contains(system, "JSON only")
+}
 
 // openAIServer answers chat completions as OpenAI would: the extraction
 // request with extractionAnswer, the agent's first call with a call to
