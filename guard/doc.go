@@ -68,8 +68,9 @@
 //     blocked or never ran; Relay: links, addresses and accounts only
 //     third-party text holds are flagged when an answer passes them on;
 //   - Confirmation: writes that need it wait for the user's explicit yes;
-//   - with Config.Memory, memory.Enforcer: tool calls may not break the
-//     constraints on the pinned memory card ("don't text me").
+//   - memory.Enforcer, unless the card is off (MemoryOptions.Off): tool
+//     calls may not break the constraints on the pinned memory card
+//     ("don't text me"); an address that is not the card's asks the user.
 //
 // # Language
 //

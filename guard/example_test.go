@@ -31,7 +31,7 @@ func ExampleGuard_Run() {
 	}
 	// Output:
 	// done - Order A1001 has shipped.
-	// step 3: tool-allow-list block: tool "delete_order" is not on the allow-list
+	// step 4: tool-allow-list block: tool "delete_order" is not on the allow-list
 }
 
 func ExampleGuard_WrapTool() {

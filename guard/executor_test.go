@@ -54,7 +54,7 @@ func TestExecutorWithWrappedParts(t *testing.T) {
 	for _, s := range tr.Steps {
 		got = append(got, string(s.Kind)+":"+s.Name)
 	}
-	want := []string{"model:", "tool:delete_account", "gate:tool-allow-list", "model:", "tool:query_order", "model:"}
+	want := []string{"memory:card", "model:", "tool:delete_account", "gate:tool-allow-list", "model:", "tool:query_order", "model:"}
 	if !slices.Equal(got, want) {
 		t.Errorf("steps = %v, want %v", got, want)
 	}
@@ -118,13 +118,14 @@ func TestWrapModelReplacesTerminalAnswers(t *testing.T) {
 	if _, ok := m.(llms.ReasoningModel); !ok {
 		t.Error("wrapped model hides llms.ReasoningModel")
 	}
-	// The model step, then one gate step each for the built-in grounding
-	// gate (no retrieval stands behind "clause 9.9") and the custom rule.
+	// The user turn's card step (the card is on by default), the model
+	// step, then one gate step each for the built-in grounding gate (no
+	// retrieval stands behind "clause 9.9") and the custom rule.
 	var got []string
 	for _, s := range rec.Trace().Steps {
 		got = append(got, string(s.Kind)+":"+s.Name)
 	}
-	if want := []string{"model:", "gate:grounding", "gate:fabrication"}; !slices.Equal(got, want) {
+	if want := []string{"memory:card", "model:", "gate:grounding", "gate:fabrication"}; !slices.Equal(got, want) {
 		t.Errorf("trace = %v, want %v", got, want)
 	}
 }

@@ -32,9 +32,11 @@ type Config struct {
 	// Answers sets what the user is told when a rule stops a run, and
 	// whether streamed answers wait until they are judged.
 	Answers Answers
-	// Memory turns on the pinned memory card: constraints extracted from
+	// Memory configures the pinned memory card: constraints extracted from
 	// every user turn, injected into every model call, kept through
-	// compression and enforced before tool calls. Nil means off.
+	// compression and enforced before tool calls. Nil means on, with the
+	// rule-based extractor and no compression; MemoryOptions.Off turns it
+	// off.
 	Memory *MemoryOptions
 	// Rules run after the built-in rules, in order. A rule that implements
 	// NamedRule can be left out by Disable like a built-in one.
@@ -272,8 +274,10 @@ func New(cfg Config) *Guard {
 	if cfg.Lexicon != nil {
 		g.words = cfg.Lexicon.Compiled()
 	}
-	if cfg.Memory != nil {
-		g.extractor = cfg.Memory.Extractor
+	if cfg.Memory.on() {
+		if cfg.Memory != nil {
+			g.extractor = cfg.Memory.Extractor
+		}
 		if g.extractor == nil {
 			g.extractor = memory.RuleBased(cfg.Lexicon)
 		}
@@ -288,8 +292,8 @@ func New(cfg Config) *Guard {
 			g.rules = append(g.rules, r)
 		}
 	}
-	if cfg.Memory != nil && !slices.Contains(cfg.Disable, RuleMemory) {
-		g.rules = append(g.rules, memory.Enforcer{Lexicon: cfg.Lexicon})
+	if cfg.Memory.on() && !slices.Contains(cfg.Disable, RuleMemory) {
+		g.rules = append(g.rules, memory.Enforcer{Lexicon: cfg.Lexicon, Channels: cfg.Tools.channels()})
 	}
 	for _, r := range cfg.Rules {
 		if !slices.Contains(cfg.Disable, r.Name()) {
@@ -303,14 +307,14 @@ func New(cfg Config) *Guard {
 
 // BuiltinRules returns the names of the built-in rules, in the order they
 // run: the registry that Config.Disable, policy files and continuous
-// evaluation read. The last, RuleMemory, runs only when Config.Memory is
-// set.
+// evaluation read. The last, RuleMemory, runs unless the memory card is
+// off (MemoryOptions.Off).
 func BuiltinRules() []string {
 	var names []string
 	for _, r := range (&Guard{words: detect.Default()}).builtin() {
 		names = append(names, r.Name())
 	}
-	return append(names, RuleMemory) // runs when Config.Memory is set
+	return append(names, RuleMemory) // runs unless the card is off
 }
 
 // builtin returns the built-in rules, configured by g.cfg, in the order

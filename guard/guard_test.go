@@ -109,19 +109,20 @@ func TestRunCompletes(t *testing.T) {
 	for i, s := range tr.Steps {
 		kinds[i] = s.Kind
 	}
-	if want := []trace.Kind{trace.KindModel, trace.KindTool, trace.KindModel}; !slices.Equal(kinds, want) {
+	// The user turn's card step first: the memory card is on by default.
+	if want := []trace.Kind{trace.KindMemory, trace.KindModel, trace.KindTool, trace.KindModel}; !slices.Equal(kinds, want) {
 		t.Errorf("step kinds = %v, want %v", kinds, want)
 	}
 	if got, want := tr.UserTurns, []string{"Where is order A1001?"}; !slices.Equal(got, want) {
 		t.Errorf("user turns = %q, want %q", got, want)
 	}
-	if s := tr.Steps[0]; s.TokensIn != 120 || s.TokensOut != 12 || len(s.Calls) != 1 {
+	if s := tr.Steps[1]; s.TokensIn != 120 || s.TokensOut != 12 || len(s.Calls) != 1 {
 		t.Errorf("model step = %+v", s)
 	}
-	if s := tr.Steps[2]; s.TokensIn == 0 || s.TokensOut == 0 {
+	if s := tr.Steps[3]; s.TokensIn == 0 || s.TokensOut == 0 {
 		t.Errorf("estimated tokens missing: %+v", s)
 	}
-	if s := tr.Steps[1]; s.CallID != "call_0_0" || s.Turn != 0 || s.Result == "" {
+	if s := tr.Steps[2]; s.CallID != "call_0_0" || s.Turn != 0 || s.Result == "" {
 		t.Errorf("tool step = %+v", s)
 	}
 	if len(res.Findings) != 0 {
@@ -492,7 +493,8 @@ func TestModelErrorIsWrapped(t *testing.T) {
 	if !errors.Is(err, upstream) || !errors.As(err, &gerr) || gerr.Op != "model" {
 		t.Fatalf("err = %v", err)
 	}
-	if res == nil || len(res.Trace.Steps) != 1 || !strings.Contains(res.Trace.Steps[0].Error, "429") {
+	// The user turn's card step, then the failed model call.
+	if res == nil || len(res.Trace.Steps) != 2 || res.Trace.Steps[0].Kind != trace.KindMemory || !strings.Contains(res.Trace.Steps[1].Error, "429") {
 		t.Errorf("failed model call not recorded: %+v", res)
 	}
 }

@@ -157,7 +157,7 @@ func TestNewPanicsOnABadLexicon(t *testing.T) {
 // Config.Lexicon: the user's ban on it is extracted and enforced.
 func TestLexiconReachesTheMemoryCard(t *testing.T) {
 	lx := lexicon.Default()
-	lx.Memory.Channels = append(lx.Memory.Channels, lexicon.Term{Name: "wechat", Patterns: []string{`\bwechat\b`, `微信`}})
+	lx.Memory.Channels = append(lx.Memory.Channels, lexicon.Words{Name: "wechat", Words: []string{"wechat", "微信"}})
 	for _, tc := range []struct {
 		name string
 		lx   *lexicon.Lexicon

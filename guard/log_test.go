@@ -27,7 +27,7 @@ func TestGateDecisionsAreLogged(t *testing.T) {
 		t.Fatalf("want one JSON log line, got %q: %v", buf.String(), err)
 	}
 	for key, want := range map[string]any{
-		"level": "WARN", guard.LogKeyRule: guard.RuleAllowList, guard.LogKeyVerdict: "block", guard.LogKeyStep: float64(1),
+		"level": "WARN", guard.LogKeyRule: guard.RuleAllowList, guard.LogKeyVerdict: "block", guard.LogKeyStep: float64(2), // after the card step and the model step
 	} {
 		if rec[key] != want {
 			t.Errorf("%s = %v, want %v", key, rec[key], want)

@@ -97,8 +97,9 @@ func TestMemoryCardAddressSuperseded(t *testing.T) {
 		address   string
 		wantRules []string
 	}{
-		// The stale address is blocked; "Done." then claims the update happened.
-		{"old address", "1 Century Ave, Shanghai", []string{memory.RuleStaleAddress + "@block", guard.RuleFalseClaim + "@retry"}},
+		// The stale address asks the user which address to use, naming both:
+		// the run stops there, before the model could claim the update.
+		{"old address", "1 Century Ave, Shanghai", []string{memory.RuleStaleAddress + "@clarify"}},
 		{"new address", "8 Huaihai Rd, Shanghai", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -121,6 +122,10 @@ func TestMemoryCardAddressSuperseded(t *testing.T) {
 				}
 				findings = append(findings, res.Findings...)
 				msgs = res.Messages
+				if tc.wantRules != nil && res.Status == guard.StatusClarify &&
+					!(strings.Contains(res.Answer, "1 Century Ave, Shanghai") && strings.Contains(res.Answer, "8 Huaihai Rd, Shanghai")) {
+					t.Errorf("question %q does not name both addresses", res.Answer)
+				}
 			}
 			if got := rules(findings); !slices.Equal(got, tc.wantRules) {
 				t.Errorf("findings = %v, want %v", got, tc.wantRules)

@@ -60,6 +60,25 @@ type ToolPolicy struct {
 	// Schema is the JSON schema of the tool's arguments, for tools that do
 	// not publish one (see SchemaTool).
 	Schema json.RawMessage `json:"schema,omitempty"`
+	// Channel is the contact channel through which the tool reaches the
+	// user ("sms", "call", "email", "push", or any channel of
+	// Config.Lexicon), for the memory card's bans, when neither its name
+	// nor its description tells.
+	Channel string `json:"channel,omitempty"`
+}
+
+// channels maps the tools that declare a Channel to it.
+func (tp ToolPolicies) channels() map[string]string {
+	var out map[string]string
+	for name, p := range tp {
+		if p.Channel != "" {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[name] = p.Channel
+		}
+	}
+	return out
 }
 
 // stateChanging is stateChangingIn with the default lexicon, for rules not

@@ -70,7 +70,7 @@ const maxPolicySize = 16 << 20
 //	disable                [string]   Disable: built-in rules to leave out, by name (see below)
 //	require_approval       [string]   RequireApproval: tools whose calls pause Run for a human
 //	pass_score             integer    PassScore: the trajectory score a trace needs to pass; 0 means 80
-//	memory                 object     Memory: present turns the memory card on; {"budget": N} sets the token budget
+//	memory                 object     Memory: {"budget": N} sets the card's token budget; {"off": true} turns the card off
 //	penalty                integer    Penalty: points off the score per violation; 0 means 20
 //	shadow                 boolean    Shadow: detect only, enforce nothing
 //	max_retries            integer    MaxRetries: model retries after a Retry verdict; 0 means 1, negative never
@@ -92,6 +92,7 @@ const maxPolicySize = 16 << 20
 //	retries     integer   retries of a failed call; 0 means Resilience.ToolRetries, negative never
 //	empty_ok    boolean   an empty result is the tool's normal answer (a "think" or "log" tool): the
 //	                      empty-result gate ignores it (IsEmpty always reports false)
+//	channel     string    the contact channel the tool reaches the user by ("sms", "call", "email", "push"), for the memory card's bans
 //
 // Resilience, durations as Go duration strings ("200ms", "30s", "2m"):
 //
@@ -146,7 +147,8 @@ type policyFile struct {
 }
 
 type policyMemory struct {
-	Budget int `json:"budget"`
+	Off    bool `json:"off"`
+	Budget int  `json:"budget"`
 }
 
 type policyTool struct {
@@ -159,6 +161,7 @@ type policyTool struct {
 	Isolate   bool            `json:"isolate"`
 	Retries   int             `json:"retries"`
 	EmptyOK   bool            `json:"empty_ok"`
+	Channel   string          `json:"channel"`
 }
 
 type policyResilience struct {
@@ -196,7 +199,7 @@ func (m *policyMemory) options() *MemoryOptions {
 	if m == nil {
 		return nil
 	}
-	return &MemoryOptions{Budget: m.Budget}
+	return &MemoryOptions{Off: m.Off, Budget: m.Budget}
 }
 
 // neverEmpty is the IsEmpty of tools whose empty result is their normal answer.
@@ -523,7 +526,7 @@ func (p *policyFile) config() (Config, error) {
 		if strings.TrimSpace(name) == "" {
 			return Config{}, errors.New("tools: empty tool name")
 		}
-		tp := ToolPolicy{Untrusted: pt.Untrusted, Confirm: pt.Confirm, Retrieval: pt.Retrieval, Timeout: time.Duration(pt.Timeout), Isolate: pt.Isolate, Retries: pt.Retries}
+		tp := ToolPolicy{Untrusted: pt.Untrusted, Confirm: pt.Confirm, Retrieval: pt.Retrieval, Timeout: time.Duration(pt.Timeout), Isolate: pt.Isolate, Retries: pt.Retries, Channel: strings.ToLower(strings.TrimSpace(pt.Channel))}
 		if pt.EmptyOK {
 			tp.IsEmpty = neverEmpty
 		}

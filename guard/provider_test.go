@@ -199,8 +199,13 @@ func TestProviderWireToolLoop(t *testing.T) {
 				return names, schemas
 			},
 			echo: func(body map[string]any) string {
-				id, _ := get(body, "messages", 1, "tool_calls", 0, "id").(string)
-				return id
+				for _, m := range get(body, "messages").([]any) { // after the card's system message
+					if get(m, "role") == "assistant" {
+						id, _ := get(m, "tool_calls", 0, "id").(string)
+						return id
+					}
+				}
+				return ""
 			},
 			toolResult: func(body map[string]any) (string, string) {
 				for _, m := range get(body, "messages").([]any) {
@@ -478,7 +483,7 @@ func TestProviderWireRetry(t *testing.T) {
 			var got []string
 			for _, s := range res.Trace.Steps {
 				switch {
-				case s.Kind == trace.KindGate:
+				case s.Kind == trace.KindGate, s.Kind == trace.KindMemory: // the card's steps are not the wire's
 				case s.Error != "":
 					got = append(got, string(s.Kind)+" error "+lastWordIn(s.Error, tt.wantSteps[0]))
 				default:
@@ -547,8 +552,12 @@ func TestProviderWireOllamaAnswers(t *testing.T) {
 	if got := get(reqs[0].body, "model"); got != "llama3.1:8b" {
 		t.Errorf("model %v", got)
 	}
-	if got := get(reqs[0].body, "messages", 0, "content"); got != "Where is my order A1001?" {
-		t.Errorf("first message %v", got)
+	// The memory card, on by default, comes first as a system message.
+	if role, card := get(reqs[0].body, "messages", 0, "role"), fmt.Sprint(get(reqs[0].body, "messages", 0, "content")); role != "system" || !strings.Contains(card, "- id order: A1001 (turn 0)") {
+		t.Errorf("first message %v %q, want the memory card", role, card)
+	}
+	if got := get(reqs[0].body, "messages", 1, "content"); got != "Where is my order A1001?" {
+		t.Errorf("second message %v", got)
 	}
 	s := steps(res.Trace, trace.KindModel)[0]
 	if s.TokensIn != 48 || s.TokensOut != 7 {

@@ -3,6 +3,7 @@ package memory
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/agentguard/agentguard/trace"
@@ -92,4 +93,42 @@ func BenchmarkMemory200Turns(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkCardPerCall measures what the card adds to one model call at
+// turn 10, 100 and 1,000 of a conversation whose turns all went through
+// the card: bring the trace's card up to date (CardOf; one new card step
+// per call, as a new user turn brings) and inject it into the messages.
+// The baseline is copying the message slice, which Inject does so that
+// the caller's messages are never modified.
+func BenchmarkCardPerCall(b *testing.B) {
+	for _, turns := range []int{10, 100, 1000} {
+		ex := longConversation(turns)
+		r := simulate(b, "bench", ex, 0)
+		msgs := r.messages
+		b.Run(fmt.Sprintf("turns=%d/baseline-copy", turns), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = slices.Clone(msgs)
+			}
+		})
+		b.Run(fmt.Sprintf("turns=%d/card", turns), func(b *testing.B) {
+			rec := simulate(b, "bench", ex, 0).rec
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				rec.Add(CardStep(turns-1, nil)) // what a new turn records
+				var c *Card
+				rec.View(func(t *trace.Trace) { c = CardOf(t) })
+				_ = Inject(msgs, c)
+			}
+		})
+		b.Run(fmt.Sprintf("turns=%d/rebuild-from-trace", turns), func(b *testing.B) {
+			// What every call did before the card was kept on the trace.
+			tr := r.rec.Trace()
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = Inject(msgs, CardFromTrace(tr, turns-1))
+			}
+		})
+	}
 }

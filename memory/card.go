@@ -18,28 +18,41 @@ import (
 // again; a revocation lifts it. Superseded and revoked constraints stay on
 // the card, so History shows what changed and when.
 //
+// Applying a constraint costs the same however long the card is, and Text
+// is rendered once per change, so that a card kept for a whole
+// conversation costs each model call what the new turn brings.
+//
 // The zero value is an empty card ready to use. A Card is safe for
 // concurrent use; Observe calls for one conversation should still be made
 // in turn order, since each applies its turn when its extraction returns.
 type Card struct {
-	mu  sync.RWMutex
-	all []Constraint
+	mu       sync.RWMutex
+	all      []Constraint
+	active   map[slot]int // slot -> index in all of its active constraint
+	replaced map[int]int  // index of a constraint -> index of the one it superseded
+	lifted   []liftedKey  // prohibitions revoked, in the order first revoked
+	text     *string      // Text, rendered; nil when the card changed since
+	view     []Constraint // the active constraints, in order; nil when the card changed since
 }
 
-// Observe runs ex over the user turn text, gives it the card's active
-// constraints, and applies what it returns. The result is the constraints
-// applied, normalised, with Turn set to turn: record them as a card step
-// (CardStep), so that CardFromTrace rebuilds the same card. A nil ex means
-// RuleBased(nil).
+type liftedKey struct {
+	key  string
+	turn int // the last turn it was revoked in
+}
+
+// Extract runs ex over the user turn text, given the card's active
+// constraints current, and returns what it found, normalised, with Turn
+// set to turn, as Observe would apply it: record the result as a card step
+// (CardStep). A nil ex means RuleBased(nil).
 //
 // Constraints that fail Validate, and superseded ones (only the card
 // supersedes), are left out and reported in the error, wrapping ErrInvalid,
-// joined with any error from ex; the others are applied all the same.
-func (c *Card) Observe(ctx context.Context, ex Extractor, turn int, text string) ([]Constraint, error) {
+// joined with any error from ex; the others are returned all the same.
+func Extract(ctx context.Context, ex Extractor, turn int, text string, current []Constraint) ([]Constraint, error) {
 	if ex == nil {
 		ex = RuleBased(nil)
 	}
-	got, err := ex.Extract(ctx, turn, text, c.Active())
+	got, err := ex.Extract(ctx, turn, text, current)
 	var errs []error
 	if err != nil {
 		errs = append(errs, err)
@@ -53,12 +66,22 @@ func (c *Card) Observe(ctx context.Context, ex Extractor, turn int, text string)
 		}
 		kept = append(kept, n)
 	}
+	return kept, errors.Join(errs...)
+}
+
+// Observe runs ex over the user turn text, gives it the card's active
+// constraints, and applies what it returns: Extract, then apply. The
+// result is the constraints applied: record them as a card step
+// (CardStep), so that CardFromTrace rebuilds the same card. A nil ex means
+// RuleBased(nil). Errors are Extract's.
+func (c *Card) Observe(ctx context.Context, ex Extractor, turn int, text string) ([]Constraint, error) {
+	kept, err := Extract(ctx, ex, turn, text, c.activeView())
 	c.mu.Lock()
 	for _, n := range kept {
 		c.apply(n)
 	}
 	c.mu.Unlock()
-	return kept, errors.Join(errs...)
+	return kept, err
 }
 
 // Apply applies constraints as they are, in order: an Active one
@@ -90,39 +113,115 @@ func checkNew(n Constraint) error {
 	return nil
 }
 
-// apply applies one valid constraint; c.mu is held.
+// apply applies one valid constraint; c.mu is held. It costs the same
+// however long the card is.
 func (c *Card) apply(n Constraint) {
 	n.Ended = 0
-	for i := range c.all {
+	if c.active == nil {
+		c.active, c.replaced = map[slot]int{}, map[int]int{}
+	}
+	s := slot{n.Kind, n.Key}
+	prev := -1
+	if i, ok := c.active[s]; ok {
 		e := &c.all[i]
-		if e.Status != Active || e.Kind != n.Kind || e.Key != n.Key {
-			continue
-		}
-		if n.Status == Revoked {
+		switch {
+		case n.Status == Revoked:
 			e.Status, e.Ended = Revoked, n.Turn
-			continue
-		}
-		if fold(e.Value) == fold(n.Value) {
+			delete(c.active, s)
+			c.lift(e.Kind, e.Key, n.Turn)
+			c.changed()
+			return
+		case fold(e.Value) == fold(n.Value):
 			return // said again: the first statement stands
 		}
 		e.Status, e.Ended = Superseded, n.Turn
+		delete(c.active, s)
+		prev = i
 	}
-	if n.Status == Active {
-		c.all = append(c.all, n)
+	if n.Status != Active {
+		return
 	}
+	c.all = append(c.all, n)
+	c.active[s] = len(c.all) - 1
+	if prev >= 0 {
+		c.replaced[len(c.all)-1] = prev
+	}
+	c.changed()
+}
+
+func (c *Card) lift(kind Kind, key string, turn int) {
+	if kind != KindProhibition {
+		return
+	}
+	for i := range c.lifted {
+		if c.lifted[i].key == key {
+			c.lifted[i].turn = max(c.lifted[i].turn, turn)
+			return
+		}
+	}
+	c.lifted = append(c.lifted, liftedKey{key, turn})
+}
+
+// changed drops what was rendered from the card; c.mu is held.
+func (c *Card) changed() { c.text, c.view = nil, nil }
+
+// reindex rebuilds the indexes from all; c.mu is held.
+func (c *Card) reindex() {
+	c.active, c.replaced, c.lifted = map[slot]int{}, map[int]int{}, nil
+	last := map[slot]int{}
+	for i, e := range c.all {
+		s := slot{e.Kind, e.Key}
+		if p, ok := last[s]; ok && c.all[p].Status == Superseded {
+			c.replaced[i] = p
+		}
+		last[s] = i
+		switch e.Status {
+		case Active:
+			c.active[s] = i
+		case Revoked:
+			c.lift(e.Kind, e.Key, e.Ended)
+		}
+	}
+	c.changed()
+}
+
+// activeView returns the active constraints, shared: callers only read it.
+func (c *Card) activeView() []Constraint {
+	c.mu.RLock()
+	v := c.view
+	c.mu.RUnlock()
+	if v != nil {
+		return v
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.view == nil {
+		c.view = make([]Constraint, 0, len(c.active))
+		for _, i := range c.activeIndexes() {
+			c.view = append(c.view, c.all[i])
+		}
+	}
+	return c.view
+}
+
+// activeIndexes returns the indexes of the active constraints, in order;
+// c.mu is held.
+func (c *Card) activeIndexes() []int {
+	out := make([]int, 0, len(c.active))
+	for _, i := range c.active {
+		out = append(out, i)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Active returns the constraints that hold, in the order they were stated.
 func (c *Card) Active() []Constraint {
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	var out []Constraint
-	for _, e := range c.all {
-		if e.Status == Active {
-			out = append(out, e)
-		}
+	v := c.activeView()
+	if len(v) == 0 {
+		return nil
 	}
-	return out
+	return slices.Clone(v)
 }
 
 // History returns every constraint the card has held, superseded and
@@ -136,10 +235,16 @@ func (c *Card) History() []Constraint {
 // cardHeader opens the card's text.
 const cardHeader = "Pinned user constraints (must be respected):"
 
+// MaxTextIDs is how many ids Text shows, the latest: a conversation that
+// names a new order in every turn keeps a short card. The others stay on
+// the card, in History, and are enforced.
+const MaxTextIDs = 8
+
 // Text renders the card for a system prompt: a header line, then one line
-// per active constraint, prohibitions first, then a line per lifted
-// prohibition, so that the model knows the channel is open again. It is ""
-// when there is nothing to say. For example:
+// per active constraint, prohibitions first (of ids, the MaxTextIDs
+// latest), then a line per lifted prohibition, so that the model knows the
+// channel is open again. It is "" when there is nothing to say. The text
+// is rendered once per change of the card. For example:
 //
 //	Pinned user constraints (must be respected):
 //	- prohibition sms: 不要自动给我发短信通知 (turn 6)
@@ -147,17 +252,37 @@ const cardHeader = "Pinned user constraints (must be respected):"
 //	- no longer prohibited: call (lifted in turn 9)
 func (c *Card) Text() string {
 	c.mu.RLock()
-	defer c.mu.RUnlock()
-	var active []int
-	for i, e := range c.all {
-		if e.Status == Active {
-			active = append(active, i)
+	t := c.text
+	c.mu.RUnlock()
+	if t != nil {
+		return *t
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.text == nil {
+		s := c.render()
+		c.text = &s
+	}
+	return *c.text
+}
+
+// render writes Text; c.mu is held.
+func (c *Card) render() string {
+	active := c.activeIndexes()
+	ids := 0
+	for _, i := range active {
+		if c.all[i].Kind == KindID {
+			ids++
 		}
 	}
 	slices.SortStableFunc(active, func(a, b int) int { return kindRank(c.all[a].Kind) - kindRank(c.all[b].Kind) })
 	var b strings.Builder
 	for _, i := range active {
 		e := c.all[i]
+		if e.Kind == KindID && ids > MaxTextIDs {
+			ids--
+			continue
+		}
 		b.WriteString("\n- ")
 		b.WriteString(strings.ReplaceAll(string(e.Kind), "_", " "))
 		switch {
@@ -172,57 +297,20 @@ func (c *Card) Text() string {
 			b.WriteString(": " + clip(e.Value, 200))
 		}
 		fmt.Fprintf(&b, " (turn %d", e.Turn)
-		if p := c.previous(i); p >= 0 {
+		if p, ok := c.replaced[i]; ok {
 			fmt.Fprintf(&b, ", replaces %q from turn %d", clip(c.all[p].Value, 80), c.all[p].Turn)
 		}
 		b.WriteString(")")
 	}
-	lifted := map[string]bool{}
-	for _, e := range c.all {
-		if e.Kind == KindProhibition && e.Status == Revoked && !lifted[e.Key] && !c.holds(KindProhibition, e.Key) {
-			lifted[e.Key] = true
-			fmt.Fprintf(&b, "\n- no longer prohibited: %s (lifted in turn %d)", e.Key, c.liftedIn(e.Key))
+	for _, l := range c.lifted {
+		if _, ok := c.active[slot{KindProhibition, l.key}]; !ok {
+			fmt.Fprintf(&b, "\n- no longer prohibited: %s (lifted in turn %d)", l.key, l.turn)
 		}
 	}
 	if b.Len() == 0 {
 		return ""
 	}
 	return cardHeader + b.String()
-}
-
-// previous returns the index of the superseded constraint that c.all[i]
-// replaced, or -1; c.mu is held.
-func (c *Card) previous(i int) int {
-	e := c.all[i]
-	for j := i - 1; j >= 0; j-- {
-		p := c.all[j]
-		if p.Kind == e.Kind && p.Key == e.Key && p.Status == Superseded {
-			return j
-		}
-	}
-	return -1
-}
-
-// holds reports whether an active constraint has kind and key; c.mu is held.
-func (c *Card) holds(kind Kind, key string) bool {
-	for _, e := range c.all {
-		if e.Status == Active && e.Kind == kind && e.Key == key {
-			return true
-		}
-	}
-	return false
-}
-
-// liftedIn returns the last turn in which a prohibition on key was
-// revoked; c.mu is held.
-func (c *Card) liftedIn(key string) int {
-	turn := 0
-	for _, e := range c.all {
-		if e.Kind == KindProhibition && e.Key == key && e.Status == Revoked {
-			turn = max(turn, e.Ended)
-		}
-	}
-	return turn
 }
 
 // clip cuts s to n runes, marking the cut with "…".
@@ -263,6 +351,7 @@ func (c *Card) UnmarshalJSON(b []byte) error {
 	}
 	c.mu.Lock()
 	c.all = v.Constraints
+	c.reindex()
 	c.mu.Unlock()
 	return nil
 }

@@ -41,10 +41,11 @@ const ElideMin = 48
 //  1. replaces the content of bulky tool results (over ElideMin tokens)
 //     with "[agentguard: tool result of N tokens elided]", keeping the
 //     ToolCallResponse part so that each call keeps its result;
-//  2. drops the oldest messages that need not stay: small talk (user and
-//     assistant text messages without tool calls) and whole tool
-//     exchanges (an assistant message with tool calls together with the
-//     tool messages that answer it, never one without the other),
+//  2. drops the oldest messages that need not stay: whole tool exchanges
+//     (an assistant message with tool calls together with the tool
+//     messages that answer it, never one without the other) and the
+//     assistant's small talk (text messages without tool calls), then
+//  3. the oldest user messages that state nothing on the card,
 //
 // stopping as soon as the messages fit. It never touches the system
 // messages, the last user message and everything after it (the turn in
@@ -144,14 +145,20 @@ func Compress(messages []llms.MessageContent, budget int, c *Card) ([]llms.Messa
 		}
 		return true
 	}
-	// 2. Drop the oldest small talk and whole tool exchanges.
+	// 2. Drop the oldest tool exchanges and the assistant's small talk.
 	for i := 0; i < cv.tail && !fits(); i++ {
 		switch {
 		case !keep[i]:
-		case cv.smallTalk(messages, i):
+		case cv.smallTalk(messages, i) && messages[i].Role != llms.ChatMessageTypeHuman:
 			drop(i)
 		case cv.group[i] == i && (hasToolCall(messages[i]) || isToolResult(messages[i])):
 			dropGroup(i)
+		}
+	}
+	// 3. Drop the oldest of the user's turns that state nothing pinned.
+	for i := 0; i < cv.tail && !fits(); i++ {
+		if keep[i] && cv.smallTalk(messages, i) {
+			drop(i)
 		}
 	}
 	r.OverBudget = !fits()

@@ -65,11 +65,11 @@ func TestCompress(t *testing.T) {
 		{name: "under budget", budget: full},
 		{name: "eliding is enough", budget: full - 100, wantElided: []int{5}},
 		{name: "elide all old results", budget: elided, wantElided: []int{5, 9}},
-		{name: "then drop small talk, oldest first, opening with the user", budget: elided - 20, wantElided: []int{5, 9}, wantDropped: []int{1, 2}},
-		{name: "then small talk and whole tool exchanges, oldest first", budget: elided - 70, wantElided: []int{9}, wantDropped: []int{1, 2, 3, 4, 5, 6}},
+		{name: "then the assistant's small talk and tool exchanges, oldest first", budget: elided - 20, wantElided: []int{9}, wantDropped: []int{2, 4, 5}},
+		{name: "the user's turns stay longer", budget: elided - 70, wantDropped: []int{2, 4, 5, 6, 8, 9, 10}},
 		{name: "a constraint's message stays", budget: elided - 70, card: observeAll(t, "hi", "Don't text me about the return policy."),
-			wantDropped: []int{1, 2, 4, 5, 6, 7, 8, 9, 10}, wantPinned: []int{3}},
-		{name: "open with the user, dropping answers to dropped questions", budget: elided - 140, wantDropped: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}},
+			wantDropped: []int{2, 4, 5, 6, 8, 9, 10}, wantPinned: []int{3}},
+		{name: "then the user's turns, oldest first", budget: elided - 140, wantDropped: []int{1, 2, 4, 5, 6, 8, 9, 10, 11}},
 		{name: "the turn in progress stays, over budget", budget: 10, wantDropped: []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, wantOver: true},
 	}
 	for _, tt := range tests {

@@ -16,8 +16,9 @@ type Kind string
 const (
 	KindAddress     Kind = "address"     // keys delivery, billing, return; Value the address
 	KindPhone       Kind = "phone"       // key mobile; Value the number, "+" and digits only
+	KindEmail       Kind = "email"       // key email; Value the e-mail address
 	KindName        Kind = "name"        // keys name, recipient; Value the name
-	KindID          Kind = "id"          // keys order:<id>, account:<id>, tracking:<id>; Value the id
+	KindID          Kind = "id"          // keys order:<id>, account:<id>, tracking:<id>, reservation:<id>; Value the id
 	KindTimeRange   Kind = "time_range"  // keys delivery, pickup, call, "<key> hours"; Value a window (see below)
 	KindProhibition Kind = "prohibition" // keys sms, call, email, contact, or an action; Value "" or free text, or a window such as "before 09:00"
 	KindPreference  Kind = "preference"  // keys channel, time, language, other; Value what is preferred
@@ -25,9 +26,9 @@ const (
 )
 
 // kinds lists the kinds in the order the card's text shows them.
-var kinds = [...]Kind{KindProhibition, KindAddress, KindTimeRange, KindPhone, KindName, KindID, KindPreference, KindFact}
+var kinds = [...]Kind{KindProhibition, KindAddress, KindTimeRange, KindPhone, KindEmail, KindName, KindID, KindPreference, KindFact}
 
-// Known reports whether k is one of the eight kinds.
+// Known reports whether k is one of the nine kinds.
 func (k Kind) Known() bool { return kindRank(k) >= 0 }
 
 func kindRank(k Kind) int {

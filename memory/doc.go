@@ -22,18 +22,35 @@ model call and every tool call:
     (recorded as a [CompressStep]), and [Inject] puts the card into the
     system message.
   - Tool call: [Enforcer] is a guard rule (its Check method has
-    guard.Rule's signature). It rebuilds the card from the trace with
-    [CardFromTrace] and blocks a call that contradicts it: a prohibited
-    channel, a superseded address, a date outside the user's window.
+    guard.Rule's signature). It reads the trace's card ([CardOf]) and
+    stops a call that contradicts it: a prohibited channel or a date
+    outside the user's window is blocked; an address that is not the
+    card's asks the user which, naming both.
 
-Because the card the Enforcer uses is a pure function of the trace so far,
-offline evaluation of a recorded trace finds exactly what the guard found
-online. A trace with no card steps, such as a chat log imported with
-trace.ImportOpenAI, gets its card from [RuleBased] run over its user turns.
+The card is kept in the trace's memo ([CardOf]) and brought up to date
+with the card steps recorded since it was last read, so a model call or a
+tool call costs what the new turn brings, not the conversation. Because
+the card is a function of the trace so far, offline evaluation of a
+recorded trace finds exactly what the guard found online. A trace with no
+card steps, such as a chat log imported with trace.ImportOpenAI, gets its
+card from [RuleBased] run over its user turns.
+
+# Reading a turn
+
+[RuleBased] reads values first: postal addresses by their structure
+(house number, street and street type, city and postcode; 省/市/区/路 and
+号/栋/室 with a number), e-mail addresses, ids after an id word or shaped
+like one, phone numbers, dates and windows, and the contact channels a
+clause names. Then the small word lists of the lexicon decide what the
+sentence does with each: states, changes, adds ("also send one to ..."),
+prohibits, allows (with a window, narrows: "calls are fine after 6pm"), or
+only asks. The figures on a labelled set of 160 utterances, and on user
+turns of public trajectories labelled afterwards, are printed by
+TestLabelledSet and TestCorpusUtterances.
 
 # Constraints and the card
 
-A [Constraint] has a [Kind] (address, phone, name, id, time_range,
+A [Constraint] has a [Kind] (address, phone, email, name, id, time_range,
 prohibition, preference, fact), a Key within the kind, a Value, the Turn it
 was stated in, a [State] and a Source. Turns count user messages from 0,
 as trace.Step.Turn indexes trace.Trace.UserTurns. A later statement on the
@@ -103,14 +120,14 @@ CardFromTrace applies them in step order.
 
 # Performance
 
-BenchmarkMemory200Turns measures a 200-turn conversation (about 600
-messages, 100 KB of text, half of it Chinese) on 2 vCPUs: RuleBased takes
-some 30 to 50 µs per user turn; Compress costs little beyond estimating
-the tokens of every message (about 0.5 ms here), so one model call adds
-about 1 ms; Enforcer rebuilds the card from the trace on every tool call,
-one JSON decode per card step, about 0.3 to 0.5 ms at turn 200, and about
-6 ms for an imported log without card steps, where it runs RuleBased over
-every user turn. Check returns at once, without allocating, for steps that
-are not tool calls.
+Applying a constraint and reading the card cost the same however long the
+card is; its text is rendered once per change. Per model call the card
+costs one sync of the new card steps and one copy of the message slice
+(Inject never modifies the caller's messages): BenchmarkCardPerCall
+allocates 17 times per call at turn 10, 100 and 1,000 alike, where
+rebuilding the card from the trace, as every call did before, allocated
+25, 59 and 337 times. Compress estimates the tokens of every message it
+is given, so with a budget a call grows with the conversation. Check
+returns at once, without allocating, for steps that are not tool calls.
 */
 package memory

@@ -25,25 +25,32 @@ const (
 // goes into guard.Config.Rules as it is; package memory does not import
 // guard.
 //
-// For a proposed tool step it finds, each with verdict Block, dimension
-// trace.Memory and severity Error:
+// For a proposed tool step it finds, each with dimension trace.Memory and
+// severity Error:
 //
-//   - RuleProhibition: the tool contacts the user through a prohibited
-//     channel ("sms", "call", "email"; "contact" covers all three), judged
-//     from its name (send_sms, call_customer, send_email ...), from a
-//     channel argument ({"channel":"sms"}), or from Channels; or the
-//     prohibition's key names the tool (a "delivery" prohibition and
-//     schedule_delivery). A prohibition with a window ("before 09:00",
-//     "06-01..06-05") is broken only by a date or time argument inside it.
-//   - RuleStaleAddress: an address argument (address, shipping_address,
-//     delivery_address, 地址 ...) that is not the card's current address of
-//     that kind; the message says when it was replaced, if it was.
-//   - RuleTimeRange: a date or time argument (date, delivery_date, time,
-//     scheduled_at ...) outside a time window the user gave.
+//   - RuleProhibition, verdict Block: the tool contacts the user through a
+//     prohibited channel ("sms", "call", "email", "push"; "contact" covers
+//     them all), judged from Channels, from a channel word of its name
+//     (send_sms, pushNotify, call_customer), from its description among the
+//     tools offered (trace.Trace.Tools), or from a channel argument
+//     ({"channel":"sms"}); or the prohibition's key names the tool (a
+//     "delivery" prohibition and schedule_delivery). A prohibition with a
+//     window ("before 09:00", "06-01..06-05") is broken only by a date or
+//     time argument inside it.
+//   - RuleTimeRange, verdict Block: a date or time argument (date,
+//     delivery_date, time, scheduled_at ...) outside a time window the
+//     user gave, a channel's included ("calls are fine after 6pm").
+//   - RuleStaleAddress, verdict Clarify: an address argument (address,
+//     shipping_address, 地址 ...) that is none of the card's addresses of
+//     that kind. Question asks the user which to use, naming the call's
+//     address and the card's latest, in the language of the user's latest
+//     turn (lexicon.Replies.AddressChanged); the message says when the
+//     address was replaced, if it was.
 //
-// The card is CardFromTrace of the trace so far, up to the step's turn, so
-// the same trace gives the same findings online and in offline evaluation.
-// Check judges only tool steps; for others it returns nil without
+// The card is the trace's own (CardOf, or a card built for an earlier turn
+// when the trace has gone back), so the same trace gives the same findings
+// online and in offline evaluation, and a check costs what is new in the
+// trace. Check judges only tool steps; for others it returns nil without
 // allocating.
 //
 // The zero value is ready to use. An Enforcer is safe for concurrent use as
@@ -84,18 +91,22 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		upTo = max(upTo, t.Steps[n-1].Turn)
 	}
 	w := e.words()
-	card := cardFromTrace(t, upTo, ruleBased{w}) // a new card: no need to lock it
-	if len(card.all) == 0 {
+	rules := defaultRules()
+	if w != rules.w {
+		rules = newRules(w)
+	}
+	card := cardOf(t, upTo, rules)
+	card.mu.RLock()
+	defer card.mu.RUnlock()
+	if len(card.active) == 0 {
 		return nil
 	}
 	args := parseArgs(s.Args)
 	call := toolCall{w: w, name: s.Name, tokens: tokens(s.Name), args: args}
-	call.channel = e.channel(call)
+	call.channel = e.channel(call, t.Tools)
 	var out []trace.Finding
-	for _, c := range card.all {
-		if c.Status != Active {
-			continue
-		}
+	for _, i := range card.activeIndexes() {
+		c := card.all[i]
 		var f *trace.Finding
 		switch c.Kind {
 		case KindProhibition:
@@ -104,16 +115,25 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 			f = call.outside(c)
 		}
 		if f != nil {
+			f.Verdict = trace.Block
 			out = append(out, *f)
 		}
 	}
-	out = append(out, call.staleAddresses(card.all)...)
+	lang := w.LangOf(lastTurn(t))
+	out = append(out, call.staleAddresses(card, w.Replies(lang))...)
 	for i := range out {
 		out[i].Step = s.Index
-		out[i].Verdict, out[i].Dimension, out[i].Severity = trace.Block, trace.Memory, trace.SeverityError
+		out[i].Dimension, out[i].Severity = trace.Memory, trace.SeverityError
 		out[i].Evidence, _ = trace.Truncate(s.Args, 256)
 	}
 	return out
+}
+
+func lastTurn(t *trace.Trace) string {
+	if n := len(t.UserTurns); n > 0 {
+		return t.UserTurns[n-1]
+	}
+	return ""
 }
 
 // toolCall is a proposed tool call, taken apart.
@@ -208,28 +228,50 @@ func hasToken(ts []string, words ...string) bool {
 	return false
 }
 
-// channel guesses the contact channel of a tool call.
-func (e Enforcer) channel(c toolCall) string {
+// channel finds the contact channel of a tool call: declared in
+// Channels, named by a word of the tool's name ("send_sms", "pushNotify"),
+// by its description among the tools offered, or by a channel argument.
+func (e Enforcer) channel(c toolCall, offered []trace.ToolSpec) string {
 	if ch, ok := e.Channels[c.name]; ok {
 		return ch
 	}
+	mw := &c.w.Memory
+	for _, ch := range mw.Channels {
+		for _, word := range ch.Words {
+			stem, prefix := strings.CutSuffix(word, "*")
+			if strings.Contains(stem, " ") || !isAlnum(stem[0]) {
+				continue
+			}
+			if slices.ContainsFunc(c.tokens, func(t string) bool { return t == stem || prefix && strings.HasPrefix(t, stem) }) {
+				return ch.Name
+			}
+		}
+	}
 	ts := c.tokens
 	switch {
-	case hasToken(ts, "sms", "txt", "短信") || hasToken(ts, "text") && hasToken(ts, "send", "message", "notify", "notification"):
+	case hasToken(ts, "txt", "短信") || hasToken(ts, "text") && hasToken(ts, "send", "message", "notify", "notification"):
 		return "sms"
-	case hasToken(ts, "email", "mail", "邮件"):
+	case hasToken(ts, "mail", "邮件"):
 		return "email"
-	case hasToken(ts, "call", "dial", "callback", "ring", "电话") || hasToken(ts, "phone") && hasToken(ts, "make", "place", "start"):
+	case hasToken(ts, "dial", "callback", "ring", "电话") || hasToken(ts, "phone") && hasToken(ts, "make", "place", "start"):
 		return "call"
+	}
+	for _, spec := range offered {
+		if spec.Name == c.name {
+			if chs := channelsIn(mw, lowerASCII(spec.Description)); len(chs) == 1 {
+				return chs[0]
+			}
+			break
+		}
 	}
 	for _, a := range c.args {
 		switch a.key {
 		case "channel", "method", "via", "medium", "notify_by", "notification_channel", "contact_method", "渠道":
-			if ch := channelOf(&c.w.Memory, a.value); ch != "" && ch != "contact" {
+			if ch := channelOf(mw, a.value); ch != "" && ch != "contact" {
 				return ch
 			}
 			switch strings.ToLower(strings.TrimSpace(a.value)) {
-			case "text", "message", "短信":
+			case "message", "短信":
 				return "sms"
 			case "phone", "voice", "电话":
 				return "call"
@@ -390,33 +432,45 @@ func (c toolCall) outside(r Constraint) *trace.Finding {
 func channelName(s string) bool { return s == "sms" || s == "call" || s == "email" || s == "contact" }
 
 // staleAddresses judges the call's address arguments against the card's
-// current addresses; all holds the card's history.
-func (c toolCall) staleAddresses(all []Constraint) []trace.Finding {
+// current addresses. An address that is none of the card's addresses of
+// its kind ("delivery", "delivery 2" ...) asks the user, naming both the
+// call's address and the card's latest one, in r's words: Clarify. card.mu
+// is held.
+func (c toolCall) staleAddresses(card *Card, r lexicon.Replies) []trace.Finding {
 	var out []trace.Finding
 	for _, a := range c.args {
 		key, ok := addressArg(a.key)
 		if !ok || strings.TrimSpace(a.value) == "" {
 			continue
 		}
-		cur := -1
-		for i, e := range all {
-			if e.Kind == KindAddress && e.Key == key && e.Status == Active {
+		cur, match := -1, false
+		for _, i := range card.activeIndexes() {
+			e := card.all[i]
+			if e.Kind != KindAddress || (e.Key != key && !strings.HasPrefix(e.Key, key+" ")) {
+				continue
+			}
+			if e.Key == key {
 				cur = i
 			}
+			match = match || sameAddress(a.value, e.Value)
 		}
-		if cur < 0 || sameAddress(a.value, all[cur].Value) {
+		if cur < 0 || match {
 			continue
 		}
-		now := all[cur]
+		now := card.all[cur]
 		msg := fmt.Sprintf("%s uses address %q, which is not the user's current %s address %q (stated in turn %d)", c.name, a.value, key, now.Value, now.Turn)
 		tag := "unknown-address"
-		for _, e := range all {
+		for _, e := range card.all {
 			if e.Kind == KindAddress && e.Key == key && e.Status == Superseded && sameAddress(a.value, e.Value) {
 				msg = fmt.Sprintf("%s uses address %q, which the user replaced in turn %d by %q", c.name, a.value, e.Ended, now.Value)
 				tag = "stale-address"
 			}
 		}
-		out = append(out, trace.Finding{Rule: RuleStaleAddress, Message: msg, Tags: []string{"memory", tag}})
+		f := trace.Finding{Rule: RuleStaleAddress, Verdict: trace.Clarify, Message: msg, Tags: []string{"memory", tag}}
+		if r.AddressChanged != "" {
+			f.Question = fmt.Sprintf(r.AddressChanged, a.value, now.Value)
+		}
+		out = append(out, f)
 	}
 	return out
 }

@@ -51,7 +51,7 @@ func TestSMS26Turns(t *testing.T) {
 		if !containsText(at9, prohibition) {
 			t.Fatal("turn 6 is not in the conversation at turn 9")
 		}
-		naive, rep := Compress(at9, budget, nil) // no card: nothing is pinned
+		naive, rep := Compress(at9, 300, nil) // no card: nothing is pinned, and at 300 tokens user turns go too
 		if len(rep.Dropped) == 0 {
 			t.Fatalf("nothing dropped at turn 9 under budget %d (%d tokens): the budget is not small", budget, rep.TokensBefore)
 		}
@@ -243,7 +243,15 @@ func TestEnforcer(t *testing.T) {
 					t.Errorf("%s %s: findings %+v, want one %s with %q", c.tool, c.args, got, rule, frag)
 					continue
 				}
-				if got[0].Verdict != trace.Block || got[0].Dimension != trace.Memory || got[0].Evidence != c.args {
+				want := trace.Block
+				if rule == RuleStaleAddress {
+					// An address that is not the card's asks the user which, naming both.
+					want = trace.Clarify
+					if got[0].Question == "" {
+						t.Errorf("%s: no question", c.tool)
+					}
+				}
+				if got[0].Verdict != want || got[0].Dimension != trace.Memory || got[0].Evidence != c.args {
 					t.Errorf("%s: finding %+v", c.tool, got[0])
 				}
 			}
@@ -317,10 +325,100 @@ func FuzzCheck(f *testing.F) {
 		} {
 			s := &trace.Step{Index: len(tr.Steps), Kind: trace.KindTool, Name: tool, Args: args}
 			for _, f := range (Enforcer{}).Check(tr, s) {
-				if f.Verdict != trace.Block || f.Dimension != trace.Memory || f.Message == "" || f.Step != s.Index {
+				want := trace.Block
+				if f.Rule == RuleStaleAddress {
+					want = trace.Clarify
+				}
+				if f.Verdict != want || f.Dimension != trace.Memory || f.Message == "" || f.Step != s.Index || (want == trace.Clarify && f.Question == "") {
 					t.Errorf("finding %+v", f)
 				}
 			}
 		}
 	})
+}
+
+// TestEnforcerAsksWhichAddress: a write to an address that is not the
+// card's current one asks the user, naming both, in the user's language;
+// an address the user added beside the first is no mismatch.
+func TestEnforcerAsksWhichAddress(t *testing.T) {
+	for _, tc := range []struct {
+		turns []string
+		args  string
+		want  []string // in the question; none: no finding
+	}{
+		{[]string{"My address is 12 Oak Street, Springfield.", "Oh and the delivery spot is different now — 221 Baker Street, London NW1 6XE."},
+			`{"address":"12 Oak Street, Springfield"}`, []string{"12 Oak Street, Springfield", "221 Baker Street, London NW1 6XE", "Should I use"}},
+		{[]string{"我的收货地址是北京市朝阳区建国路88号。", "地址得换，我搬家了，以后寄广州市天河区体育西路 8 号"},
+			`{"address":"北京市朝阳区建国路88号"}`, []string{"北京市朝阳区建国路88号", "广州市天河区体育西路 8 号", "请确认"}},
+		{[]string{"My address is 12 Oak Street, Springfield.", "Also send a second copy to my office at 400 Market Street, Springfield."},
+			`{"address":"400 Market Street, Springfield"}`, nil},
+		{[]string{"My address is 12 Oak Street, Springfield.", "Also send a second copy to my office at 400 Market Street, Springfield."},
+			`{"address":"12 Oak Street, Springfield"}`, nil},
+	} {
+		tr := &trace.Trace{UserTurns: tc.turns}
+		got := (Enforcer{}).Check(tr, &trace.Step{Kind: trace.KindTool, Name: "update_address", Args: tc.args, Turn: len(tc.turns) - 1})
+		if tc.want == nil {
+			if len(got) != 0 {
+				t.Errorf("%s: findings %+v, want none", tc.args, got)
+			}
+			continue
+		}
+		if len(got) != 1 || got[0].Verdict != trace.Clarify || got[0].Rule != RuleStaleAddress {
+			t.Errorf("%s: findings %+v, want one clarify", tc.args, got)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(got[0].Question, w) {
+				t.Errorf("question %q does not hold %q", got[0].Question, w)
+			}
+		}
+	}
+}
+
+// TestEnforcerChannelOfATool: a ban reaches a tool by its declared
+// channel, a channel word of its name, or its description.
+func TestEnforcerChannelOfATool(t *testing.T) {
+	for _, tc := range []struct {
+		turn, tool, desc string
+		channels         map[string]string
+		blocked          bool
+	}{
+		{"消息推送那些就不必了", "send_push", "", nil, true},
+		{"消息推送那些就不必了", "notify_user", "Sends a push notification to the user's phone.", nil, true},
+		{"消息推送那些就不必了", "notify_user", "Writes a note on the order.", nil, false},
+		{"SMS isn't an option for me, my work phone blocks them.", "notify_user", "", map[string]string{"notify_user": "sms"}, true},
+		{"SMS isn't an option for me, my work phone blocks them.", "notify_user", "Sends a text message.", nil, true},
+		{"I'd rather you didn't phone me.", "schedule_callback", "", nil, true},
+		{"I'd rather you didn't phone me.", "send_email", "", nil, false},
+	} {
+		tr := &trace.Trace{UserTurns: []string{tc.turn}, Tools: []trace.ToolSpec{{Name: tc.tool, Description: tc.desc}}}
+		got := (Enforcer{Channels: tc.channels}).Check(tr, &trace.Step{Kind: trace.KindTool, Name: tc.tool, Args: `{"text":"Your order shipped"}`})
+		if blocked := len(got) == 1 && got[0].Rule == RuleProhibition && got[0].Verdict == trace.Block; blocked != tc.blocked {
+			t.Errorf("%q then %s (%q): findings %+v, want blocked %v", tc.turn, tc.tool, tc.desc, got, tc.blocked)
+		}
+	}
+}
+
+// TestEnforcerNarrowedBan: "calls are fine after 6pm" lifts the ban and
+// leaves the window: a call inside it runs, one outside is blocked; "a
+// short call tomorrow is fine after all" lifts it.
+func TestEnforcerNarrowedBan(t *testing.T) {
+	for _, tc := range []struct {
+		turns   []string
+		args    string
+		blocked bool
+	}{
+		{[]string{"Please don't call me."}, `{"time":"19:00"}`, true},
+		{[]string{"Please don't call me.", "Calls are fine after 6pm."}, `{"time":"19:00"}`, false},
+		{[]string{"Please don't call me.", "Calls are fine after 6pm."}, `{"time":"10:00"}`, true},
+		{[]string{"Please don't call me.", "a short call tomorrow is fine after all"}, `{"time":"10:00"}`, false},
+		{[]string{"别给我打电话。", "下午3点以后可以打电话。"}, `{"time":"2025-06-09 16:00"}`, false},
+		{[]string{"别给我打电话。", "下午3点以后可以打电话。"}, `{"time":"2025-06-09 09:00"}`, true},
+	} {
+		tr := &trace.Trace{UserTurns: tc.turns}
+		got := (Enforcer{}).Check(tr, &trace.Step{Kind: trace.KindTool, Name: "call_customer", Args: tc.args, Turn: len(tc.turns) - 1})
+		if blocked := len(got) > 0; blocked != tc.blocked {
+			t.Errorf("%q, call at %s: findings %+v, want blocked %v", tc.turns, tc.args, got, tc.blocked)
+		}
+	}
 }

@@ -103,13 +103,13 @@ func ExampleCompress() {
 			llms.TextParts(llms.ChatMessageTypeAI, strings.Repeat("A long and detailed answer. ", 8)))
 	}
 	msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, "One more thing."))
-	kept, report := memory.Compress(msgs, 150, card)
+	kept, report := memory.Compress(msgs, 90, card)
 	fmt.Printf("%d -> %d messages, %d -> %d tokens\n", report.Messages, report.Kept, report.TokensBefore, report.TokensAfter)
 	fmt.Println("dropped", report.Dropped, "pinned", report.Pinned)
 	fmt.Println(kept[1].Parts[0])
 	// Output:
-	// 12 -> 5 messages, 399 -> 135 tokens
-	// dropped [1 2 4 5 6 7 8] pinned [3]
+	// 12 -> 5 messages, 399 -> 82 tokens
+	// dropped [1 2 4 5 6 8 10] pinned [3]
 	// Please don't call me.
 }
 
@@ -163,7 +163,7 @@ func ExampleCardFromTrace() {
 // know: WeChat, prohibited in the user's words.
 func ExampleRuleBased_lexicon() {
 	lx := lexicon.Default()
-	lx.Memory.Channels = append(lx.Memory.Channels, lexicon.Term{Name: "wechat", Patterns: []string{`\bwechat\b`, `微信`}})
+	lx.Memory.Channels = append(lx.Memory.Channels, lexicon.Words{Name: "wechat", Words: []string{"wechat", "微信"}})
 	ex := memory.RuleBased(lx)
 	for _, text := range []string{"Please don't WeChat me.", "别发微信给我"} {
 		cs, _ := ex.Extract(context.Background(), 0, text, nil)

@@ -23,12 +23,13 @@ Read the user's latest message and answer with JSON only, no prose, in exactly t
 {"constraints":[{"kind":"...","key":"...","value":"...","status":"active","quote":"..."}]}
 
 kind is one of:
-- address: key "delivery", "billing" or "return"; value the full address.
+- address: key "delivery", "billing" or "return" ("delivery 2" for an address the user adds beside the current one); value the full address.
 - phone: key "mobile"; value the number.
+- email: key "email"; value the e-mail address.
 - name: key "name" or "recipient"; value the name.
 - id: key "order:<id>", "account:<id>" or "tracking:<id>"; value the id.
 - time_range: key "delivery", "pickup", "visit" or "call" (add " hours" for times of day); value "FROM..TO", each side "YYYY-MM-DD", "MM-DD" or "HH:MM", either side may be empty.
-- prohibition: key "sms", "call", "email", "contact", or a short action; value the user's words, or a window such as "before 09:00" when it holds only then.
+- prohibition: key "sms", "call", "email", "push", "contact", or a short action; value the user's words, or a window such as "before 09:00" when it holds only then.
 - preference: key "channel", "time", "language" or "other"; value what is preferred.
 - fact: key a short slug; value the fact.
 

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -13,43 +15,79 @@ import (
 	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
-// RuleBased returns the extractor that needs no model: the patterns of lx
-// (package trace/lexicon; nil means lexicon.Default(), English and Chinese)
-// that find prohibitions on contact channels and their revocation,
-// addresses, phone numbers, names, order, account and tracking ids, time
-// ranges, preferences and pinned facts. It is deterministic and safe for
-// concurrent use; CardFromTrace runs it, with the default lexicon, over
-// traces that carry no card steps. It compiles lx if lx has not been
-// compiled yet, and panics if lx does not compile (see lexicon.Lexicon.Check).
+// RuleBased returns the extractor that needs no model. It reads a user turn
+// entities first: it finds the typed values of each sentence by their
+// structure — postal addresses in Chinese and English, e-mail addresses,
+// order, account and tracking ids, phone numbers, dates, times of day and
+// windows — and the contact channels it names, then decides what the
+// sentence does with each from the small word lists of lx (package
+// trace/lexicon; nil means lexicon.Default(), English and Chinese):
+// states, changes, adds, prohibits, allows, or only asks.
 //
-// Channels are normalised: SMS, text, 短信 are "sms"; call, phone call, 电话
-// are "call"; email, 邮件 are "email"; contact me, 联系我, 打扰 are
-// "contact". A revocation is returned only for a prohibition that is
-// active, in current or earlier in the same text. Questions state nothing
-// about prohibitions ("can you text me?").
+//   - A later value for the same slot supersedes the earlier one (the card
+//     keeps the history), unless the turn marks it as additional ("also
+//     send one to ...": key "delivery 2") or asks a question about it
+//     ("do you deliver to ...?" states nothing). A value right after an
+//     Old word ("from 12 Oak Street to ...") is the one being replaced.
+//   - A channel named in a clause with a Negation word is prohibited ("SMS
+//     isn't an option", "消息推送那些就不必了"), with an Allow word
+//     permitted: an active prohibition is lifted, and a window in the
+//     clause ("calls are fine after 6pm") becomes the channel's time
+//     range. A ScopeEnd word between cue and channel breaks the link;
+//     reminders ("don't forget to text me") and reports ("I didn't get
+//     the text") rule on nothing.
+//   - A statement that names an address and a change but holds no
+//     address that can be read is pinned as a fact, word for word, so
+//     that compression never drops it.
+//
+// It is deterministic and safe for concurrent use; CardFromTrace runs it,
+// with the default lexicon, over traces that carry no card steps. It
+// compiles lx if lx has not been compiled yet, and panics if lx does not
+// compile (see lexicon.Lexicon.Check).
 func RuleBased(lx *lexicon.Lexicon) Extractor {
 	if lx == nil {
-		return ruleBased{defaultWords()}
+		return defaultRules()
 	}
-	return ruleBased{lx.Compiled()}
+	return newRules(lx.Compiled())
 }
 
 // defaultWords is lexicon.Default compiled, shared by every extractor,
 // card and enforcer given no lexicon of their own.
 var defaultWords = sync.OnceValue(func() *lexicon.Compiled { return lexicon.Default().Compiled() })
 
-type ruleBased struct{ w *lexicon.Compiled }
+var defaultRules = sync.OnceValue(func() ruleBased { return newRules(defaultWords()) })
+
+type ruleBased struct {
+	w       *lexicon.Compiled
+	idWords []string // the keys of IDKinds, longest first
+	chWords [][]string
+}
+
+func newRules(w *lexicon.Compiled) ruleBased {
+	r := ruleBased{w: w, idWords: slices.Collect(maps.Keys(w.Memory.IDKinds))}
+	slices.SortFunc(r.idWords, func(a, b string) int { return len(b) - len(a) })
+	for _, ch := range w.Memory.Channels {
+		r.chWords = append(r.chWords, ch.Words)
+	}
+	return r
+}
 
 func (r ruleBased) Extract(_ context.Context, turn int, text string, current []Constraint) ([]Constraint, error) {
-	x := extraction{w: &r.w.Memory, tw: &r.w.Time, turn: turn, active: map[slot]string{}}
+	x := extraction{r: r, w: &r.w.Memory, tw: &r.w.Time, turn: turn, active: map[slot]string{}}
 	for _, c := range current {
 		if c.Status == Active {
 			x.active[slot{c.Kind, c.Key}] = c.Value
 		}
 	}
-	for _, s := range sentences(x.w, text) {
+	text = apostrophes.Replace(text)
+	lower := lowerASCII(text)
+	x.change = hasWord(lower, x.w.Change)
+	x.additional = !x.change && hasWord(lower, x.w.Additional)
+	ss := sentences(x.w, text)
+	for _, s := range ss {
 		x.sentence(s)
 	}
+	x.unresolved(ss)
 	return x.out, nil
 }
 
@@ -60,17 +98,24 @@ type slot struct {
 
 // extraction is the state of one RuleBased.Extract call.
 type extraction struct {
-	w      *lexicon.MemoryPatterns
+	r      ruleBased
+	w      *lexicon.Memory
 	tw     *lexicon.TimePatterns
 	turn   int
 	active map[slot]string // values of the active constraints: the card's and those found so far
 	out    []Constraint
+
+	change, additional bool // the turn's marks
+	addresses          int  // addresses found in the turn
 }
 
 func (x *extraction) add(kind Kind, key, value string, status State) {
 	c := normalize(Constraint{Kind: kind, Key: key, Value: value, Status: status, Source: SourceRule}, x.turn)
 	if c.Validate() != nil {
 		return
+	}
+	if v, ok := x.active[slot{c.Kind, c.Key}]; ok && c.Status == Active && fold(v) == fold(c.Value) {
+		return // said again
 	}
 	x.out = append(x.out, c)
 	if c.Status == Active {
@@ -85,310 +130,323 @@ func (x *extraction) isActive(kind Kind, key string) bool {
 	return ok
 }
 
-// sentence extracts what one sentence states. Cheap word checks come
-// before the patterns, which cost far more.
+// sentence extracts what one sentence states: typed values first, then
+// rulings on channels, then windows and preferences where no channel was
+// ruled on.
 func (x *extraction) sentence(s sentence) {
-	prohibited := false
-	if !s.question {
-		for _, cl := range clauses(s.text) {
-			if x.channelClause(cl) {
-				prohibited = true
-			}
-		}
-	}
-	lower := strings.ToLower(s.text)
-	digits := strings.ContainsAny(s.text, "0123456789")
-	if has(lower, x.w.AddressCues) {
-		x.address(s)
-	}
-	if digits {
-		x.phone(s.text)
-	}
-	if has(lower, x.w.NameCues) {
-		x.name(s.text)
-	}
-	if digits {
-		x.ids(s.text)
-	}
-	if prohibited || s.question {
+	if hasWord(s.lower, x.w.Dismiss) {
 		return
 	}
-	x.timeRange(s.text)
-	if has(lower, x.w.PreferenceCues) {
-		x.preference(s.text)
-	}
-	if has(lower, x.w.FactCues) {
-		x.fact(s.text)
-	}
-}
-
-// has reports whether s contains any of words.
-func has(s string, words []string) bool {
-	for _, w := range words {
-		if strings.Contains(s, w) {
-			return true
+	var taken []span
+	for _, v := range emails(s.text) {
+		taken = append(taken, v)
+		if !s.question {
+			x.add(KindEmail, "email", s.text[v.start:v.end], Active)
 		}
 	}
-	return false
+	for _, v := range x.addressesIn(s, taken) {
+		taken = append(taken, v)
+		x.address(s, v)
+	}
+	taken = append(taken, x.ids(s, taken)...)
+	for _, m := range dates(x.tw, s.text) {
+		taken = append(taken, span{m.start, m.end})
+	}
+	for _, m := range clocks(x.tw, s.text) {
+		taken = append(taken, span{m.start, m.end})
+	}
+	if !s.question {
+		x.phones(s, taken)
+	}
+	ruled := false
+	if !s.question {
+		ruled = x.channels(s)
+	}
+	if !ruled && !s.question {
+		x.timeRange(s)
+		x.preference(s)
+	}
+	x.name(s)
+	x.fact(s)
 }
 
-// group is the text of the first group named name that took part in m.
-func group(re *regexp.Regexp, m []string, name string) string { return lexicon.Group(re, m, name) }
+// Addresses.
 
-// Channels.
+// maxAddress is the longest address, in runes, the extractor takes.
+const maxAddress = 160
 
-// channelOf returns the channel that s names as a whole ("Text messages"
-// -> "sms"), or "".
-func channelOf(w *lexicon.MemoryPatterns, s string) string {
-	for _, c := range w.Channels {
-		if c.Word.MatchString(s) {
-			return c.Name
-		}
-	}
-	return ""
-}
-
-// channelsIn returns the channels mentioned in s.
-func channelsIn(w *lexicon.MemoryPatterns, s string) []string {
-	var out []string
-	for _, c := range w.Channels {
-		if c.Any.MatchString(s) {
-			out = append(out, c.Name)
-		}
-	}
+func (x *extraction) addressesIn(s sentence, taken []span) []span {
+	out := englishAddresses(x.w, s.text, s.lower)
+	out = append(out, chineseAddresses(x.w, s.text, append(slices.Clip(taken), out...))...)
+	out = slices.DeleteFunc(out, func(v span) bool { return overlapsAny(taken, v) })
+	slices.SortFunc(out, func(a, b span) int { return a.start - b.start })
 	return out
 }
 
-// channelClause looks for a prohibition or a revocation about a contact
-// channel in one clause, and reports whether it found a prohibition.
-func (x *extraction) channelClause(cl string) bool {
-	if x.w.Reminder.MatchString(cl) {
-		return false // "don't forget to text me": no prohibition
+// address decides what the sentence does with the address at v.
+func (x *extraction) address(s sentence, v span) {
+	before := s.lower[:v.start]
+	if s.question && !x.change {
+		return // "do you deliver to ...?"
 	}
-	found := false
-	for i := range x.w.Channels {
-		c := &x.w.Channels[i]
-		if !c.Any.MatchString(cl) || (found && c.Name == "contact") {
-			continue // "don't call to contact me" prohibits calls, not contact
+	if endsWithWord(before, x.w.Old) {
+		return // "from 12 Oak Street to ..."
+	}
+	value := strings.TrimRight(strings.TrimSpace(s.text[v.start:v.end]), " ,.;:")
+	if utf8.RuneCountInString(value) > maxAddress {
+		return
+	}
+	key := "delivery"
+	best := -1
+	for word, k := range x.w.AddressKinds {
+		if i := strings.LastIndex(before, word); i > best {
+			best, key = i, k
 		}
-		if prohibits(x.w, c, cl) {
-			value := strings.TrimSpace(cl)
-			if w, ok := findWindow(x.tw, cl); ok {
-				value = w.String()
+	}
+	if x.additional {
+		if cur, ok := x.active[slot{KindAddress, key}]; ok && fold(cur) != fold(value) {
+			base := key
+			for n := 2; x.isActive(KindAddress, key); n++ {
+				key = fmt.Sprintf("%s %d", base, n)
 			}
-			x.add(KindProhibition, c.Name, value, Active)
-			if v, ok := x.active[slot{KindPreference, "channel"}]; ok && v == c.Name {
-				x.add(KindPreference, "channel", v, Revoked) // a channel the user prefers no more
-			}
-			found = true
-			continue
 		}
-		if revokes(x.w, c, cl) && x.isActive(KindProhibition, c.Name) {
-			x.add(KindProhibition, c.Name, strings.TrimSpace(cl), Revoked)
+	}
+	x.addresses++
+	x.add(KindAddress, key, value, Active)
+}
+
+// unresolved pins, word for word, a statement that names an address and a
+// change ("收货地址要变一下") when the turn gave no address that could be
+// read.
+func (x *extraction) unresolved(ss []sentence) {
+	if x.addresses > 0 || !x.change {
+		return
+	}
+	for _, s := range ss {
+		if !s.question && hasWord(s.lower, x.w.AddressWords) && hasWord(s.lower, x.w.Change) {
+			x.add(KindFact, factKey(s.text), s.text, Active)
+			return
+		}
+	}
+}
+
+// Ids and phones.
+
+// ids adds the ids of the sentence: after an id kind word, or bare, and
+// returns their spans.
+func (x *extraction) ids(s sentence, taken []span) []span {
+	var found []span
+	seen := map[string]bool{}
+	add := func(kind string, v span) {
+		id := s.text[v.start:v.end]
+		if overlapsAny(taken, v) || seen[strings.ToLower(id)] {
+			return
+		}
+		seen[strings.ToLower(id)] = true
+		found = append(found, v)
+		x.add(KindID, kind+":"+strings.ToLower(id), id, Active)
+	}
+	for _, c := range cues(s.lower, x.r.idWords) {
+		if v, ok := idAfter(x.w, s.text, s.lower, c.end); ok {
+			add(x.w.IDKinds[s.lower[c.start:c.end]], v)
+		}
+	}
+	for _, t := range tokenize(s.text) {
+		v := span{t.start, t.end}
+		if t.ascii && bareID(strings.TrimPrefix(s.text[t.start:t.end], "#")) && !overlapsAny(found, v) {
+			if s.text[t.start] == '#' {
+				v.start++
+			}
+			add("order", v)
 		}
 	}
 	return found
 }
 
-// prohibits reports whether clause cl prohibits channel c: a Prohibit
-// pattern matches, or a negation before the channel whose scope no
-// ScopeEnd word closes.
-func prohibits(w *lexicon.MemoryPatterns, c *lexicon.ChannelPatterns, cl string) bool {
-	for _, re := range c.Prohibit {
-		if re.MatchString(cl) {
-			return true
+// phones adds the phone numbers of the sentence: digits in a sentence
+// with a PhoneCues word, after a "+", or a mainland mobile number.
+func (x *extraction) phones(s sentence, taken []span) {
+	cue := hasWord(s.lower, x.w.PhoneCues)
+	for _, v := range phones(s.text, taken) {
+		n := phoneValue(s.text[v.start:v.end])
+		if cue || strings.HasPrefix(n, "+") || chineseMobile(n) {
+			x.add(KindPhone, "mobile", n, Active)
 		}
 	}
-	for _, re := range c.NegationBefore {
-		for _, m := range re.FindAllStringSubmatch(cl, -1) {
-			ok := true
-			for _, word := range strings.Fields(strings.ToLower(group(re, m, "between"))) {
-				if w.ScopeEnd[word] {
-					ok = false
-					break
+}
+
+// Channels.
+
+// channelOf returns the channel that s names as a whole ("Text messages"
+// -> "sms"), or "".
+func channelOf(w *lexicon.Memory, s string) string {
+	s = strings.Join(strings.Fields(lowerASCII(s)), " ")
+	for _, ch := range w.Channels {
+		if s == ch.Name {
+			return ch.Name
+		}
+		for _, word := range ch.Words {
+			stem, prefix := strings.CutSuffix(word, "*")
+			if rest, ok := strings.CutPrefix(s, stem); ok && (rest == "" || prefix && !strings.Contains(rest, " ")) {
+				return ch.Name
+			}
+		}
+	}
+	return ""
+}
+
+// channelsIn returns the channels that s names, without "contact".
+func channelsIn(w *lexicon.Memory, lower string) []string {
+	var out []string
+	for _, ch := range w.Channels {
+		if ch.Name != "contact" && hasWord(lower, ch.Words) {
+			out = append(out, ch.Name)
+		}
+	}
+	return out
+}
+
+// The lists a clause is read with, in cues' order: then the channels.
+const (
+	cueNegation = iota
+	cueAllow
+	cueScopeEnd
+	cueChannel
+)
+
+// channels rules on the channels each clause of s names, and reports
+// whether it ruled on any.
+func (x *extraction) channels(s sentence) bool {
+	ruled := false
+	cls := clauses(s.text)
+	for ci, cl := range cls {
+		lower := lowerASCII(cl)
+		if hasWord(lower, x.w.Reminder) || hasWord(lower, x.w.Report) {
+			continue
+		}
+		lists := append([][]string{x.w.Negation, x.w.Allow, x.w.ScopeEnd}, x.r.chWords...)
+		cs := cues(lower, lists...)
+		named := map[int]bool{}
+		for _, c := range cs {
+			if c.list >= cueChannel {
+				named[c.list-cueChannel] = true
+			}
+		}
+		specific := false
+		for i := range named {
+			specific = specific || x.w.Channels[i].Name != "contact"
+		}
+		done := map[int]bool{}
+		for _, c := range cs {
+			if c.list != cueNegation {
+				continue
+			}
+			for i, ch := range x.w.Channels { // "免打扰" holds its channel
+				if !done[i] && hasWord(lower[c.start:c.end], ch.Words) {
+					done[i] = true
+					x.prohibit(ch.Name, strings.TrimSpace(cl), x.windowNear(cls, ci))
+					ruled = true
 				}
 			}
-			if ok {
-				return true
+		}
+		for k, c := range cs {
+			ch := c.list - cueChannel
+			if ch < 0 || done[ch] || (specific && x.w.Channels[ch].Name == "contact") {
+				continue
+			}
+			done[ch] = true
+			neg, allow := linked(cs, k, cueNegation), linked(cs, k, cueAllow)
+			name := x.w.Channels[ch].Name
+			switch {
+			case neg:
+				x.prohibit(name, strings.TrimSpace(cl), x.windowNear(cls, ci))
+				ruled = true
+			case allow:
+				x.allow(name, strings.TrimSpace(cl), x.windowNear(cls, ci))
+				ruled = true
 			}
 		}
 	}
-	return false
+	return ruled
 }
 
-// revokes reports whether clause cl lifts a prohibition of channel c: a
-// Revoke pattern matches, not right after a RevokeNegators character
-// ("不可以发短信").
-func revokes(w *lexicon.MemoryPatterns, c *lexicon.ChannelPatterns, cl string) bool {
-	for _, re := range c.Revoke {
-		for _, loc := range re.FindAllStringIndex(cl, -1) {
-			r, _ := utf8.DecodeLastRuneInString(cl[:loc[0]])
-			if r != utf8.RuneError && strings.ContainsRune(w.RevokeNegators, r) {
-				continue
-			}
+// linked reports whether a cue of list l stands in the clause of cs with
+// the channel at cs[k], no ScopeEnd word between them.
+func linked(cs []cue, k, l int) bool {
+	for i, c := range cs {
+		if c.list != l {
+			continue
+		}
+		a, b := min(i, k), max(i, k)
+		if !slices.ContainsFunc(cs[a+1:b], func(c cue) bool { return c.list == cueScopeEnd }) {
 			return true
 		}
 	}
 	return false
 }
 
-// Addresses.
-
-var hasDigit = regexp.MustCompile(`\d`)
-
-// maxAddress is the longest address, in runes, the extractor takes.
-const maxAddress = 160
-
-func addressKey(w *lexicon.MemoryPatterns, kind string) string {
-	if k, ok := w.AddressKinds[strings.ToLower(kind)]; ok {
-		return k
+// windowNear finds a window in clause i of cls or, failing that, in a
+// clause after it that names no channel and nothing a window is for.
+func (x *extraction) windowNear(cls []string, i int) *window {
+	if w, ok := findWindow(x.tw, cls[i]); ok {
+		return &w
 	}
-	return "delivery"
+	for _, cl := range cls[i+1:] {
+		lower := lowerASCII(cl)
+		if len(channelsIn(x.w, lower)) > 0 || slices.ContainsFunc(x.w.TimeKeys, func(k lexicon.Words) bool { return hasWord(lower, k.Words) }) {
+			return nil
+		}
+		if w, ok := findWindow(x.tw, cl); ok {
+			return &w
+		}
+	}
+	return nil
 }
 
-// address finds a new address: by an Address pattern over the whole
-// sentence, or else by AddressInClause patterns in each clause.
-func (x *extraction) address(s sentence) {
-	for _, re := range x.w.Address {
-		m := re.FindStringSubmatch(s.text)
-		if m == nil {
-			continue
-		}
-		if s.question && group(re, m, "verb") != "" {
-			return // "can you ship it to ...?" asks, "my address is ...?" still states
-		}
-		x.addAddress(group(re, m, "kind"), group(re, m, "value"))
-		return
+func (x *extraction) prohibit(ch, clause string, w *window) {
+	value := clause
+	if w != nil {
+		value = w.String()
 	}
-	for _, cl := range clauses(s.text) {
-		for _, re := range x.w.AddressInClause {
-			loc := re.FindStringSubmatchIndex(cl)
-			if loc == nil {
-				continue
-			}
-			m := submatches(cl, loc)
-			if group(re, m, "verb") != "" && (s.question || x.w.AddressDone.MatchString(cl[:loc[0]])) {
-				continue // "什么时候能送到…？", "已经送到…了"
-			}
-			x.addAddress(group(re, m, "kind"), group(re, m, "value"))
-			break
-		}
+	x.add(KindProhibition, ch, value, Active)
+	if v, ok := x.active[slot{KindPreference, "channel"}]; ok && v == ch {
+		x.add(KindPreference, "channel", v, Revoked) // a channel the user prefers no more
 	}
 }
 
-// addAddress trims a found address — leading words, what follows a full
-// stop, closing words — and adds it if it reads as a place.
-func (x *extraction) addAddress(kind, v string) {
-	v = strings.TrimSpace(x.w.AddressLead.ReplaceAllString(strings.TrimSpace(v), ""))
-	if i := strings.IndexAny(v, "，。！？"); i >= 0 {
-		v = v[:i]
+// allow lifts a prohibition of ch; with a window, the channel is open in
+// that window only: a time range.
+func (x *extraction) allow(ch, clause string, w *window) {
+	if x.isActive(KindProhibition, ch) {
+		x.add(KindProhibition, ch, clause, Revoked)
 	}
-	v = x.trimTail(v)
-	if x.w.Place.MatchString(v) && utf8.RuneCountInString(v) <= maxAddress {
-		x.add(KindAddress, addressKey(x.w, kind), v, Active)
-	}
-}
-
-// trimTail removes closing words (Tail) and punctuation from the end of v
-// until none is left.
-func (x *extraction) trimTail(v string) string {
-	for {
-		t := strings.TrimSpace(x.w.Tail.ReplaceAllString(v, ""))
-		t = strings.TrimRight(t, " ,;:.!?")
-		if t == v {
-			return v
+	if w != nil {
+		key := ch
+		if w.clock() {
+			key += " hours"
 		}
-		v = t
-	}
-}
-
-// Phone numbers.
-
-func (x *extraction) phone(s string) {
-	m := x.w.Phone.FindStringSubmatch(s)
-	if m == nil {
-		return
-	}
-	var b strings.Builder
-	for i, r := range group(x.w.Phone, m, "value") {
-		if unicode.IsDigit(r) || (r == '+' && i == 0) {
-			b.WriteRune(r)
-		}
-	}
-	if n := b.Len(); n >= 7 && n <= 16 {
-		x.add(KindPhone, "mobile", b.String(), Active)
-	}
-}
-
-// Names.
-
-func (x *extraction) name(s string) {
-	for _, re := range x.w.Names {
-		m := re.FindStringSubmatch(s)
-		if m == nil {
-			continue
-		}
-		words := strings.Fields(group(re, m, "value"))
-		n := 0
-		for n < len(words) && !x.w.NameStop[strings.ToLower(words[n])] {
-			n++
-		}
-		v := x.trimTail(strings.Join(words[:n], " "))
-		if r, _ := utf8.DecodeRuneInString(v); utf8.RuneCountInString(v) >= 2 && !strings.ContainsRune(x.w.NameNotFirst, r) {
-			x.add(KindName, nameKey(group(re, m, "recipient")), v, Active)
-		}
-		return
-	}
-}
-
-func nameKey(recipient string) string {
-	if recipient != "" {
-		return "recipient"
-	}
-	return "name"
-}
-
-// Ids.
-
-var bareID = regexp.MustCompile(`\b([A-Z]{1,3}\d{3,12})\b`)
-
-func (x *extraction) ids(s string) {
-	seen := map[string]bool{}
-	add := func(kind, id string) {
-		if !hasDigit.MatchString(id) || seen[strings.ToLower(id)] {
-			return
-		}
-		seen[strings.ToLower(id)] = true
-		x.add(KindID, kind+":"+strings.ToLower(id), id, Active)
-	}
-	for _, re := range x.w.IDs {
-		for _, m := range re.FindAllStringSubmatch(s, -1) {
-			add(x.w.IDKinds[strings.ToLower(group(re, m, "kind"))], group(re, m, "value"))
-		}
-	}
-	for _, m := range bareID.FindAllStringSubmatch(s, -1) {
-		add("order", m[1])
+		x.add(KindTimeRange, key, w.String(), Active)
 	}
 }
 
 // Time ranges.
 
-func (x *extraction) timeRange(s string) {
-	if !x.w.TimeContext.MatchString(s) || x.w.PastDue.MatchString(s) {
+func (x *extraction) timeRange(s sentence) {
+	if !hasWord(s.lower, x.w.TimeContext) || hasWord(s.lower, x.w.PastDue) {
 		return
 	}
-	w, ok := findWindow(x.tw, s)
+	w, ok := findWindow(x.tw, s.text)
 	if !ok {
 		return
 	}
 	key := "delivery"
 	for _, k := range x.w.TimeKeys {
-		if k.Re.MatchString(s) {
+		if hasWord(s.lower, k.Words) {
 			key = k.Name
 			break
 		}
 	}
-	if x.w.Away.MatchString(s) {
+	if hasWord(s.lower, x.w.Away) {
 		// "I'm away 1-5 June": deliveries are prohibited inside the window.
 		x.add(KindProhibition, key, w.String(), Active)
 		return
@@ -401,42 +459,100 @@ func (x *extraction) timeRange(s string) {
 
 // Preferences.
 
-func (x *extraction) preference(s string) {
-	var v string
-	for _, re := range x.w.Prefer {
-		if m := re.FindStringSubmatch(s); m != nil {
-			v = group(re, m, "value")
-			break
-		}
-	}
-	v = x.trimTail(strings.TrimSpace(v))
-	if v == "" {
+// preference adds what a sentence with a Prefer word (or a language with
+// a ReplyVerbs word) prefers: one channel, a language or a time of day.
+func (x *extraction) preference(s sentence) {
+	prefer := hasWord(s.lower, x.w.Prefer)
+	if !prefer && !hasWord(s.lower, x.w.ReplyVerbs) {
 		return
 	}
-	switch ch := channelsIn(x.w, v); {
-	case len(ch) == 1:
+	if ch := channelsIn(x.w, s.lower); prefer && len(ch) == 1 {
 		x.add(KindPreference, "channel", ch[0], Active)
 		if x.isActive(KindProhibition, ch[0]) {
-			x.add(KindProhibition, ch[0], strings.TrimSpace(s), Revoked)
+			x.add(KindProhibition, ch[0], s.text, Revoked)
 		}
-	case x.w.PreferLanguage.MatchString(v):
-		x.add(KindPreference, "language", v, Active)
-	case x.w.PreferTime.MatchString(v):
-		x.add(KindPreference, "time", v, Active)
-	default:
-		x.add(KindPreference, "other", v, Active)
+		return
+	}
+	if cs := cues(s.lower, x.w.Languages); len(cs) > 0 {
+		x.add(KindPreference, "language", s.text[cs[0].start:cs[0].end], Active)
+		return
+	}
+	if cs := cues(s.lower, x.w.TimesOfDay); prefer && len(cs) > 0 {
+		x.add(KindPreference, "time", s.text[cs[0].start:cs[0].end], Active)
 	}
 }
 
-// Facts.
+// Names and facts.
 
-func (x *extraction) fact(s string) {
-	for _, re := range x.w.Facts {
-		if m := re.FindStringSubmatch(s); m != nil {
-			v := strings.TrimSpace(group(re, m, "value"))
-			x.add(KindFact, factKey(v), v, Active)
+func (x *extraction) name(s sentence) {
+	for li, leads := range [][]string{x.w.NameLeads, x.w.RecipientLeads} {
+		for _, lead := range leads {
+			i := strings.Index(s.lower, lead)
+			if i < 0 || (i > 0 && isAlnum(lead[0]) && isWordByte(s.lower[i-1])) {
+				continue
+			}
+			v := x.nameAt(strings.TrimLeft(s.text[i+len(lead):], " :："))
+			if v != "" {
+				key := "name"
+				if li == 1 {
+					key = "recipient"
+				}
+				x.add(KindName, key, v, Active)
+			}
 			return
 		}
+	}
+}
+
+// nameAt reads a name at the start of s: two to six Chinese characters,
+// or up to four words before a NameStop word.
+func (x *extraction) nameAt(s string) string {
+	r, _ := utf8.DecodeRuneInString(s)
+	if strings.ContainsRune(x.w.NameNotFirst, r) || !unicode.IsLetter(r) {
+		return ""
+	}
+	if isHan(r) {
+		n, end := 0, 0
+		for i, r := range s {
+			if !isHan(r) && r != '·' || n == 6 || (n >= 2 && startsWithWord(s[i:], x.w.AddressTail) != "") {
+				break
+			}
+			n, end = n+1, i+utf8.RuneLen(r)
+		}
+		if n < 2 {
+			return ""
+		}
+		return s[:end]
+	}
+	var words []string
+	for _, f := range strings.Fields(s) {
+		t := strings.TrimRight(f, ".,;:!?")
+		if len(words) == 4 || t == "" || slices.Contains(x.w.NameStop, lowerASCII(t)) || !unicode.IsLetter([]rune(t)[0]) {
+			break
+		}
+		words = append(words, t)
+		if t != f {
+			break
+		}
+	}
+	if v := strings.Join(words, " "); utf8.RuneCountInString(v) >= 2 {
+		return v
+	}
+	return ""
+}
+
+func (x *extraction) fact(s sentence) {
+	for _, lead := range x.w.FactLeads {
+		i := strings.Index(s.lower, lead)
+		if i < 0 {
+			continue
+		}
+		v := strings.TrimSpace(strings.TrimLeft(s.text[i+len(lead):], " :：，,"))
+		v = strings.TrimPrefix(v, "that ")
+		if utf8.RuneCountInString(v) >= 3 {
+			x.add(KindFact, factKey(v), v, Active)
+		}
+		return
 	}
 }
 
@@ -448,23 +564,37 @@ func factKey(v string) string {
 	return fmt.Sprintf("fact-%08x", h.Sum32())
 }
 
+// group is the text of the first group named name that took part in m.
+func group(re *regexp.Regexp, m []string, name string) string { return lexicon.Group(re, m, name) }
+
 // Splitting text.
 
 type sentence struct {
-	text     string
-	question bool
+	text, lower string
+	question    bool
 }
 
 // sentences splits text at 。！？!?；; and line breaks, and at a period
 // followed by a space or the end unless it closes one of w's
-// Abbreviations.
-func sentences(w *lexicon.MemoryPatterns, text string) []sentence {
+// Abbreviations. A sentence is a question when it ends in a question mark
+// and holds a QuestionMark word or has a clause that starts with a
+// QuestionStart word, or when it ends in "吗".
+func sentences(w *lexicon.Memory, text string) []sentence {
 	var out []sentence
 	start := 0
 	emit := func(end int, q bool) {
-		if t := strings.TrimSpace(text[start:end]); t != "" {
-			out = append(out, sentence{t, q})
+		t := strings.TrimSpace(text[start:end])
+		if t == "" {
+			return
 		}
+		lower := lowerASCII(t)
+		question := strings.HasSuffix(t, "吗")
+		if q && !question {
+			question = hasWord(lower, w.QuestionMark) || slices.ContainsFunc(clauses(lower), func(c string) bool {
+				return startsWithWord(strings.TrimSpace(c), w.QuestionStart) != ""
+			})
+		}
+		out = append(out, sentence{t, lower, question})
 	}
 	for i, r := range text {
 		switch r {
@@ -479,7 +609,7 @@ func sentences(w *lexicon.MemoryPatterns, text string) []sentence {
 			if j := strings.LastIndexAny(word, " \t(,"); j >= 0 {
 				word = word[j+1:]
 			}
-			if w.Abbreviations[strings.ToLower(word)] {
+			if slices.Contains(w.Abbreviations, strings.ToLower(word)) {
 				continue
 			}
 			emit(i, false)
@@ -490,8 +620,9 @@ func sentences(w *lexicon.MemoryPatterns, text string) []sentence {
 	return out
 }
 
-// clauses splits a sentence at commas.
+// clauses splits a sentence at commas and dashes.
 func clauses(s string) []string {
+	s = strings.ReplaceAll(s, "—", ",")
 	return strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == '，' || r == '、' })
 }
 

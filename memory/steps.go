@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // Names of the memory steps (trace.KindMemory) this package writes and reads.
@@ -85,36 +86,99 @@ func decodeCached(t *trace.Trace, s *trace.Step) ([]Constraint, error) {
 //   - Otherwise, as in a trace imported from a chat log, RuleBased(nil) runs
 //     over t.UserTurns[0..upTo], as Observe would have.
 //
-// The result is a new card, owned by the caller.
+// The result is a new card, owned by the caller. To follow a trace as it
+// grows, use CardOf, which costs only what is new.
 func CardFromTrace(t *trace.Trace, upTo int) *Card {
 	return cardFromTrace(t, upTo, RuleBased(nil))
 }
 
 // cardFromTrace is CardFromTrace with ex in place of RuleBased(nil).
 func cardFromTrace(t *trace.Trace, upTo int, ex Extractor) *Card {
-	c := &Card{}
-	recorded := false
-	for _, s := range t.Steps {
+	k := &kept{card: &Card{}}
+	k.sync(t, upTo, ex, true)
+	return k.card
+}
+
+// CardOf returns the card of t as its card steps make it, kept in t's memo
+// (trace.Trace.Memo) and brought up to date with the steps recorded since
+// the last call: a call costs what is new, not the whole trace. A trace
+// without card steps gets its card from RuleBased(nil) over its user
+// turns, as in CardFromTrace.
+//
+// The card is shared by every caller of CardOf on t: read it, do not
+// Apply to it or Observe with it (record card steps instead). Like Memo,
+// CardOf is not safe for concurrent use: call it under the recorder's lock
+// (trace.Recorder.View) or on a trace of one goroutine; the card it returns
+// is safe to read from any goroutine.
+func CardOf(t *trace.Trace) *Card {
+	return cardOf(t, len(t.UserTurns)-1, defaultRules())
+}
+
+// keptKey keys the card kept in a trace's memo, per extractor for traces
+// without card steps.
+type keptKey struct{ w *lexicon.Compiled }
+
+// kept is a card following a trace: steps and user turns read so far.
+type kept struct {
+	card     *Card
+	steps    int  // steps read
+	turns    int  // user turns extracted, for traces without card steps
+	maxTurn  int  // the highest turn applied
+	recorded bool // t holds card steps
+}
+
+// cardOf returns the card of t after user turn upTo, kept in t's memo. A
+// trace that has gone back — a prefix shorter than one read before, a turn
+// earlier than one applied — gets a new card instead.
+func cardOf(t *trace.Trace, upTo int, ex ruleBased) *Card {
+	k := t.Memo(keptKey{ex.w}, func() any { return &kept{card: &Card{}} }).(*kept)
+	if k.steps > len(t.Steps) || k.maxTurn > upTo || (!k.recorded && k.turns > upTo+1) || !k.sync(t, upTo, ex, false) {
+		return cardFromTrace(t, upTo, ex)
+	}
+	return k.card
+}
+
+// sync applies the card steps of t after those read, up to turn upTo, or,
+// for a trace without card steps, extracts its user turns up to upTo. A
+// card step past upTo is skipped when oneOff is set; otherwise sync stops
+// there and reports false, since a kept card cannot take it back later.
+func (k *kept) sync(t *trace.Trace, upTo int, ex Extractor, oneOff bool) bool {
+	c := k.card
+	for ; k.steps < len(t.Steps); k.steps++ {
+		s := t.Steps[k.steps]
 		if s == nil || s.Kind != trace.KindMemory || s.Name != StepCard {
 			continue
 		}
-		recorded = true
+		if !k.recorded {
+			if k.turns > 0 { // turns were extracted before the first card step: start again
+				*c = Card{}
+				k.turns, k.maxTurn = 0, 0
+			}
+			k.recorded = true
+		}
 		if s.Turn > upTo {
+			if !oneOff {
+				return false
+			}
 			continue
 		}
 		cs, err := decodeCached(t, s)
 		if err != nil {
 			continue
 		}
+		c.mu.Lock()
 		for _, n := range cs {
 			c.apply(n)
 		}
+		c.mu.Unlock()
+		k.maxTurn = max(k.maxTurn, s.Turn)
 	}
-	if recorded {
-		return c
+	if k.recorded {
+		return true
 	}
-	for k := 0; k <= upTo && k < len(t.UserTurns); k++ {
-		c.Observe(context.Background(), ex, k, t.UserTurns[k]) // RuleBased never fails
+	for ; k.turns <= upTo && k.turns < len(t.UserTurns); k.turns++ {
+		c.Observe(context.Background(), ex, k.turns, t.UserTurns[k.turns]) // RuleBased never fails
+		k.maxTurn = max(k.maxTurn, k.turns)
 	}
-	return c
+	return true
 }

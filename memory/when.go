@@ -374,6 +374,9 @@ func spanOf(w *lexicon.TimePatterns, s string, ms []mention) (window, bool) {
 	for i := 0; i+1 < len(ms); i++ {
 		a, b := ms[i], ms[i+1]
 		if w.RangeJoin.MatchString(s[a.end:b.start]) {
+			if a.p.clock && b.p.clock && a.p.v >= 12*60 && b.p.v < 12*60 && b.p.v+12*60 > a.p.v {
+				b.p.v += 12 * 60 // "晚上7点到9点": the period of the first time holds for the second
+			}
 			return window{from: bound{set: true, p: a.p}, to: bound{set: true, p: b.p}}, true
 		}
 	}

@@ -27,53 +27,13 @@ type Compiled struct {
 	InstructionMarkers *regexp.Regexp
 	Affirmation        *regexp.Regexp
 	Authority          Authority // plain words: nothing to compile
-	Memory             MemoryPatterns
+	Memory             Memory    // plain words: lower case, each list longest first
 	Time               TimePatterns
 
 	replies  map[Lang]Replies
 	scripts  []script
 	ascii    bool // some script holds ASCII letters
 	fallback Lang
-}
-
-// MemoryPatterns is Memory compiled.
-type MemoryPatterns struct {
-	AddressCues, NameCues, PreferenceCues, FactCues []string
-	Channels                                        []ChannelPatterns
-	ScopeEnd                                        map[string]bool
-	RevokeNegators                                  string
-	Reminder                                        *regexp.Regexp
-	Address, AddressInClause                        []*regexp.Regexp
-	AddressKinds                                    map[string]string
-	AddressLead, AddressDone, Place, Tail           *regexp.Regexp
-	Phone                                           *regexp.Regexp // PhoneLeads and a number in group value
-	Names                                           []*regexp.Regexp
-	NameStop                                        map[string]bool
-	NameNotFirst                                    string
-	IDs                                             []*regexp.Regexp
-	IDKinds                                         map[string]string
-	TimeContext, Away, PastDue                      *regexp.Regexp
-	TimeKeys                                        []TermPattern
-	Prefer                                          []*regexp.Regexp
-	PreferLanguage, PreferTime                      *regexp.Regexp
-	Facts                                           []*regexp.Regexp
-	Abbreviations                                   map[string]bool
-}
-
-// ChannelPatterns is one contact channel's patterns, CH filled in.
-type ChannelPatterns struct {
-	Name           string
-	Word           *regexp.Regexp // the channel as the whole text, spaces aside
-	Any            *regexp.Regexp // the channel anywhere
-	Prohibit       []*regexp.Regexp
-	NegationBefore []*regexp.Regexp // group between
-	Revoke         []*regexp.Regexp
-}
-
-// TermPattern is a Term's patterns joined.
-type TermPattern struct {
-	Name string
-	Re   *regexp.Regexp
 }
 
 // TimePatterns is Time compiled; MONTH is filled in.
@@ -224,75 +184,81 @@ func build(lx *Lexicon) (*Compiled, error) {
 			c.Claims[verb] = k.one("ClaimWords["+verb+"]", `(?i)`+alternation(alts))
 		}
 	}
-	c.Memory = buildMemory(k, &lx.Memory)
+	c.Memory = buildMemory(&lx.Memory)
 	c.Time = buildTime(k, &lx.Time)
 	buildReplies(k, c, lx.Replies)
 	return c, errors.Join(k.errs...)
 }
 
-func buildMemory(k *compiler, m *Memory) MemoryPatterns {
-	out := MemoryPatterns{
-		AddressCues:     slices.Clone(m.AddressCues),
-		NameCues:        slices.Clone(m.NameCues),
-		PreferenceCues:  slices.Clone(m.PreferenceCues),
-		FactCues:        slices.Clone(m.FactCues),
-		ScopeEnd:        set(m.ScopeEnd),
-		RevokeNegators:  m.RevokeNegators,
-		Reminder:        k.join("Memory.Reminder", m.Reminder),
-		Address:         k.each("Memory.Address", m.Address),
-		AddressInClause: k.each("Memory.AddressInClause", m.AddressInClause),
-		AddressKinds:    maps.Clone(m.AddressKinds),
-		AddressLead:     k.join("Memory.AddressLead", m.AddressLead),
-		AddressDone:     k.join("Memory.AddressDone", m.AddressDone),
-		Place:           k.join("Memory.Place", m.Place),
-		Tail:            k.join("Memory.Tail", m.Tail),
-		Phone:           never,
-		Names:           k.each("Memory.Names", m.Names),
-		NameStop:        set(m.NameStop),
-		NameNotFirst:    m.NameNotFirst,
-		IDs:             k.each("Memory.IDs", m.IDs),
-		IDKinds:         maps.Clone(m.IDKinds),
-		TimeContext:     k.join("Memory.TimeContext", m.TimeContext),
-		Away:            k.join("Memory.Away", m.Away),
-		PastDue:         k.join("Memory.PastDue", m.PastDue),
-		Prefer:          k.each("Memory.Prefer", m.Prefer),
-		PreferLanguage:  k.join("Memory.PreferLanguage", m.PreferLanguage),
-		PreferTime:      k.join("Memory.PreferTime", m.PreferTime),
-		Facts:           k.each("Memory.Facts", m.Facts),
-		Abbreviations:   set(m.Abbreviations),
-	}
-	if len(m.PhoneLeads) > 0 {
-		if lead := k.join("Memory.PhoneLeads", m.PhoneLeads); lead != never {
-			out.Phone = k.one("Memory.PhoneLeads", `(?:`+lead.String()+`)\s*:?\s*(?P<value>\+?\d[\d\s().-]{5,18}\d)`)
-		}
-	}
-	for _, t := range m.TimeKeys {
-		out.TimeKeys = append(out.TimeKeys, TermPattern{t.Name, k.join("Memory.TimeKeys["+t.Name+"]", t.Patterns)})
-	}
-	for _, ch := range m.Channels {
-		field := "Memory.Channels[" + ch.Name + "]"
-		anyRe := k.join(field, ch.Patterns)
-		if anyRe == never {
-			continue
-		}
-		src := `(?:` + anyRe.String() + `)`
-		sub := func(field string, tmpls []string) []*regexp.Regexp {
-			out := make([]*regexp.Regexp, 0, len(tmpls))
-			for i, t := range tmpls {
-				out = append(out, k.one(fmt.Sprintf("%s[%d] for %s", field, i, ch.Name), strings.ReplaceAll(t, "CH", src)))
+// buildMemory returns a copy of m with every word in lower case and each
+// list sorted longest first, so that a reader trying the words in order
+// finds the longest that matches at a place.
+func buildMemory(m *Memory) Memory {
+	words := func(ws []string) []string {
+		out := make([]string, 0, len(ws))
+		for _, w := range ws {
+			if w = strings.ToLower(strings.TrimSpace(w)); w != "" && !slices.Contains(out, w) {
+				out = append(out, w)
 			}
-			return out
 		}
-		out.Channels = append(out.Channels, ChannelPatterns{
-			Name:           ch.Name,
-			Word:           k.one(field, `(?i)^\s*`+src+`\s*$`),
-			Any:            k.one(field, `(?i)`+src),
-			Prohibit:       sub("Memory.Prohibit", m.Prohibit),
-			NegationBefore: sub("Memory.NegationBefore", m.NegationBefore),
-			Revoke:         sub("Memory.Revoke", m.Revoke),
-		})
+		slices.SortStableFunc(out, func(a, b string) int { return len(b) - len(a) })
+		return out
 	}
-	return out
+	named := func(ns []Words) []Words {
+		out := make([]Words, len(ns))
+		for i, n := range ns {
+			out[i] = Words{Name: n.Name, Words: words(n.Words)}
+		}
+		return out
+	}
+	lower := func(m map[string]string) map[string]string {
+		out := make(map[string]string, len(m))
+		for k, v := range m {
+			out[strings.ToLower(k)] = v
+		}
+		return out
+	}
+	return Memory{
+		Channels:       named(m.Channels),
+		Negation:       words(m.Negation),
+		Allow:          words(m.Allow),
+		ScopeEnd:       words(m.ScopeEnd),
+		Reminder:       words(m.Reminder),
+		Report:         words(m.Report),
+		Dismiss:        words(m.Dismiss),
+		QuestionStart:  words(m.QuestionStart),
+		QuestionMark:   words(m.QuestionMark),
+		Change:         words(m.Change),
+		Additional:     words(m.Additional),
+		Old:            words(m.Old),
+		AddressWords:   words(m.AddressWords),
+		AddressKinds:   lower(m.AddressKinds),
+		StreetTypes:    words(m.StreetTypes),
+		Units:          words(m.Units),
+		Directions:     words(m.Directions),
+		AddressStop:    words(m.AddressStop),
+		PlaceMarks:     words(m.PlaceMarks),
+		BuildingMarks:  words(m.BuildingMarks),
+		AddressLead:    words(m.AddressLead),
+		AddressTail:    words(m.AddressTail),
+		PhoneCues:      words(m.PhoneCues),
+		IDKinds:        lower(m.IDKinds),
+		IDFiller:       words(m.IDFiller),
+		TimeContext:    words(m.TimeContext),
+		Away:           words(m.Away),
+		PastDue:        words(m.PastDue),
+		TimeKeys:       named(m.TimeKeys),
+		Prefer:         words(m.Prefer),
+		ReplyVerbs:     words(m.ReplyVerbs),
+		Languages:      words(m.Languages),
+		TimesOfDay:     words(m.TimesOfDay),
+		NameLeads:      words(m.NameLeads),
+		RecipientLeads: words(m.RecipientLeads),
+		NameStop:       words(m.NameStop),
+		NameNotFirst:   m.NameNotFirst,
+		FactLeads:      words(m.FactLeads),
+		Abbreviations:  words(m.Abbreviations),
+	}
 }
 
 func buildTime(k *compiler, t *Time) TimePatterns {

@@ -34,6 +34,13 @@ a Lexicon once, on first use, into [Compiled], which the rules read without
 compiling or allocating per call; [Lexicon.Check] reports a pattern that
 does not compile.
 
+The memory card's vocabulary ([Memory]) is plain words, not patterns: the
+extractor finds values by their structure and reads the words around them
+(negation, permission, change, question words, the words of each contact
+channel). Teach it a channel by adding its words:
+
+	lx.Memory.Channels = append(lx.Memory.Channels, lexicon.Words{Name: "wechat", Words: []string{"wechat", "微信"}})
+
 # Replies
 
 A reply is never a mix of languages: [Compiled.LangOf] picks the language

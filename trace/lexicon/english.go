@@ -65,76 +65,83 @@ func english() *Lexicon {
 
 func englishMemory() Memory {
 	return Memory{
-		AddressCues:    []string{"address", "ship", "send", "deliver", "mail", "moved"},
-		NameCues:       []string{"name", "recipient"},
-		PreferenceCues: []string{"prefer", "rather", "like", "use", "contact", "reach"},
-		FactCues:       []string{"remember", "note", "mind"},
+		Channels: []Words{
+			{"sms", []string{"sms", "smses", "text", "texts", "texting", "texted", "text message*", "txt", "txts"}},
+			{"call", []string{"call", "calls", "calling", "phone call*", "phone me", "phoning", "by phone", "over the phone", "on the phone", "ring me", "give me a ring", "a ring"}},
+			{"email", []string{"email*", "e-mail*", "mail me"}},
+			{"push", []string{"push", "push notification*", "app notification*"}},
+			{"contact", []string{"contact me", "contacting me", "reach out", "reach me", "get in touch", "disturb me", "bother me"}},
+		},
+		Negation: []string{
+			"don't", "dont", "do not", "never", "stop", "quit", "no more", "no longer", "not", "no", "without",
+			"can't", "cannot", "won't", "shouldn't", "mustn't", "didn't", "isn't", "aren't", "wasn't", "no-go",
+			"hate", "rather not", "not ok", "not okay", "unsubscribe", "opt out", "block", "turn off", "switch off",
+		},
+		Allow: []string{
+			"fine", "ok", "okay", "alright", "all right", "allowed", "good", "feel free", "go ahead", "go ahead and", "can", "may",
+			"no problem", "no problems", "wouldn't mind", "don't mind", "do not mind", "no longer mind", "not mind", "no trouble",
+			"welcome", "resume", "turn on", "switch on", "unblock", "re-enable",
+		},
+		ScopeEnd: []string{"so", "but", "then", "instead", "rather", "and", "or", "if", "because", "until", "though", "although"},
+		Reminder: []string{"forget", "forgot", "miss", "missing", "missed", "remember", "recall"},
+		Report:   []string{"didn't get", "did not get", "didn't receive", "did not receive", "haven't received", "have not received", "haven't got", "never got", "never received", "not received"},
+		Dismiss:  []string{"not relevant", "irrelevant", "never mind", "doesn't matter", "does not matter", "just saying", "just kidding"},
 
-		Channels: []Term{
-			{"sms", []string{`\b(?:sms(?:es)?|texts?|texting|texted|text\s+messages?|txt)\b`}},
-			{"call", []string{`\b(?:(?:phone\s+)?calls?|calling|called|ring(?:ing)?\s+me|phone\s+me)\b`}},
-			{"email", []string{`\b(?:e-?mails?|e-?mailing|e-?mailed)\b`}},
-			{"contact", []string{`\b(?:contact(?:ing)?\s+me|reach(?:ing)?\s+out|get\s+in\s+touch|disturb\s+me)\b`}},
+		QuestionStart: []string{
+			"can", "could", "would", "will", "do", "does", "did", "is", "are", "was", "were", "have", "has",
+			"what", "what's", "whats", "why", "how", "when", "where", "which", "who", "should", "may",
 		},
-		Prohibit: []string{`(?i)CH\s+(?:is|are)\s+not\s+(?:ok|okay|fine|allowed|welcome|wanted)`},
-		NegationBefore: []string{
-			`(?i)\b(?:don'?t|do\s+not|dont|never|stop|quit|no\s+more|no\s+longer|not|no|without|any\s+more|can'?t|cannot|won'?t|shouldn'?t|mustn'?t)\s+(?P<between>(?:[\w']+\s+){0,3}?)CH`,
-		},
-		ScopeEnd: []string{"so", "but", "then", "instead", "rather", "and", "or", "if", "mind", "because", "until", "problem", "matter", "worries", "worry"},
-		Revoke: []string{
-			`(?i)CH\s+(?:is|are|'s)\s+(?:now\s+|also\s+|actually\s+)?(?:fine|ok|okay|alright|all\s+right|allowed|good|no\s+problem)`,
-			`(?i)\b(?:can|may|could)\s+(?:now\s+|also\s+|again\s+|still\s+)?(?:send\s+(?:me\s+)?|give\s+me\s+a\s+)?CH`,
-			`(?i)\b(?:feel\s+free\s+to|go\s+ahead\s+and|ok\s+to|okay\s+to|fine\s+to|happy\s+to\s+(?:get|receive))\s+(?:[\w']+\s+){0,2}?CH`,
-			`(?i)\b(?:don'?t|do\s+not|no\s+longer)\s+mind\s+(?:[\w']+\s+){0,2}?CH`,
-			`(?i)\b(?:resume|re-?enable|turn\s+on|switch\s+on|allow|unblock)\s+(?:[\w']+\s+){0,2}?CH`,
-		},
-		// "don't forget to text me", "I don't want to miss your calls"
-		Reminder: []string{`(?i)\b(?:forget|forgot|miss|missing|missed)\b`},
+		Change:     []string{"new", "instead", "changed", "change", "moved", "moving", "different", "update*", "switch*", "now", "replace*", "not the"},
+		Additional: []string{"also", "as well", "too", "second", "2nd", "another", "additional", "extra", "one more", "a copy"},
+		Old:        []string{"from", "not", "instead of", "rather than", "old", "previous"},
 
-		Address: []string{
-			`(?i)(?:\bmy\s+(?:new\s+|current\s+)?(?:(?P<kind>delivery|shipping|home|billing|return|mailing)\s+)?address\s+(?:is\s+now|is|has\s+changed\s+to|changed\s+to|will\s+be|should\s+be)` +
-				`|\b(?:change|update|switch|set)\s+(?:my\s+|the\s+)?(?:(?P<kind>delivery|shipping|billing|return|mailing)\s+)?address\s+(?:from\s+.+?\s+)?to` +
-				`|\b(?P<verb>ship|send|deliver|mail)\s+(?:it|them|the\s+\w+|my\s+\w+|everything|all)?\s*(?:instead\s+)?to` +
-				`|\bnew\s+(?:(?P<kind>delivery|shipping|billing|return)\s+)?address\s*(?:is|:)` +
-				`|\bi(?:'ve|\s+have)?\s+moved\s+to)\s*(?:now\s+)?:?\s*(?P<value>.+)`,
+		AddressWords: []string{"address", "addr", "adress", "addres"},
+		AddressKinds: map[string]string{"billing": "billing", "invoice": "billing", "return": "return", "returns": "return"},
+		StreetTypes: []string{
+			"street", "st", "road", "rd", "avenue", "ave", "av", "lane", "ln", "drive", "dr", "boulevard", "blvd",
+			"way", "court", "ct", "place", "pl", "square", "sq", "terrace", "close", "crescent", "parkway", "pkwy",
+			"highway", "hwy", "quay", "row", "walk", "gardens", "grove", "mews", "circle", "plaza",
 		},
-		AddressKinds: map[string]string{"billing": "billing", "return": "return"},
-		AddressLead:  []string{`(?i)^(?:me|us|my\s+(?:place|home|house|office|work|flat|apartment))\s+(?:at|in)\s+`},
-		Place: []string{
-			`(?i)^\d+\w*\s+\pL|\b(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr|blvd|boulevard|way|court|ct|place|pl|square|sq|apt|apartment|flat|suite|unit|floor|box|highway|hwy|terrace|close|crescent|plaza|parkway)\b.*\d|\d.*\b(?:street|st|road|rd|avenue|ave|lane|ln|drive|dr|blvd|boulevard|way|court|ct|place|pl|square|sq|apt|apartment|flat|suite|unit|floor|box|highway|hwy|terrace|close|crescent|plaza|parkway)\b`,
-		},
-		Tail: []string{
-			`(?i)(?:[\s,;]+(?:please|pls|thanks|thank\s+you|thx|instead|now|from\s+now\s+on|going\s+forward|for\s+now|then|ok|okay))+\W*$|\s+(?:and|but)\s+(?:please|can|could|you|i|my|also)\b.*$|\.\s+(?:please|thanks|thank|can|could|would|also|i|my|we|it|that|this|is|are)\b.*$`,
+		Units:      []string{"flat", "apt", "apartment", "unit", "suite", "ste", "room", "floor"},
+		Directions: []string{"n", "s", "e", "w", "ne", "nw", "se", "sw", "north", "south", "east", "west"},
+		AddressStop: []string{
+			"please", "pls", "plz", "thanks", "thank", "thx", "instead", "now", "not", "and", "but", "or", "so", "then",
+			"too", "also", "as", "is", "are", "was", "the", "a", "an", "to", "from", "for", "it", "that", "that's",
+			"this", "i", "i'm", "my", "me", "we", "you", "ok", "okay", "one", "which", "where", "when", "if",
+			"because", "by", "on", "in", "at", "with", "asap", "today", "tomorrow", "right", "though", "anymore",
 		},
 
-		PhoneLeads: []string{
-			`(?i)\b(?:call|text|reach|contact|ring)\s+me\s+(?:at|on)|\bmy\s+(?:new\s+)?(?:(?:phone|mobile|cell)(?:\s+number)?|number)\s+(?:is\s+now|is|has\s+changed\s+to|changed\s+to)|\bnew\s+(?:phone\s+|mobile\s+)?number\s*(?:is|:)`,
+		PhoneCues: []string{"phone", "mobile", "cell", "number", "tel", "reach me", "call me", "text me", "whatsapp"},
+		IDKinds: map[string]string{
+			"order": "order", "order id": "order", "account": "account", "account id": "account",
+			"tracking": "tracking", "tracking number": "tracking", "parcel": "tracking", "shipment": "tracking",
+			"user id": "account", "customer id": "account", "member id": "account",
+			"reservation": "reservation", "reservation id": "reservation", "booking": "reservation", "confirmation": "reservation",
+		},
+		IDFiller: []string{"number", "numbr", "nr", "nbr", "no", "no.", "num", "id", "#", "is", "was", "code", "ref", ":"},
+
+		TimeContext: []string{"deliver*", "ship*", "arriv*", "pick up", "pickup", "collect*", "call*", "phone", "visit*", "install*", "available", "home", "schedul*", "technician", "text*", "sms"},
+		Away:        []string{"away", "travel*", "out of town", "not home", "not at home", "not available", "unavailable", "on holiday", "on vacation"},
+		PastDue:     []string{"should have", "was", "were", "been", "had", "did", "expected", "promised", "waited", "shipped on", "delivered on", "arrived on", "sent on", "dispatched on", "ordered on", "placed on"},
+		TimeKeys: []Words{
+			{"delivery", []string{"deliver*", "ship*", "arriv*"}},
+			{"pickup", []string{"pick up", "pickup", "collect*"}},
+			{"visit", []string{"visit*", "install*", "technician"}},
+			{"call", []string{"call*", "phone"}},
+			{"sms", []string{"text*", "sms", "txt"}},
 		},
 
-		Names: []string{
-			`(?i)\b(?:my\s+name\s+is|(?P<recipient>recipient)(?:'s\s+name)?\s+(?:is|should\s+be|will\s+be))\s+(?P<value>[\p{L}][\p{L}'.-]*(?:\s+[\p{L}][\p{L}'.-]*){0,3})`,
-		},
+		Prefer:     []string{"prefer*", "rather", "better", "best", "ideally", "i like", "i'd like"},
+		ReplyVerbs: []string{"reply", "answer", "respond", "write", "speak", "talk"},
+		Languages:  []string{"english", "chinese", "mandarin", "cantonese", "french", "spanish", "german"},
+		TimesOfDay: []string{"morning", "mornings", "afternoon", "afternoons", "evening", "evenings", "weekend", "weekends", "weekday", "weekdays", "night", "nights"},
+
+		NameLeads:      []string{"my name is", "my name's", "i am called", "i'm called", "call me by", "name:"},
+		RecipientLeads: []string{"recipient is", "recipient's name is", "recipient should be", "recipient will be", "addressed to"},
 		NameStop: []string{"and", "but", "please", "thanks", "i", "my", "so", "from", "not", "now",
 			"on", "in", "at", "the", "a", "an", "wrong", "still", "also", "correct", "spelled", "misspelled", "written", "missing"},
 
-		IDs:     []string{`(?i)\b(?P<kind>order|account|tracking)\s*(?:number|no\.?|num|id|#)?\s*(?:is\s+)?[:#]?\s*(?P<value>[A-Z0-9][A-Z0-9-]{3,19})\b`},
-		IDKinds: map[string]string{"order": "order", "account": "account", "tracking": "tracking"},
-
-		TimeContext: []string{`(?i)\b(deliver\w*|ship\w*|arriv\w*|pick\s*up|pickup|collect\w*|call\w*|phone|visit\w*|install\w*|available|home|schedul\w*)\b`},
-		Away:        []string{`(?i)\b(?:away|travel\w*|out\s+of\s+town|not\s+(?:at\s+)?home|not\s+available|unavailable|on\s+holiday|on\s+vacation)\b`},
-		PastDue:     []string{`(?i)\bshould\s+have\b|\b(?:was|were|been|had|did)\b|\bexpected\b|\bpromised\b|\b\w+ed\s+(?:on|for|by)\b`},
-		TimeKeys: []Term{
-			{"delivery", []string{`(?i)\b(deliver\w*|ship\w*|arriv\w*)\b`}},
-			{"pickup", []string{`(?i)\b(pick\s*up|pickup|collect\w*)\b`}},
-			{"visit", []string{`(?i)\b(visit\w*|install\w*)\b`}},
-			{"call", []string{`(?i)\b(call\w*|phone)\b`}},
-		},
-
-		Prefer:         []string{`(?i)\b(?:i(?:'d|\s+would)?\s+(?:prefer|rather\s+(?:have|get|use))|i\s+like\s+\w+\s+better|please\s+use|(?:contact|reach)\s+me\s+(?:by|via|through|on))\s+(?P<value>.+)`},
-		PreferLanguage: []string{`(?i)\b(english|chinese|mandarin|cantonese)\b`},
-		PreferTime:     []string{`(?i)\b(morning|afternoon|evening|weekend|weekday|night)s?\b`},
-
-		Facts: []string{`(?i)\b(?:please\s+(?:remember|note)|remember\s+that|note\s+that|keep\s+in\s+mind)\s*(?:that\s+)?:?\s*(?P<value>.{3,})`},
+		FactLeads: []string{"please remember that", "please remember", "remember that", "please note that", "please note", "note that", "keep in mind that", "keep in mind"},
 
 		Abbreviations: []string{"st", "rd", "ave", "apt", "no", "dr", "mr", "mrs", "ms", "blvd", "ln", "jr", "sr", "e.g", "i.e", "etc", "ste", "fl", "bldg", "mt", "ft"},
 	}
@@ -186,6 +193,7 @@ func englishReplies() Replies {
 		ListLastSep:    " or ",
 		EmptyResult:    "I could not find anything for %s. Could you double-check those details for me?",
 		Confirm:        "Before I %s (%s), can you confirm that this is what you want? Please answer yes or no.",
+		AddressChanged: "Should I use %s, or %s, the address you gave me most recently?",
 
 		NotExecutedRetry:   "call not executed: %s. Correct the call and try again.",
 		NotExecutedClarify: "call not executed: the user was asked to clarify first.",

@@ -94,112 +94,118 @@ type Lexicon struct {
 	err  error
 }
 
-// Term is a named concept and the patterns that say it: a contact channel
-// ("sms": "text message", "短信") or what a time window is for ("pickup").
-type Term struct {
-	Name     string
-	Patterns []string
+// Words is a named concept and the words that say it: a contact channel
+// ("sms": "text message", "短信").
+type Words struct {
+	Name  string
+	Words []string
 }
 
 // Memory is the vocabulary of the memory card's rule-based extractor
-// (memory.RuleBased). Cue words are checked, in lower case, before the
-// patterns of their kind run.
+// (memory.RuleBased). It holds plain words, no patterns: the extractor
+// finds typed values (addresses, phone numbers, e-mail addresses, ids,
+// dates) by their structure, then reads the words around each value.
+//
+// Words are matched in lower case. A word whose first or last character
+// is an ASCII letter or digit must start or end at a word boundary there;
+// a final "*" matches the rest of the word ("deliver*": "delivery",
+// "delivered"); words in other scripts match anywhere. Where two words of
+// the lists a clause is read with overlap, the longer wins, so that "don't
+// mind" (Allow) is no negation and "不可以" (Negation) no permission.
 type Memory struct {
-	// AddressCues, NameCues, PreferenceCues and FactCues are words without
-	// which a sentence is not searched for that kind of constraint.
-	AddressCues, NameCues, PreferenceCues, FactCues []string
+	// Channels are the contact channels; their names ("sms", "call",
+	// "email", "push", "contact") are the keys of the card's prohibitions.
+	// "contact" covers every channel and counts only in a clause that
+	// names no other. Merge joins the words of channels of the same name.
+	Channels []Words
 
-	// Channels are the contact channels, in the order they are tried; the
-	// names "sms", "call", "email" and "contact" are the card's channel
-	// keys. Merge joins the patterns of channels of the same name.
-	Channels []Term
-	// Prohibit are patterns of a prohibition of a channel; CH stands for the
-	// channel's patterns: "CH is not ok", "不要CH".
-	Prohibit []string
-	// NegationBefore are patterns of a negation before a channel (CH), the
-	// words between them in group between: "don't ever CH". The match is
-	// no prohibition when one of those words is in ScopeEnd.
-	NegationBefore []string
-	// ScopeEnd are words, in lower case, that end a negation's scope: "but",
-	// "so", "instead".
+	// Negation are words that, in a clause naming a channel, prohibit it:
+	// "don't", "no more", "isn't", "不要", "免了".
+	Negation []string
+	// Allow are words that, in such a clause, permit it: "fine", "can",
+	// "don't mind", "可以", "没关系". Negation wins over Allow.
+	Allow []string
+	// ScopeEnd are words that stand between a cue and a channel it does
+	// not apply to: "but", "so", "但是".
 	ScopeEnd []string
-	// Revoke are patterns that lift a prohibition of a channel (CH): "CH is
-	// fine now", "可以CH".
-	Revoke []string
-	// RevokeNegators are the characters that, right before a Revoke match,
-	// negate it: "不可以发短信".
-	RevokeNegators string
-	// Reminder are patterns of a sentence that mentions a channel without
-	// prohibiting it: "don't forget to text me".
+	// Reminder are words of a clause that names a channel without ruling
+	// on it: "forget", "miss", "忘".
 	Reminder []string
+	// Report are words of a clause that tells what happened rather than
+	// what may: "didn't get", "没收到".
+	Report []string
+	// Dismiss are words that take back what a sentence says: "not
+	// relevant", "无关".
+	Dismiss []string
 
-	// Address are patterns of a new address, matched against a whole
-	// sentence, with the address in group value running to its end; group
-	// kind names which address (see AddressKinds) and group verb a request
-	// to ship there, which a question or AddressDone turns into no
-	// statement.
-	Address []string
-	// AddressInClause are like Address, matched in each comma-separated
-	// clause, for languages whose addresses hold no commas; they are tried
-	// when no Address pattern matches.
-	AddressInClause []string
-	// AddressKinds maps a word of group kind, in lower case, to a card key:
-	// "billing", "return"; other words mean "delivery".
+	// QuestionStart are words that, starting a clause of a sentence that
+	// ends in a question mark, make it a question: "can", "do", "what".
+	// QuestionMark are words that make a sentence a question wherever they
+	// are, with a question mark: "吗", "是不是", "哪". A question states no
+	// address and rules on no channel, unless it holds a Change word.
+	QuestionStart, QuestionMark []string
+
+	// Change are words of a turn that gives a new value in place of the
+	// old: "new", "instead", "moved", "换", "改". Additional are words of a
+	// turn that adds a value beside the current one: "also", "second",
+	// "再加"; Change wins over them. Old are words right before a value
+	// that make it the one being replaced: "from", "not", "不是".
+	Change, Additional, Old []string
+
+	// AddressWords name an address: "address", "地址". A statement holding
+	// one of them with a Change word, from which no address could be read,
+	// is pinned to the card as it was said.
+	AddressWords []string
+	// AddressKinds maps a word before an address to the card's key for it:
+	// "billing" and "invoice" to "billing", "return" to "return". Other
+	// addresses are "delivery".
 	AddressKinds map[string]string
-	// AddressLead are patterns of words to strip from the start of an
-	// address: "me at", "my office in".
-	AddressLead []string
-	// AddressDone are patterns of what, right before a shipping verb,
-	// makes it no request: "已经送到", "什么时候能送到".
-	AddressDone []string
-	// Place are patterns that an address must match: a street, a house
-	// number, "路", "号".
-	Place []string
-	// Tail are patterns of words that close a value without being part of
-	// it: "please", "thanks", "吧", "谢谢".
-	Tail []string
+	// StreetTypes are the last word of a street in an English-style
+	// address: "street", "st", "road"; Units come before a house number
+	// ("flat", "apt"); Directions follow the street ("nw"); AddressStop
+	// are words that end an address ("please", "instead", "and").
+	StreetTypes, Units, Directions, AddressStop []string
+	// PlaceMarks end the parts of a Chinese-style address above the
+	// building (省, 市, 区, 路, 街, 大道); BuildingMarks end the parts below
+	// (号, 栋, 楼, 室). An address holds a place mark and a number.
+	PlaceMarks, BuildingMarks []string
+	// AddressLead are words right before a Chinese-style address ("是",
+	// "寄到", "住"); AddressTail are words after one that end it ("吧",
+	// "谢谢", "就").
+	AddressLead, AddressTail []string
 
-	// PhoneLeads are patterns of words that introduce the user's phone
-	// number: "call me at", "手机号是".
-	PhoneLeads []string
+	// PhoneCues are words of a sentence that make a run of digits a phone
+	// number: "phone", "mobile", "reach me", "手机".
+	PhoneCues []string
+	// IDKinds maps the word before an id to the card's id kind: "order",
+	// "account" or "tracking". IDFiller are words that may stand between
+	// them: "number", "#", "is", "是".
+	IDKinds  map[string]string
+	IDFiller []string
 
-	// Names are patterns of a name, in group value; group recipient marks
-	// the recipient's name.
-	Names []string
-	// NameStop are words, in lower case, at which a name ends: "and",
-	// "please".
-	NameStop []string
-	// NameNotFirst are the characters a name cannot start with.
-	NameNotFirst string
-
-	// IDs are patterns of an order, account or tracking id, in group value,
-	// its kind word in group kind.
-	IDs []string
-	// IDKinds maps a kind word, in lower case, to the card's id kind:
-	// "order", "account" or "tracking".
-	IDKinds map[string]string
-
-	// TimeContext are patterns of a sentence about an appointment or a
-	// delivery, the only ones searched for time windows.
-	TimeContext []string
-	// Away are patterns of the user being away: a window in such a sentence
-	// prohibits deliveries.
-	Away []string
-	// PastDue are patterns of a sentence about what should have happened,
-	// which states no window.
-	PastDue []string
+	// TimeContext are words of a sentence about an appointment or a
+	// delivery, the only ones searched for time windows; Away are words of
+	// the user being away, which make a window a prohibition; PastDue are
+	// words of what should have happened, which state no window.
+	TimeContext, Away, PastDue []string
 	// TimeKeys name what a window is for ("delivery", "pickup", "visit",
 	// "call"), tried in order; a window that matches none is for delivery.
-	TimeKeys []Term
+	TimeKeys []Words
 
-	// Prefer are patterns of a preference, in group value.
-	Prefer []string
-	// PreferLanguage and PreferTime are patterns of a preferred language
-	// and a preferred time of day.
-	PreferLanguage, PreferTime []string
+	// Prefer are words of a preference: "prefer", "rather", "更喜欢".
+	// ReplyVerbs make a language a preference: "reply", "回复". Languages
+	// and TimesOfDay are what a preference may name.
+	Prefer, ReplyVerbs, Languages, TimesOfDay []string
 
-	// Facts are patterns of a fact the user asks to keep, in group value.
-	Facts []string
+	// NameLeads and RecipientLeads come right before the user's and the
+	// recipient's name: "my name is", "收件人是". NameStop are words at
+	// which a name ends; NameNotFirst the characters it cannot start with.
+	NameLeads, RecipientLeads, NameStop []string
+	NameNotFirst                        string
+
+	// FactLeads come before a fact the user asks to keep: "remember that",
+	// "记住".
+	FactLeads []string
 
 	// Abbreviations are words, in lower case and without their period, after
 	// which a period does not end a sentence: "st", "apt".
@@ -299,6 +305,10 @@ type Replies struct {
 	// Confirm asks the user to confirm a call: %s the tool, %s its
 	// arguments.
 	Confirm string
+	// AddressChanged asks which address a call should use when it is not
+	// the one on the memory card: %s the address in the call, %s the
+	// card's current one.
+	AddressChanged string
 
 	// To the model.
 
@@ -368,39 +378,45 @@ func Merge(ls ...*Lexicon) *Lexicon {
 
 func mergeMemory(a, b Memory) Memory {
 	return Memory{
-		AddressCues:     union(a.AddressCues, b.AddressCues),
-		NameCues:        union(a.NameCues, b.NameCues),
-		PreferenceCues:  union(a.PreferenceCues, b.PreferenceCues),
-		FactCues:        union(a.FactCues, b.FactCues),
-		Channels:        mergeTerms(a.Channels, b.Channels),
-		Prohibit:        union(a.Prohibit, b.Prohibit),
-		NegationBefore:  union(a.NegationBefore, b.NegationBefore),
-		ScopeEnd:        union(a.ScopeEnd, b.ScopeEnd),
-		Revoke:          union(a.Revoke, b.Revoke),
-		RevokeNegators:  a.RevokeNegators + b.RevokeNegators,
-		Reminder:        union(a.Reminder, b.Reminder),
-		Address:         union(a.Address, b.Address),
-		AddressInClause: union(a.AddressInClause, b.AddressInClause),
-		AddressKinds:    mergeMaps(a.AddressKinds, b.AddressKinds),
-		AddressLead:     union(a.AddressLead, b.AddressLead),
-		AddressDone:     union(a.AddressDone, b.AddressDone),
-		Place:           union(a.Place, b.Place),
-		Tail:            union(a.Tail, b.Tail),
-		PhoneLeads:      union(a.PhoneLeads, b.PhoneLeads),
-		Names:           union(a.Names, b.Names),
-		NameStop:        union(a.NameStop, b.NameStop),
-		NameNotFirst:    a.NameNotFirst + b.NameNotFirst,
-		IDs:             union(a.IDs, b.IDs),
-		IDKinds:         mergeMaps(a.IDKinds, b.IDKinds),
-		TimeContext:     union(a.TimeContext, b.TimeContext),
-		Away:            union(a.Away, b.Away),
-		PastDue:         union(a.PastDue, b.PastDue),
-		TimeKeys:        mergeTerms(a.TimeKeys, b.TimeKeys),
-		Prefer:          union(a.Prefer, b.Prefer),
-		PreferLanguage:  union(a.PreferLanguage, b.PreferLanguage),
-		PreferTime:      union(a.PreferTime, b.PreferTime),
-		Facts:           union(a.Facts, b.Facts),
-		Abbreviations:   union(a.Abbreviations, b.Abbreviations),
+		Channels:       mergeWords(a.Channels, b.Channels),
+		Negation:       union(a.Negation, b.Negation),
+		Allow:          union(a.Allow, b.Allow),
+		ScopeEnd:       union(a.ScopeEnd, b.ScopeEnd),
+		Reminder:       union(a.Reminder, b.Reminder),
+		Report:         union(a.Report, b.Report),
+		Dismiss:        union(a.Dismiss, b.Dismiss),
+		QuestionStart:  union(a.QuestionStart, b.QuestionStart),
+		QuestionMark:   union(a.QuestionMark, b.QuestionMark),
+		Change:         union(a.Change, b.Change),
+		Additional:     union(a.Additional, b.Additional),
+		Old:            union(a.Old, b.Old),
+		AddressWords:   union(a.AddressWords, b.AddressWords),
+		AddressKinds:   mergeMaps(a.AddressKinds, b.AddressKinds),
+		StreetTypes:    union(a.StreetTypes, b.StreetTypes),
+		Units:          union(a.Units, b.Units),
+		Directions:     union(a.Directions, b.Directions),
+		AddressStop:    union(a.AddressStop, b.AddressStop),
+		PlaceMarks:     union(a.PlaceMarks, b.PlaceMarks),
+		BuildingMarks:  union(a.BuildingMarks, b.BuildingMarks),
+		AddressLead:    union(a.AddressLead, b.AddressLead),
+		AddressTail:    union(a.AddressTail, b.AddressTail),
+		PhoneCues:      union(a.PhoneCues, b.PhoneCues),
+		IDKinds:        mergeMaps(a.IDKinds, b.IDKinds),
+		IDFiller:       union(a.IDFiller, b.IDFiller),
+		TimeContext:    union(a.TimeContext, b.TimeContext),
+		Away:           union(a.Away, b.Away),
+		PastDue:        union(a.PastDue, b.PastDue),
+		TimeKeys:       mergeWords(a.TimeKeys, b.TimeKeys),
+		Prefer:         union(a.Prefer, b.Prefer),
+		ReplyVerbs:     union(a.ReplyVerbs, b.ReplyVerbs),
+		Languages:      union(a.Languages, b.Languages),
+		TimesOfDay:     union(a.TimesOfDay, b.TimesOfDay),
+		NameLeads:      union(a.NameLeads, b.NameLeads),
+		RecipientLeads: union(a.RecipientLeads, b.RecipientLeads),
+		NameStop:       union(a.NameStop, b.NameStop),
+		NameNotFirst:   a.NameNotFirst + b.NameNotFirst,
+		FactLeads:      union(a.FactLeads, b.FactLeads),
+		Abbreviations:  union(a.Abbreviations, b.Abbreviations),
 	}
 }
 
@@ -444,6 +460,7 @@ func mergeReplies(a, b Replies) Replies {
 		ListLastSep:        pick(a.ListLastSep, b.ListLastSep),
 		EmptyResult:        pick(a.EmptyResult, b.EmptyResult),
 		Confirm:            pick(a.Confirm, b.Confirm),
+		AddressChanged:     pick(a.AddressChanged, b.AddressChanged),
 		NotExecutedRetry:   pick(a.NotExecutedRetry, b.NotExecutedRetry),
 		NotExecutedClarify: pick(a.NotExecutedClarify, b.NotExecutedClarify),
 		NotExecutedRefuse:  pick(a.NotExecutedRefuse, b.NotExecutedRefuse),
@@ -496,17 +513,17 @@ func mergeLists(a, b map[string][]string) map[string][]string {
 	return out
 }
 
-func mergeTerms(a, b []Term) []Term {
-	var out []Term
+func mergeWords(a, b []Words) []Words {
+	var out []Words
 	for _, t := range a {
-		out = append(out, Term{t.Name, slices.Clone(t.Patterns)})
+		out = append(out, Words{t.Name, slices.Clone(t.Words)})
 	}
 	for _, t := range b {
-		if i := slices.IndexFunc(out, func(o Term) bool { return o.Name == t.Name }); i >= 0 {
-			out[i].Patterns = union(out[i].Patterns, t.Patterns)
+		if i := slices.IndexFunc(out, func(o Words) bool { return o.Name == t.Name }); i >= 0 {
+			out[i].Words = union(out[i].Words, t.Words)
 			continue
 		}
-		out = append(out, Term{t.Name, slices.Clone(t.Patterns)})
+		out = append(out, Words{t.Name, slices.Clone(t.Words)})
 	}
 	return out
 }

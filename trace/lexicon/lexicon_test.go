@@ -76,7 +76,7 @@ func TestEveryPatternCompiles(t *testing.T) {
 // patternField reports whether the string at path is a pattern rather than
 // a word, a name or a reply.
 func patternField(path string) bool {
-	for _, words := range []string{".WriteVerbs", ".EmptyResults", "Cues", ".ScopeEnd", ".NameStop", ".Abbreviations",
+	for _, words := range []string{".Memory.", ".WriteVerbs", ".EmptyResults", "Cues", ".ScopeEnd", ".NameStop", ".Abbreviations",
 		".Replies", ".Name", ".Kind", ".RevokeNegators", ".NameNotFirst", ".AddressKinds", ".IDKinds"} {
 		if strings.Contains(path, words) {
 			return false
@@ -167,11 +167,11 @@ func TestMerge(t *testing.T) {
 	if got, want := len(m.WriteVerbs), len(en.WriteVerbs); got != want {
 		t.Errorf("%d write verbs, want %d", got, want)
 	}
-	if got := len(m.Memory.Channels); got != 4 {
-		t.Errorf("%d channels, want 4 (joined by name)", got)
+	if got := len(m.Memory.Channels); got != 5 {
+		t.Errorf("%d channels, want 5 (joined by name)", got)
 	}
-	if got := m.Memory.Channels[0].Patterns; len(got) != 2 {
-		t.Errorf("sms patterns = %q, want the English and the Chinese one", got)
+	if got := m.Memory.Channels[0].Words; len(got) != len(en.Memory.Channels[0].Words)+len(zh.Memory.Channels[0].Words) {
+		t.Errorf("sms words = %q, want the English and the Chinese ones", got)
 	}
 	if got := m.ClaimWords["send"]; len(got) != 4 {
 		t.Errorf("claim words of send = %q, want English and Chinese", got)

@@ -11,7 +11,9 @@
 // — detected from the first line unless -format names it. For each
 // conversation the verb prints
 //
-//  1. the card built from the user turns, as JSON, history included;
+//  1. the card built from the user turns, as JSON, history included, then
+//     its history turn by turn (what each statement replaced or lifted)
+//     and its text as the model sees it;
 //  2. the messages that would be sent to the model under the token budget:
 //     compressed by memory.Compress, with the card injected, one
 //     OpenAI-style message per line;
@@ -151,6 +153,10 @@ func report(w io.Writer, tr *trace.Trace, budget int) (int, error) {
 	if err := writeJSON(w, card, "  "); err != nil {
 		return 0, err
 	}
+	fmt.Fprintln(w, "\n# card history")
+	writeHistory(w, card.History())
+	fmt.Fprintln(w, "\n# card text")
+	fmt.Fprintln(w, card.Text())
 
 	sent, rep := memory.Compress(msgs, budget, card)
 	sent = memory.Inject(sent, card)
@@ -180,6 +186,27 @@ func report(w io.Writer, tr *trace.Trace, budget int) (int, error) {
 		fmt.Fprintln(w, v)
 	}
 	return len(found), nil
+}
+
+// writeHistory writes one line per constraint the card has held, in the
+// order stated: its turn, what it is, and where it stands — the address a
+// later one superseded, the prohibition the user lifted.
+func writeHistory(w io.Writer, all []memory.Constraint) {
+	for i, c := range all {
+		fmt.Fprintf(w, "turn %d: %s %s %q: %s", c.Turn, c.Kind, c.Key, c.Value, c.Status)
+		switch c.Status {
+		case memory.Superseded:
+			for _, n := range all[i+1:] {
+				if n.Kind == c.Kind && n.Key == c.Key && n.Turn == c.Ended {
+					fmt.Fprintf(w, " in turn %d by %q", c.Ended, n.Value)
+					break
+				}
+			}
+		case memory.Revoked:
+			fmt.Fprintf(w, " in turn %d", c.Ended)
+		}
+		fmt.Fprintln(w)
+	}
 }
 
 // toOpenAI writes a message back in the input's format: one line per

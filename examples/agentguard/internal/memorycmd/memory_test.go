@@ -34,8 +34,11 @@ func TestRunGolden(t *testing.T) {
 			`- no longer prohibited: sms (lifted in turn 10)`,
 			`# violations: 4`,
 			`step 9 (send_sms, turn 4): memory-prohibition block: send_sms would contact the user by sms, which the user prohibited in turn 3: "Please don't text me"`,
-			`step 16 (update_address, turn 7): memory-stale-address block: update_address uses address "12 Oak Street, Springfield", which the user replaced in turn 6 by "48 Pine Avenue, Shelbyville"`,
-			`step 22 (submit_return, turn 9): memory-stale-address block: submit_return uses address "12 Oak Street, Springfield", which the user replaced in turn 6 by "48 Pine Avenue, Shelbyville"`,
+			`turn 1: address delivery "12 Oak Street, Springfield": superseded in turn 6 by "48 Pine Avenue, Shelbyville"`,
+			`turn 6: address delivery "48 Pine Avenue, Shelbyville": active`,
+			`turn 3: prohibition sms "Please don't text me": revoked in turn 10`,
+			`step 16 (update_address, turn 7): memory-stale-address clarify: update_address uses address "12 Oak Street, Springfield", which the user replaced in turn 6 by "48 Pine Avenue, Shelbyville"`,
+			`step 22 (submit_return, turn 9): memory-stale-address clarify: submit_return uses address "12 Oak Street, Springfield", which the user replaced in turn 6 by "48 Pine Avenue, Shelbyville"`,
 			`step 26 (schedule_delivery, turn 11): memory-time-range block: schedule_delivery for 2025-06-09 is outside the delivery window 06-01..06-05 the user gave in turn 4`,
 		}},
 	}

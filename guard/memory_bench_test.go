@@ -1,0 +1,112 @@
+package guard_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// instantModel answers every call at once and keeps nothing, so that what
+// a benchmark measures is the wrapper (guardtest's models record every
+// call's messages, which at turn 1,000 is most of the cost).
+type instantModel struct{}
+
+func (instantModel) GenerateContent(context.Context, []llms.MessageContent, ...llms.CallOption) (*llms.ContentResponse, error) {
+	return &llms.ContentResponse{Choices: []*llms.ContentChoice{{Content: "Sure.", StopReason: "stop"}}}, nil
+}
+
+func (m instantModel) Call(ctx context.Context, prompt string, options ...llms.CallOption) (string, error) {
+	return llms.GenerateFromSinglePrompt(ctx, m, prompt, options...)
+}
+
+// cardTurns are ordinary user turns: small talk and questions, with a
+// constraint now and then, in Chinese and English.
+var cardTurns = []string{
+	"Hi, I need help with order A1004.", "我的收货地址是北京市朝阳区建国路88号。", "How long does shipping take?",
+	"好的，谢谢。", "Please don't text me, I'm in meetings all day.", "有没有保修？",
+	"Oh and the delivery spot is different now — 221 Baker Street, London NW1 6XE.", "那发货后大概几天能到？",
+	"Thanks, that's all for now.", "6月1日到6月5日之间送货比较好。", "What's your return policy?", "嗯嗯，明白了。",
+}
+
+// conversation is n turns of user and assistant messages after a system
+// message.
+func conversation(n int) []llms.MessageContent {
+	msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "You are the after-sales assistant of a small online shop. Be brief.")}
+	for i := range n {
+		msgs = append(msgs,
+			llms.TextParts(llms.ChatMessageTypeHuman, cardTurns[i%len(cardTurns)]),
+			llms.TextParts(llms.ChatMessageTypeAI, fmt.Sprintf("Noted (%d). Is there anything else I can help with?", i)))
+	}
+	return msgs
+}
+
+// BenchmarkCardModelCall measures one model call through the wrapped model
+// (a model that answers at once) at turn 10, 100 and 1,000 of a
+// conversation, with the memory card off, on (the default) and on with a
+// token budget. "follow-up" is a call within the turn, after a tool result
+// (no new user turn); "new-turn" brings a new user turn to extract, and
+// its trace grows by one turn per call from the given turn, in windows of
+// 64 calls rebuilt with the timer stopped. Compare each to card=off at the
+// same turn: issue 19 wants the card's share flat in the turn.
+func BenchmarkCardModelCall(b *testing.B) {
+	model := instantModel{}
+	configs := []struct {
+		name string
+		mem  *guard.MemoryOptions
+	}{
+		{"card=off", &guard.MemoryOptions{Off: true}},
+		{"card=on", nil},
+		{"card=on-budget-4000", &guard.MemoryOptions{Budget: 4000}},
+	}
+	for _, turns := range []int{10, 100, 1000} {
+		for _, c := range configs {
+			g := guard.New(guard.Config{Memory: c.mem})
+			wrapped := g.WrapModel(model)
+			// start records turns 0..n-1 through the wrapped model, as a
+			// conversation would have, and returns its context and messages.
+			start := func(n int) (context.Context, []llms.MessageContent) {
+				ctx, _ := g.StartTrace(context.Background(), "bench", "")
+				msgs := conversation(n)
+				for k := 1; k <= n; k++ {
+					if _, err := wrapped.GenerateContent(ctx, msgs[:2*k]); err != nil {
+						b.Fatal(err)
+					}
+				}
+				return ctx, msgs
+			}
+			b.Run(fmt.Sprintf("follow-up/turns=%d/%s", turns, c.name), func(b *testing.B) {
+				ctx, msgs := start(turns)
+				msgs = msgs[:len(msgs)-1] // ends with the user's turn, already recorded
+				b.ReportAllocs()
+				for b.Loop() {
+					if _, err := wrapped.GenerateContent(ctx, msgs); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+			b.Run(fmt.Sprintf("new-turn/turns=%d/%s", turns, c.name), func(b *testing.B) {
+				const window = 64
+				var ctx context.Context
+				var msgs []llms.MessageContent
+				b.ReportAllocs()
+				for i := 0; b.Loop(); i++ {
+					if i%window == 0 {
+						b.StopTimer()
+						ctx, msgs = start(turns)
+						b.StartTimer()
+					}
+					msgs = append(msgs,
+						llms.TextParts(llms.ChatMessageTypeHuman, cardTurns[i%len(cardTurns)]),
+					)
+					if _, err := wrapped.GenerateContent(ctx, msgs); err != nil {
+						b.Fatal(err)
+					}
+					msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, "Sure."))
+				}
+			})
+		}
+	}
+}
