@@ -298,9 +298,13 @@ func (g *Guard) recordRun(rec *trace.Recorder, s *trace.Step, out *toolOutcome, 
 		run.end = g.now()
 	}
 	s.Duration = run.end.Sub(s.Start)
-	s.Result, out.observation, out.err = run.out, run.out, err
+	result, invalid := cutResult(run.out, g.breakers.settings.MaxToolResult)
+	if invalid {
+		out.findings = append(out.findings, invalidResult(s))
+	}
+	s.Result, out.observation, out.err = result, result, err
 	if p.Retrieval && err == nil {
-		s.DocIDs, s.Scores = detect.Documents(run.out)
+		s.DocIDs, s.Scores = detect.Documents(result)
 	}
 	if err != nil {
 		s.Error = err.Error()
@@ -322,25 +326,15 @@ func (g *Guard) recordRun(rec *trace.Recorder, s *trace.Step, out *toolOutcome, 
 	}
 }
 
-// outcomeFindings judges what a tool step's execution recorded: a panic
-// recovered from the tool, or a call its open breaker refused. It reads only
-// the step, so Evaluate finds the same in a recorded trace.
+// outcomeFindings judges what a tool or model step's execution recorded: a
+// call its open breaker refused, or a failure (see failureFindings). It
+// reads only the step, so Evaluate finds the same in a recorded trace.
 func outcomeFindings(s *trace.Step) []trace.Finding {
-	if s.Kind != trace.KindTool || s.Error == "" {
-		return nil
-	}
-	switch {
-	case strings.Contains(s.Error, ErrToolPanic.Error()):
-		msg, _, _ := strings.Cut(s.Error, "\n")
-		return []trace.Finding{{
-			Rule: RuleToolError, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityCritical,
-			Message: msg, Tags: []string{"panic"},
-		}}
-	case strings.Contains(s.Error, ErrBreakerOpen.Error()):
+	if s.Kind == trace.KindTool && strings.Contains(s.Error, ErrBreakerOpen.Error()) {
 		return []trace.Finding{{
 			Rule: RuleBreaker, Step: s.Index, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.SeverityError,
 			Message: fmt.Sprintf("tool %q is failing and its circuit breaker is open", s.Name), Tags: []string{"breaker-open"},
 		}}
 	}
-	return nil
+	return failureFindings(s)
 }

@@ -491,8 +491,11 @@ func TestModelErrorIsWrapped(t *testing.T) {
 	if !errors.Is(err, upstream) || !errors.As(err, &gerr) || gerr.Op != "model" {
 		t.Fatalf("err = %v", err)
 	}
-	if res == nil || len(res.Trace.Steps) != 1 || !strings.Contains(res.Trace.Steps[0].Error, "429") {
-		t.Errorf("failed model call not recorded: %+v", res)
+	if res == nil || len(res.Trace.Steps) == 0 || !strings.Contains(res.Trace.Steps[0].Error, "429") {
+		t.Fatalf("failed model call not recorded: %+v", res)
+	}
+	if len(res.Findings) != 1 || res.Findings[0].Rule != guard.RuleModelError || res.Findings[0].Dimension != trace.Stability {
+		t.Errorf("findings = %+v, want one model-error with the stability dimension", res.Findings)
 	}
 }
 

@@ -50,6 +50,11 @@ type Resilience struct {
 	// this many goroutines. Zero means 64; negative, no bound.
 	// Guard.Abandoned reports the count.
 	MaxAbandoned int
+	// MaxToolResult caps a tool result passed on to the model, in bytes: a
+	// longer one is cut at a rune boundary and ends with a marker saying how
+	// long it was, and a finding records it. Zero means
+	// DefaultMaxToolResult (32 KiB); negative, no cap.
+	MaxToolResult int
 	// ModelTimeout bounds one model call. Zero means 2m; negative, none.
 	ModelTimeout time.Duration
 	// ToolRetries is how often a failed read-only tool call is tried again.
@@ -94,6 +99,9 @@ func (r Resilience) withDefaults() Resilience {
 	}
 	if r.MaxAbandoned == 0 {
 		r.MaxAbandoned = 64
+	}
+	if r.MaxToolResult == 0 {
+		r.MaxToolResult = DefaultMaxToolResult
 	}
 	return r
 }
