@@ -208,8 +208,17 @@ type Report struct {
 	All  Estimate `json:"all"`
 	// RouteCounts are the pass counts of each route.
 	RouteCounts map[string]RouteCounts `json:"route_counts"`
-	// Verdict is Head.Verdict.
-	Verdict Light     `json:"verdict"`
+	// Verdict is Head.Verdict, or Red when Privilege is not zero.
+	Verdict Light `json:"verdict"`
+	// Privilege counts the traces in which a tool outside the allow-list
+	// ran (BandPrivilege). Each is sampled and red, and one is enough to
+	// make the verdict Red, whatever the pass rate: a privilege violation
+	// blocks a release by itself.
+	Privilege int `json:"privilege"`
+	// Warnings say what makes the round's verdict less than it seems: an
+	// assertion that applied to no sample (its config is probably missing,
+	// so it checked nothing). A command prints them.
+	Warnings []string `json:"warnings,omitempty"`
 	Cost    RoundCost `json:"cost"`
 	// Judge is set when the evaluator had a judge model.
 	Judge *JudgeStats `json:"judge,omitempty"`
@@ -242,9 +251,39 @@ func (r *Report) Red() []*SampleResult {
 func (r *Report) GateLine() string {
 	h := r.Head
 	c := r.Cost
+	reason := h.Reason()
+	if r.Privilege > 0 {
+		reason = fmt.Sprintf("%d traces ran a tool outside the allow-list; %s", r.Privilege, reason)
+	}
 	return fmt.Sprintf("gate: %s %.3f (%d/%d), %g%% CI bootstrap %v Wilson %v → %s (%s) · cost %.6f = %d samples × %.6f + %d judge calls %.6f · config %s",
-		"head pass rate", h.Rate, h.Passes, h.N, math.Round(h.Level*1000)/10, h.Bootstrap, h.Wilson, verdictWord(h.Verdict), h.Reason(),
+		"head pass rate", h.Rate, h.Passes, h.N, math.Round(h.Level*1000)/10, h.Bootstrap, h.Wilson, verdictWord(r.Verdict), reason,
 		c.Total, c.Samples, c.PerSample, c.JudgeCalls, c.Judge, r.ConfigVersion)
+}
+
+// privilege returns the predicate that forces a trace into BandPrivilege:
+// the allow-list assertion among assertions fails on it. Nil when there is
+// no such assertion.
+func privilege(assertions []Assertion) func(*trace.Trace) bool {
+	for _, a := range assertions {
+		if a.Name() == NameAllowedTools {
+			return func(t *trace.Trace) bool {
+				o := a.Check(t)
+				return o.status() == Fail
+			}
+		}
+	}
+	return nil
+}
+
+// warnings lists the assertions that applied to no sample.
+func warnings(stats []AssertionStats) []string {
+	var out []string
+	for _, st := range stats {
+		if st.Applied == 0 {
+			out = append(out, fmt.Sprintf("assertion %q applied to no sample: it checked nothing this round (is its config missing?)", st.Name))
+		}
+	}
+	return out
 }
 
 func verdictWord(v Light) string {
@@ -284,7 +323,7 @@ func (e *Evaluator) Run(ctx context.Context, traces []*trace.Trace, now time.Tim
 		}
 	}
 
-	sel := Select(traces, cfg.Sampling)
+	sel := selectRound(traces, cfg.Sampling, privilege(assertions))
 	rep := &Report{
 		Time: now.UTC(), ConfigVersion: cfg.Version, ConfigFingerprint: e.Config.Fingerprint(),
 		Traces: sel.Traces, Duplicates: sel.Duplicates, Routes: sel.Routes,
@@ -336,6 +375,11 @@ func (e *Evaluator) Run(ctx context.Context, traces []*trace.Trace, now time.Tim
 	rep.Head = cfg.Gate.Judge(head.Passes, head.N)
 	rep.All = cfg.Gate.Judge(all.Passes, all.N)
 	rep.Verdict = rep.Head.Verdict
+	rep.Privilege = rep.Bands[BandPrivilege]
+	if rep.Privilege > 0 {
+		rep.Verdict = Red
+	}
+	rep.Warnings = warnings(rep.Assertions)
 
 	if e.Judge != nil {
 		rep.Judge = e.judge(ctx, cfg, rep)

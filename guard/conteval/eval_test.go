@@ -105,8 +105,10 @@ func TestRun(t *testing.T) {
 	if rep.Head.N != head.N || rep.Head.Passes != head.Passes || rep.All.N != all.N || rep.All.Passes != all.Passes {
 		t.Errorf("curves %d/%d and %d/%d, want %d/%d and %d/%d", rep.Head.Passes, rep.Head.N, rep.All.Passes, rep.All.N, head.Passes, head.N, all.Passes, all.N)
 	}
-	if rep.Verdict != rep.Head.Verdict {
-		t.Errorf("verdict %s, head verdict %s", rep.Verdict, rep.Head.Verdict)
+	// About 1% of chat runs call a tool off the allow-list: each is
+	// sampled, and they make the verdict red whatever the head says.
+	if rep.Privilege == 0 || rep.Bands[BandPrivilege] != rep.Privilege || rep.Verdict != Red {
+		t.Errorf("privilege %d (band %d), verdict %s; want some, and red", rep.Privilege, rep.Bands[BandPrivilege], rep.Verdict)
 	}
 	// The forced bands hold every trace with an error or a vague intent.
 	wantForced := 0
