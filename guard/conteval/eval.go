@@ -199,7 +199,10 @@ type Report struct {
 	HeadAdded int          `json:"head_added"`
 	// Routes is the over-cost band's view of each route.
 	Routes map[string]RouteCost `json:"routes"`
-	// Samples holds every sample's results, in input order.
+	// Samples holds every sample's results, in input order. A streamed
+	// round (see Round) keeps only some: its red samples up to KeepRed,
+	// the tail and over-cost ones and the head samples its judge may take;
+	// the counts (All, Head, Assertions, Cost) cover every sample.
 	Samples []SampleResult `json:"samples"`
 	// Assertions counts each assertion's outcomes, in the evaluator's order.
 	Assertions []AssertionStats `json:"assertion_stats"`
@@ -434,7 +437,7 @@ func (e *Evaluator) finish(ctx context.Context, cfg Config, rep *Report) error {
 	if e.Judge != nil {
 		rep.Judge = e.judge(ctx, cfg, rep)
 	}
-	rep.Cost = RoundCost{Samples: len(rep.Samples), PerSample: cfg.CostPerSample}
+	rep.Cost = RoundCost{Samples: rep.All.N, PerSample: cfg.CostPerSample} // every sample judged, kept or not
 	if rep.Judge != nil {
 		rep.Cost.JudgeCalls, rep.Cost.Judge = rep.Judge.Calls, rep.Judge.Cost
 	}

@@ -53,6 +53,9 @@ func TestStreamAgreesWithRun(t *testing.T) {
 					t.Errorf("route %q: stream %+v, run %+v (p99 within 1%%)", name, g, w)
 				}
 			}
+			if got.Cost != want.Cost || got.Trend.Samples != want.Trend.Samples {
+				t.Errorf("stream: cost %+v, trend samples %d; run: %+v, %d", got.Cost, got.Trend.Samples, want.Cost, want.Trend.Samples)
+			}
 			if got.Streamed == nil || got.Streamed.RedDropped != 0 {
 				t.Errorf("Streamed = %+v, want nothing dropped", got.Streamed)
 			}
