@@ -174,6 +174,9 @@ func (p *workers) wait(ctx context.Context, j *job, d time.Duration) bool {
 // its deadline fails with ErrTimeout whatever it returned, as one that was
 // abandoned does.
 func (g *Guard) callPooled(ctx context.Context, t tools.Tool, input string, start time.Time, timeout time.Duration) (toolRun, error) {
+	if err := ctx.Err(); err != nil {
+		return toolRun{}, err
+	}
 	p := g.breakers.pool
 	if p.full() {
 		return toolRun{}, ErrHungLimit
@@ -210,6 +213,9 @@ func callWorker[T any](g *Guard, parent context.Context, op, name string, d time
 	var err error
 	if d < 0 {
 		return fn(parent)
+	}
+	if err := parent.Err(); err != nil {
+		return v, err
 	}
 	p := g.breakers.pool
 	if p.full() {
