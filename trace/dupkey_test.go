@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"testing"
 )
 
@@ -115,4 +116,43 @@ func hasDuplicate(t *testing.T, in []byte) bool {
 			top.expect = true
 		}
 	}
+}
+
+// BenchmarkUniqueKeys measures the duplicate-key check on a golden trace
+// line against the decoding the reader does anyway (BenchmarkDecodeLine).
+func BenchmarkUniqueKeys(b *testing.B) {
+	line := benchLine(b)
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := UniqueKeys(line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeLine(b *testing.B) {
+	line := benchLine(b)
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		var l jsonlLine
+		if err := json.Unmarshal(line, &l); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func benchLine(b *testing.B) []byte {
+	data, err := os.ReadFile("testdata/golden.jsonl")
+	if err != nil {
+		b.Skip(err)
+	}
+	var longest []byte
+	for line := range bytes.Lines(data) {
+		if len(line) > len(longest) {
+			longest = bytes.TrimSpace(line)
+		}
+	}
+	return longest
 }
