@@ -25,14 +25,14 @@ import (
 //	runTool       the tool's policy: its timeout, how often to retry
 //	retry         attempts with backoff between them
 //	execute       each attempt counted by the tool's circuit breaker
-//	attempt       inline or isolated, under the timeout
-//	callInline    on the caller's goroutine with a lazy deadline; learns isolation
-//	callIsolated  on a goroutine of its own, abandoned at the timeout
+//	attempt       on a worker or inline, under the timeout
+//	callPooled    on one of the guard's workers, abandoned at the deadline (worker.go)
+//	callInline    on the caller's goroutine, for context-honouring tools; learns isolation
 //	invoke        the tool itself, a panic recovered
 //	recordRun     what the run did, onto the step and the outcome
 //
 // The model's calls (callModel, in resilience.go) share retry, execute and
-// callIsolated.
+// the workers (callWorker).
 
 // toolOutcome is what happened to one proposed tool call.
 type toolOutcome struct {
@@ -102,17 +102,17 @@ func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolP
 	if retries == 0 && !stateChanging(t.Name(), p) {
 		retries = rs.ToolRetries
 	}
-	isolate := p.Isolate || rs.IsolateTools
+	inline := p.HonoursContext && !p.Isolate && !rs.IsolateTools
 	ts := g.breakers.tool(t.Name())
 	run, err := retry(ctx, g, retries, nil, func(n int) (toolRun, error) {
 		if n > 0 {
 			start = g.now() // a retry's timeout runs from when it starts
 		}
 		return ts.execute(ctx, func() (toolRun, error) {
-			return g.attempt(ctx, ts, t, input, isolate, start, timeout)
+			return g.attempt(ctx, ts, t, input, inline, start, timeout)
 		})
 	})
-	if errors.Is(err, ErrBreakerOpen) || errors.Is(err, ErrTimeout) {
+	if errors.Is(err, ErrBreakerOpen) || errors.Is(err, ErrTimeout) || errors.Is(err, ErrHungLimit) {
 		err = &Error{Op: "tool", Name: t.Name(), Err: err}
 	}
 	return run, err
@@ -231,33 +231,31 @@ func translateBreaker(err error) error {
 // toolState is what the guard keeps per tool name.
 type toolState struct {
 	breaker[toolRun]
-	// isolate is set once a call ran past its timeout on the caller's
-	// goroutine: later calls run on their own.
+	// isolate is set once a context-honouring tool's call ran past its
+	// timeout on the caller's goroutine: later calls run on the workers.
 	isolate atomic.Bool
 }
 
-// attempt makes one attempt at the call, under its timeout: isolated when
-// the policy or the configuration says so or the tool has ignored its
-// deadline before, inline otherwise. A negative timeout means none: the
-// call runs inline, unbounded.
-func (g *Guard) attempt(ctx context.Context, ts *toolState, t tools.Tool, input string, isolate bool, start time.Time, timeout time.Duration) (toolRun, error) {
+// attempt makes one attempt at the call, under its timeout: on a worker
+// (see callPooled) unless the tool is declared context-honouring and has
+// not ignored its deadline before, inline (see callInline) otherwise. A
+// negative timeout means none: the call runs inline, unbounded.
+func (g *Guard) attempt(ctx context.Context, ts *toolState, t tools.Tool, input string, inline bool, start time.Time, timeout time.Duration) (toolRun, error) {
 	switch {
 	case timeout < 0:
 		return invoke(ctx, t, input)
-	case isolate || ts.isolate.Load():
-		return callIsolated(ctx, timeout, func(ctx context.Context) (toolRun, error) {
-			return invoke(ctx, t, input)
-		})
-	default:
+	case inline && !ts.isolate.Load():
 		return g.callInline(ctx, ts, t, input, start, timeout)
+	default:
+		return g.callPooled(ctx, t, input, start, timeout)
 	}
 }
 
 // callInline calls t on the caller's goroutine with a context that expires
 // at start+timeout (see callCtx). A call that returns past its deadline
-// fails with ErrTimeout whatever it returned, as it would have isolated; one
-// that overran the deadline by more than a grace period ignored its
-// context, so the tool is isolated from then on.
+// fails with ErrTimeout whatever it returned, as it would have on a worker;
+// one that overran the deadline by more than a grace period ignored its
+// context, so the tool runs on the workers from then on.
 func (g *Guard) callInline(ctx context.Context, ts *toolState, t tools.Tool, input string, start time.Time, timeout time.Duration) (toolRun, error) {
 	deadline := start.Add(timeout)
 	cc := newCallCtx(ctx, deadline, g.now)
@@ -275,37 +273,6 @@ func (g *Guard) callInline(ctx context.Context, ts *toolState, t tools.Tool, inp
 		return toolRun{end: run.end}, err
 	}
 	return toolRun{end: run.end}, fmt.Errorf("%w after %v", ErrTimeout, timeout)
-}
-
-// callIsolated runs fn with a deadline d from now on a goroutine of its
-// own, abandoning it if it does not return in time: a hung call costs a
-// goroutine, never the agent. A negative d means no deadline: fn runs on
-// the caller's goroutine.
-func callIsolated[T any](parent context.Context, d time.Duration, fn func(context.Context) (T, error)) (T, error) {
-	if d < 0 {
-		return fn(parent)
-	}
-	ctx, cancel := context.WithTimeout(parent, d)
-	defer cancel()
-	type result struct {
-		v   T
-		err error
-	}
-	ch := make(chan result, 1)
-	go func() {
-		v, err := fn(ctx)
-		ch <- result{v, err}
-	}()
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		var zero T
-		if err := parent.Err(); err != nil {
-			return zero, err
-		}
-		return zero, fmt.Errorf("%w after %v", ErrTimeout, d)
-	}
 }
 
 // invoke calls t, turning a panic into an error matching ErrToolPanic; the
@@ -331,9 +298,13 @@ func (g *Guard) recordRun(rec *trace.Recorder, s *trace.Step, out *toolOutcome, 
 		run.end = g.now()
 	}
 	s.Duration = run.end.Sub(s.Start)
-	s.Result, out.observation, out.err = run.out, run.out, err
+	result, invalid := cutResult(run.out, g.breakers.settings.MaxToolResult)
+	if invalid {
+		out.findings = append(out.findings, invalidResult(s))
+	}
+	s.Result, out.observation, out.err = result, result, err
 	if p.Retrieval && err == nil {
-		s.DocIDs, s.Scores = detect.Documents(run.out)
+		s.DocIDs, s.Scores = detect.Documents(result)
 	}
 	if err != nil {
 		s.Error = err.Error()
@@ -355,25 +326,15 @@ func (g *Guard) recordRun(rec *trace.Recorder, s *trace.Step, out *toolOutcome, 
 	}
 }
 
-// outcomeFindings judges what a tool step's execution recorded: a panic
-// recovered from the tool, or a call its open breaker refused. It reads only
-// the step, so Evaluate finds the same in a recorded trace.
+// outcomeFindings judges what a tool or model step's execution recorded: a
+// call its open breaker refused, or a failure (see failureFindings). It
+// reads only the step, so Evaluate finds the same in a recorded trace.
 func outcomeFindings(s *trace.Step) []trace.Finding {
-	if s.Kind != trace.KindTool || s.Error == "" {
-		return nil
-	}
-	switch {
-	case strings.Contains(s.Error, ErrToolPanic.Error()):
-		msg, _, _ := strings.Cut(s.Error, "\n")
-		return []trace.Finding{{
-			Rule: RuleToolError, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityCritical,
-			Message: msg, Tags: []string{"panic"},
-		}}
-	case strings.Contains(s.Error, ErrBreakerOpen.Error()):
+	if s.Kind == trace.KindTool && strings.Contains(s.Error, ErrBreakerOpen.Error()) {
 		return []trace.Finding{{
 			Rule: RuleBreaker, Step: s.Index, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.SeverityError,
 			Message: fmt.Sprintf("tool %q is failing and its circuit breaker is open", s.Name), Tags: []string{"breaker-open"},
 		}}
 	}
-	return nil
+	return failureFindings(s)
 }

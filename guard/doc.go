@@ -86,9 +86,13 @@
 // Tools are annotated by Config.Tools (ToolPolicy: effect, trust,
 // confirmation, retrieval, schema, timeout). Every tool and the model run
 // under a circuit breaker, a timeout and bounded retries (Config.Resilience),
-// with an optional fallback model. Tools run on the caller's goroutine with
-// a context that expires at their timeout; one that ignores it is isolated
-// on a goroutine of its own from then on. Streamed answers are held until
+// with an optional fallback model. A call returns by its timeout or the
+// caller's deadline even when the callee ignores its context: tools and the
+// model run on a small pool of worker goroutines per guard and are abandoned
+// at the deadline (a bounded number, Resilience.MaxAbandoned); tools
+// declared ToolPolicy.HonoursContext run on the caller's goroutine. Every
+// failure — timeout, panic, empty answer, oversized or invalid result — is a
+// finding with the stability dimension. Streamed answers are held until
 // they are judged (StreamBuffered, the default; Config.Answers.Streaming).
 //
 // # Offline

@@ -70,6 +70,7 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 			}
 		}
 		r.Findings = append(r.Findings, outcomeFindings(s)...)
+		r.Findings = append(r.Findings, recordedRepairs(t, s.Index)...)
 		if argsCut(s) {
 			for _, rule := range []string{RuleArguments, RuleProvenance, RuleInjection} {
 				r.Findings = append(r.Findings, recordedFindings(t, s.Index, rule)...)

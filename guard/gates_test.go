@@ -466,17 +466,17 @@ func TestToolTimeout(t *testing.T) {
 		policy guard.ToolPolicy
 		tool   func(ctx context.Context, input string) (string, error)
 	}{
-		{name: "inline, honours its context", tool: func(ctx context.Context, _ string) (string, error) {
+		{name: "inline, honours its context", policy: guard.ToolPolicy{HonoursContext: true}, tool: func(ctx context.Context, _ string) (string, error) {
 			<-ctx.Done()
 			return "", ctx.Err()
 		}},
-		{name: "inline, polls Err", tool: func(ctx context.Context, _ string) (string, error) {
+		{name: "inline, polls Err", policy: guard.ToolPolicy{HonoursContext: true}, tool: func(ctx context.Context, _ string) (string, error) {
 			for ctx.Err() == nil {
 				time.Sleep(time.Millisecond)
 			}
 			return "", ctx.Err()
 		}},
-		{name: "inline, ignores its context but returns late", tool: func(context.Context, string) (string, error) {
+		{name: "inline, ignores its context but returns late", policy: guard.ToolPolicy{HonoursContext: true}, tool: func(context.Context, string) (string, error) {
 			time.Sleep(3 * timeout)
 			return "late", nil
 		}},
@@ -491,6 +491,7 @@ func TestToolTimeout(t *testing.T) {
 				release = make(chan struct{})
 				defer close(release) // the abandoned call returns, so the bubble can end
 				g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}, Tools: guard.ToolPolicies{"slow": tt.policy}})
+				defer g.Close(context.Background()) // the idle workers exit, so the bubble can end
 				res, err := g.Run(context.Background(), guardtest.Script(guardtest.ToolCall("slow", "{}"), guardtest.Text("It is slow today.")),
 					[]tools.Tool{guardtest.NewTool("slow", "", tt.tool)}, human("go"))
 				if err != nil {
@@ -522,7 +523,8 @@ func TestToolThatIgnoredItsTimeoutIsIsolated(t *testing.T) {
 			<-release // hangs for good
 			return "never", nil
 		})
-		g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}})
+		g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}, Tools: guard.ToolPolicies{"flaky": {HonoursContext: true}}})
+		defer g.Close(context.Background())
 		wrapped := g.WrapTool(tool)
 		for i := range 2 {
 			start := time.Now()
@@ -547,6 +549,7 @@ func testModelRetriesThenFallback(t *testing.T) {
 	primary := guardtest.Script(guardtest.Reply{Err: down}, guardtest.Reply{Err: down})
 	fallback := guardtest.Script(guardtest.Text("Answer from the fallback."))
 	g := guard.New(guard.Config{Resilience: guard.Resilience{ModelRetries: 1, Backoff: time.Millisecond, Fallback: fallback}})
+	defer g.Close(context.Background())
 	res, err := g.Run(context.Background(), primary, nil, human("hi"))
 	if err != nil {
 		t.Fatal(err)
@@ -644,6 +647,7 @@ func testBreakerSequence(t *testing.T) {
 		return `{"eta":"tomorrow"}`, nil
 	})
 	g := guard.New(guard.Config{Resilience: guard.Resilience{BreakerFailures: 3, BreakerOpenFor: openFor}, Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1}})
+	defer g.Close(context.Background())
 	wrapped := g.WrapTool(tool)
 	for i, st := range steps {
 		time.Sleep(st.wait)

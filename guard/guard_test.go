@@ -495,7 +495,10 @@ func TestModelErrorIsWrapped(t *testing.T) {
 	}
 	// The user turn's card step, then the failed model call.
 	if res == nil || len(res.Trace.Steps) != 2 || res.Trace.Steps[0].Kind != trace.KindMemory || !strings.Contains(res.Trace.Steps[1].Error, "429") {
-		t.Errorf("failed model call not recorded: %+v", res)
+		t.Fatalf("failed model call not recorded: %+v", res)
+	}
+	if len(res.Findings) != 1 || res.Findings[0].Rule != guard.RuleModelError || res.Findings[0].Dimension != trace.Stability {
+		t.Errorf("findings = %+v, want one model-error with the stability dimension", res.Findings)
 	}
 }
 

@@ -161,7 +161,7 @@ func TestHostileInputRun(t *testing.T) {
 			wantStatus: guard.StatusDone, wantRules: []string{"tool-arguments@retry"}, wantResult: "not valid JSON"},
 		{name: "invalid UTF-8 in the tool result", model: callThenAnswer(hostileTool, `{"order_id":"A1001"}`),
 			tool:       func(context.Context, string) (string, error) { return "{\"status\":\"ship\xffped\xc3\"}", nil },
-			wantStatus: guard.StatusDone, wantRan: 1, wantResult: "ship\xffped"},
+			wantStatus: guard.StatusDone, wantRan: 1, wantResult: "ship\uFFFDped", wantRules: []string{"malformed-output@allow"}},
 
 		// Deeply nested JSON: the validator errors, nothing recurses itself to death.
 		{name: "100k open brackets", model: callThenAnswer(hostileTool, nested(100_000, false)),
@@ -206,10 +206,13 @@ func TestHostileInputRun(t *testing.T) {
 		// Huge tool output.
 		{name: "tool returns 50 MB", model: callThenAnswer(hostileTool, `{"order_id":"A1001"}`),
 			tool:       func(context.Context, string) (string, error) { return strings.Repeat("x", 50*mb), nil },
-			wantStatus: guard.StatusDone, wantRan: 1,
+			wantStatus: guard.StatusDone, wantRan: 1, wantRules: []string{"malformed-output@allow"},
+			wantResult: "tool result cut at 32768 of 52428800 bytes]",
 			check: func(t *testing.T, res *guard.Result) {
-				if s := toolStep(t, res.Trace); !s.Truncated || !strings.HasSuffix(s.Result, trace.TruncationMarker) {
-					t.Errorf("tool step: Truncated = %v, result ends %q", s.Truncated, tail(s.Result))
+				for _, r := range toolResults(res.Messages) {
+					if len(r) > guard.DefaultMaxToolResult+100 {
+						t.Errorf("the model got a %d-byte tool result, want at most the cap", len(r))
+					}
 				}
 			}},
 		{name: "tool fails with a 50 MB error", model: callThenAnswer(hostileTool, `{"order_id":"A1001"}`),
@@ -366,20 +369,21 @@ func TestHostileInputWrapTool(t *testing.T) {
 			}},
 		{name: "5 MB malformed arguments", input: `{"order_id":"` + strings.Repeat("A", 5*mb), wantOut: "not valid JSON", wantRules: []string{"tool-arguments@retry"}},
 		{name: "invalid UTF-8 in an argument string", input: "{\"order_id\":\"A\xff\xfe1001\"}", wantOut: "UTF-8", wantRules: []string{"tool-arguments@retry"}},
-		{name: "invalid UTF-8 in the result", input: `{"order_id":"A1001"}`, wantOut: "\xff", wantRan: 1,
+		{name: "invalid UTF-8 in the result", input: `{"order_id":"A1001"}`, wantOut: "\uFFFD broken", wantRan: 1, wantRules: []string{"malformed-output@allow"},
 			tool: func(context.Context, string) (string, error) { return "\xff\xfe broken \xc3", nil }},
 		{name: "100k open brackets", input: nested(100_000, false), wantOut: "not valid JSON", wantRules: []string{"tool-arguments@retry"}},
 		{name: "100k nested arrays in a property", input: `{"order_id":"A1","x":` + nested(100_000, true) + `}`, wantOut: "not valid JSON", wantRules: []string{"tool-arguments@retry"}},
 		{name: "not on the allow-list", cfg: guard.Config{Gates: guard.Gates{AllowedTools: []string{"send_email"}}}, input: `{"order_id":"A1001"}`,
 			wantOut: "allow-list", wantRules: []string{"tool-allow-list@block"}},
-		{name: "tool returns 50 MB", input: `{"order_id":"A1001"}`, wantRan: 1,
-			tool: func(context.Context, string) (string, error) { return strings.Repeat("x", 50*mb), nil },
+		{name: "tool returns 50 MB", input: `{"order_id":"A1001"}`, wantRan: 1, wantRules: []string{"malformed-output@allow"},
+			wantOut: "tool result cut at 32768 of 52428800 bytes]",
+			tool:    func(context.Context, string) (string, error) { return strings.Repeat("x", 50*mb), nil },
 			check: func(t *testing.T, out string, tr *trace.Trace) {
-				if len(out) != 50*mb {
-					t.Errorf("caller got %d bytes, want the tool's whole 50 MB", len(out))
+				if len(out) > guard.DefaultMaxToolResult+100 {
+					t.Errorf("caller got %d bytes, want at most the cap", len(out))
 				}
-				if s := toolStep(t, tr); !s.Truncated {
-					t.Error("tool step not marked Truncated")
+				if s := toolStep(t, tr); s.Result != out {
+					t.Error("the tool step does not record what the caller got")
 				}
 			}},
 		{name: "tool fails with a 50 MB error", input: `{"order_id":"A1001"}`, wantRan: 1, wantErr: errAny,

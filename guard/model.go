@@ -126,7 +126,10 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			if role != "primary" {
 				name, provider = role, ""
 			}
-			g.commit(ctx, rec, &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: g.now().Add(-took), Duration: took, Error: err.Error()}, nil)
+			fs := &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: g.now().Add(-took), Duration: took, Error: err.Error()}
+			ff := failureFindings(fs)
+			g.commit(ctx, rec, fs, ff)
+			turn.findings = append(turn.findings, ff...)
 		})
 		s.Duration = g.now().Sub(s.Start)
 		if err != nil {
@@ -153,6 +156,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		}
 		g.usage(s, choice, sent)
 		findings, v := g.judge(rec, s)
+		findings = append(findings, malformedCalls(s, choice)...)
 		if v != trace.Allow && st.streamed {
 			for i := range findings {
 				findings[i].Tags = append(slices.Clip(findings[i].Tags), "already-streamed")

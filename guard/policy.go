@@ -50,9 +50,13 @@ type ToolPolicy struct {
 	IsEmpty func(result string) bool `json:"-"`
 	// Timeout bounds one call. Zero means Resilience.ToolTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
-	// Isolate runs every call on a goroutine of its own, abandoned at the
-	// timeout, for a tool that may ignore its context (see
-	// Resilience.ToolTimeout).
+	// HonoursContext declares that the tool returns by its context's
+	// deadline: its calls run on the caller's goroutine, which saves the
+	// hand-off to a worker (see Resilience.ToolTimeout). A tool that
+	// overruns its deadline anyway runs on the workers from then on.
+	HonoursContext bool `json:"honours_context,omitempty"`
+	// Isolate is kept for compatibility: it overrides HonoursContext.
+	// Tools not declared context-honouring are isolated already.
 	Isolate bool `json:"isolate,omitempty"`
 	// Retries is how often a failed call is tried again, with backoff.
 	// Zero means Resilience.ToolRetries; negative means never.

@@ -419,8 +419,12 @@ func (r *reporter) logDrops() {
 // what a run just did.
 func (g *Guard) Flush(ctx context.Context) error { return g.reports.flush(ctx) }
 
-// Close delivers the findings and traces still queued and stops the
-// goroutine that delivers them. Findings reported after Close are
-// delivered on the step. Call it before the process exits: queued findings
-// are otherwise lost to the ledger (they stay in their traces).
-func (g *Guard) Close(ctx context.Context) error { return g.reports.close(ctx) }
+// Close delivers the findings and traces still queued, stops the goroutine
+// that delivers them, and lets the guard's idle call workers exit. Findings
+// reported after Close are delivered on the step. Call it before the
+// process exits: queued findings are otherwise lost to the ledger (they
+// stay in their traces).
+func (g *Guard) Close(ctx context.Context) error {
+	g.breakers.pool.close()
+	return g.reports.close(ctx)
+}

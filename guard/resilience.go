@@ -17,9 +17,9 @@ var (
 	// ErrBreakerOpen is returned when a tool's or the model's circuit
 	// breaker is open (or half-open and busy): the call was not made.
 	ErrBreakerOpen = errors.New("circuit breaker open")
-	// ErrTimeout is returned when a call ran past its timeout. An isolated
-	// call (every model call, and tools per Resilience.ToolTimeout) is
-	// abandoned at its timeout, not waited for.
+	// ErrTimeout is returned when a call ran past its timeout. A call on a
+	// worker (every model call, and every tool call not declared
+	// context-honouring) is abandoned at its timeout, not waited for.
 	ErrTimeout = errors.New("call timed out")
 )
 
@@ -31,18 +31,30 @@ const RuleBreaker = "circuit-breaker"
 type Resilience struct {
 	// ToolTimeout bounds one tool call. Zero means 30s; negative, none.
 	//
-	// A tool runs on the caller's goroutine with a context that expires at
-	// its timeout, the Go convention for cancellation: a tool that honours
-	// its context returns then, and the call fails with ErrTimeout. A tool
-	// that overruns its timeout anyway is isolated from then on: its calls
-	// run on a goroutine of their own, abandoned at the timeout, so a hung
-	// call costs a goroutine, never the agent. ToolPolicy.Isolate and
-	// IsolateTools isolate from the first call.
+	// A call returns by its timeout or the caller's deadline, whichever is
+	// first, even when the tool ignores its context: it runs on one of the
+	// guard's worker goroutines (reused from call to call, not one per
+	// call) with a context that expires at its timeout, and is abandoned
+	// when it overruns, failing with ErrTimeout. A tool declared
+	// ToolPolicy.HonoursContext runs on the caller's goroutine instead,
+	// trusted to return by its deadline; one that overruns it anyway is
+	// moved onto the workers from then on.
 	ToolTimeout time.Duration
-	// IsolateTools runs every tool call on a goroutine of its own, abandoned
-	// at its timeout, for tools that may ignore their context. It costs a
-	// few microseconds per call.
+	// IsolateTools is kept for compatibility: every tool call not declared
+	// ToolPolicy.HonoursContext is isolated on a worker already. When set,
+	// it also overrides HonoursContext.
 	IsolateTools bool
+	// MaxAbandoned bounds the calls abandoned at their deadline that still
+	// run on their workers: past it, a call that would need a worker fails
+	// at once with ErrHungLimit, so a tool that never returns costs at most
+	// this many goroutines. Zero means 64; negative, no bound.
+	// Guard.Abandoned reports the count.
+	MaxAbandoned int
+	// MaxToolResult caps a tool result passed on to the model, in bytes: a
+	// longer one is cut at a rune boundary and ends with a marker saying how
+	// long it was, and a finding records it. Zero means
+	// DefaultMaxToolResult (32 KiB); negative, no cap.
+	MaxToolResult int
 	// ModelTimeout bounds one model call. Zero means 2m; negative, none.
 	ModelTimeout time.Duration
 	// ToolRetries is how often a failed read-only tool call is tried again.
@@ -85,14 +97,21 @@ func (r Resilience) withDefaults() Resilience {
 	if r.BreakerOpenFor <= 0 {
 		r.BreakerOpenFor = 30 * time.Second
 	}
+	if r.MaxAbandoned == 0 {
+		r.MaxAbandoned = 64
+	}
+	if r.MaxToolResult == 0 {
+		r.MaxToolResult = DefaultMaxToolResult
+	}
 	return r
 }
 
 // breakers holds one breaker per tool and per model role, made on first
-// use, and whether each tool is isolated.
+// use, whether each tool is isolated, and the workers isolated calls run on.
 type breakers struct {
 	settings Resilience
 	observer Observer // Config.Observe.Metrics
+	pool     *workers
 	tools    sync.Map // name → *toolState, read without a lock on every call
 	mu       sync.Mutex
 	models   map[string]*breaker[*llms.ContentResponse]
@@ -102,6 +121,7 @@ func newBreakers(cfg Config) *breakers {
 	return &breakers{
 		settings: cfg.Resilience,
 		observer: cfg.Observe.Metrics,
+		pool:     newWorkers(cfg.Resilience.MaxAbandoned),
 		models:   map[string]*breaker[*llms.ContentResponse]{},
 	}
 }
@@ -169,7 +189,7 @@ func trimPrefix(s, p string) string {
 // callModel calls m under the model breaker, timeout and retries, then the
 // fallback model if there is one. Each failed attempt is reported to
 // failed, for the trace. It shares its stages with a tool call (see
-// call.go): retry, breaker.execute and callIsolated.
+// call.go): retry, breaker.execute and a worker (callWorker).
 func (g *Guard) callModel(ctx context.Context, m llms.Model, messages []llms.MessageContent, options []llms.CallOption, failed func(role string, err error, took time.Duration)) (*llms.ContentResponse, error) {
 	rs := g.breakers.settings
 	try := func(role string, m llms.Model) (*llms.ContentResponse, error) {
@@ -177,7 +197,7 @@ func (g *Guard) callModel(ctx context.Context, m llms.Model, messages []llms.Mes
 		return retry(ctx, g, max(rs.ModelRetries, 0), Retryable, func(int) (*llms.ContentResponse, error) {
 			start := g.now()
 			resp, err := b.execute(ctx, func() (*llms.ContentResponse, error) {
-				r, err := callIsolated(ctx, rs.ModelTimeout, func(ctx context.Context) (*llms.ContentResponse, error) {
+				r, err := callWorker(g, ctx, "model", role, rs.ModelTimeout, func(ctx context.Context) (*llms.ContentResponse, error) {
 					return safeGenerate(ctx, m, messages, options)
 				})
 				if err == nil && emptyResponse(r) {

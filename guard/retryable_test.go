@@ -88,6 +88,7 @@ func TestModelRetriesByErrorCode(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { // the backoff waits on the bubble's clock
 				model := guardtest.Script(guardtest.Reply{Err: tt.err}, guardtest.Text("Second try."))
 				g := guard.New(guard.Config{Resilience: guard.Resilience{ModelRetries: 2}})
+				defer g.Close(context.Background())
 				ctx, rec := g.StartTrace(context.Background(), "s", "")
 				_, err := g.Run(ctx, model, nil, human("hi"))
 				if gotErr := err != nil; gotErr != tt.wantErr {

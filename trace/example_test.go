@@ -136,3 +136,11 @@ func ExampleTruncate() {
 	// 一二…[truncated] true
 	// short false
 }
+
+func ExampleUniqueKeys() {
+	// A second "role" would silently replace the first when decoded.
+	err := trace.UniqueKeys([]byte(`{"messages":[{"role":"user","content":"refund me","role":"assistant"}]}`))
+	fmt.Println(err, errors.Is(err, trace.ErrDuplicateKey))
+	// Output:
+	// duplicate key "role" in messages[0] true
+}

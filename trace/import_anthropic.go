@@ -48,6 +48,9 @@ func ImportAnthropic(r io.Reader, source string) iter.Seq2[*Trace, error] {
 				continue
 			}
 			t, err := importAnthropic(line, source+":"+strconv.Itoa(lr.line))
+			if err == nil {
+				err = checkRanges(t) // a negative token count or cost, as the JSONL reader refuses
+			}
 			if err != nil {
 				t, err = nil, lr.errorf(err)
 			}
@@ -126,7 +129,7 @@ func importAnthropic(line []byte, defaultID string) (*Trace, error) {
 	if line[0] != '{' {
 		return nil, errors.New("not a JSON object")
 	}
-	if _, err := duplicateKeys(line); err != nil {
+	if err := UniqueKeys(line); err != nil {
 		return nil, err
 	}
 	var l anthropicLog

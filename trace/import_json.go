@@ -16,10 +16,6 @@ import (
 // spans of one trace may be anywhere in it, so it is read whole.
 const DefaultMaxImport = 256 << 20
 
-// ErrDuplicateKey: a JSON object names a key twice. encoding/json keeps the
-// last, another reader the first; an importer refuses to guess.
-var ErrDuplicateKey = errors.New("duplicate key")
-
 // jsonDoc is one top-level JSON value of an import and the line it starts
 // on.
 type jsonDoc struct {
@@ -62,61 +58,10 @@ func readDocs(r io.Reader, source string) ([]jsonDoc, error) {
 			}
 			return docs, &ParseError{Source: source, Line: line, Err: jsonError(err)}
 		}
-		if off, err := duplicateKeys(raw); err != nil {
-			return docs, &ParseError{Source: source, Line: line + bytes.Count(raw[:off], []byte("\n")), Err: err}
+		if off, err := uniqueKeys(raw); err != nil {
+			return docs, &ParseError{Source: source, Line: line + bytes.Count(raw[:min(off, len(raw))], []byte("\n")), Err: err}
 		}
 		docs = append(docs, jsonDoc{raw: raw, line: line})
-	}
-}
-
-// duplicateKeys returns an error wrapping ErrDuplicateKey, and its offset
-// in raw, when an object of raw names a key twice.
-func duplicateKeys(raw []byte) (int64, error) {
-	type frame struct {
-		obj  bool
-		key  bool // the next token is a key
-		keys map[string]struct{}
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	var st []frame
-	done := func() {
-		if n := len(st); n > 0 && st[n-1].obj {
-			st[n-1].key = true
-		}
-	}
-	for {
-		tok, err := dec.Token()
-		if err == io.EOF {
-			return 0, nil
-		}
-		if err != nil {
-			return dec.InputOffset(), err
-		}
-		if n := len(st); n > 0 && st[n-1].key {
-			if d, ok := tok.(json.Delim); ok && d == '}' {
-				st = st[:n-1]
-				done()
-				continue
-			}
-			k, _ := tok.(string)
-			if _, dup := st[n-1].keys[k]; dup {
-				return dec.InputOffset(), fmt.Errorf("%w %q", ErrDuplicateKey, k)
-			}
-			st[n-1].keys[k] = struct{}{}
-			st[n-1].key = false
-			continue
-		}
-		switch tok {
-		case json.Delim('{'):
-			st = append(st, frame{obj: true, key: true, keys: map[string]struct{}{}})
-		case json.Delim('['):
-			st = append(st, frame{})
-		case json.Delim('}'), json.Delim(']'):
-			st = st[:len(st)-1]
-			done()
-		default:
-			done()
-		}
 	}
 }
 

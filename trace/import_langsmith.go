@@ -100,6 +100,9 @@ func ImportLangSmith(r io.Reader, source string) iter.Seq2[*Trace, error] {
 				continue
 			}
 			t, err := langsmithTrace(key, byTrace[key])
+			if err == nil {
+				err = checkRanges(t) // a negative token count or cost, as the JSONL reader refuses
+			}
 			if err != nil {
 				err = &ParseError{Source: source, Line: 1, Err: fmt.Errorf("trace %s: %w", key, err)}
 			}

@@ -83,6 +83,9 @@ func ImportOTLP(r io.Reader, source string) iter.Seq2[*Trace, error] {
 		}
 		for _, id := range order {
 			t, err := otlpTrace(id, byTrace[id])
+			if err == nil {
+				err = checkRanges(t) // a negative token count or cost, as the JSONL reader refuses
+			}
 			if err != nil {
 				err = &ParseError{Source: source, Line: 1, Err: fmt.Errorf("trace %s: %w", id, err)}
 			}

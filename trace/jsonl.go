@@ -223,10 +223,40 @@ func decodeLine(line []byte) (*Trace, error) {
 	if err := checkVersion(l.V); err != nil {
 		return nil, err
 	}
+	if err := UniqueKeys(line); err != nil {
+		return nil, err
+	}
 	if err := validate(&l.Trace); err != nil {
 		return nil, err
 	}
+	if err := checkRanges(&l.Trace); err != nil {
+		return nil, err
+	}
 	return &l.Trace, nil
+}
+
+// checkRanges rejects measured values no recorder writes: a negative
+// duration, token count or cost, a confidence outside [0, 1].
+func checkRanges(t *Trace) error {
+	for i, s := range t.Steps {
+		var bad string
+		switch {
+		case s.Duration < 0:
+			bad = fmt.Sprintf(`"duration_ns" %d is negative`, s.Duration)
+		case s.TokensIn < 0:
+			bad = fmt.Sprintf(`"tokens_in" %d is negative`, s.TokensIn)
+		case s.TokensOut < 0:
+			bad = fmt.Sprintf(`"tokens_out" %d is negative`, s.TokensOut)
+		case s.Cost < 0:
+			bad = fmt.Sprintf(`"cost" %g is negative`, s.Cost)
+		case s.Confidence < 0 || s.Confidence > 1:
+			bad = fmt.Sprintf(`"confidence" %g is outside [0, 1]`, s.Confidence)
+		default:
+			continue
+		}
+		return fmt.Errorf("%w: step %d: %s", ErrInvalid, i, bad)
+	}
+	return nil
 }
 
 func checkVersion(v json.RawMessage) error {

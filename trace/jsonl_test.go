@@ -260,6 +260,14 @@ func TestReaderErrors(t *testing.T) {
 		{"null step", `{"v":1,"trace_id":"x","steps":[{"i":0},null]}`, `trace: f.jsonl:2: invalid trace: step 1 is null`, ErrInvalid},
 		{"index off", `{"v":1,"trace_id":"x","steps":[{"i":0},{"i":2}]}`, `trace: f.jsonl:2: invalid trace: step 1 has index 2`, ErrInvalid},
 		{"bad time", `{"v":1,"trace_id":"x","start":"yesterday"}`, `trace: f.jsonl:2: parsing time "yesterday" as "2006-01-02T15:04:05Z07:00": cannot parse "yesterday" as "2006"`, nil},
+		{"duplicate key", `{"v":1,"trace_id":"x","trace_id":"y"}`, `trace: f.jsonl:2: duplicate key "trace_id"`, ErrDuplicateKey},
+		{"duplicate key in a step", `{"v":1,"trace_id":"x","steps":[{"i":0,"result":"a","result":"b"}]}`, `trace: f.jsonl:2: duplicate key "result" in steps[0]`, ErrDuplicateKey},
+		{"duplicate key, escaped", `{"v":1,"trace_id":"x","user_turns":["hi"],"user_turn\u0073":["bye"]}`, `trace: f.jsonl:2: duplicate key "user_turns"`, ErrDuplicateKey},
+		{"duplicate key in a finding", `{"v":1,"trace_id":"x","steps":[{"i":0,"finding":{"rule":"a","verdict":"allow","rule":"b"}}]}`, `trace: f.jsonl:2: duplicate key "rule" in steps[0].finding`, ErrDuplicateKey},
+		{"negative cost", `{"v":1,"trace_id":"x","steps":[{"i":0,"cost":-100}]}`, `trace: f.jsonl:2: invalid trace: step 0: "cost" -100 is negative`, ErrInvalid},
+		{"confidence over 1", `{"v":1,"trace_id":"x","steps":[{"i":0,"confidence":1.5}]}`, `trace: f.jsonl:2: invalid trace: step 0: "confidence" 1.5 is outside [0, 1]`, ErrInvalid},
+		{"negative tokens", `{"v":1,"trace_id":"x","steps":[{"i":0,"tokens_in":-1}]}`, `trace: f.jsonl:2: invalid trace: step 0: "tokens_in" -1 is negative`, ErrInvalid},
+		{"negative duration", `{"v":1,"trace_id":"x","steps":[{"i":0,"duration_ns":-5}]}`, `trace: f.jsonl:2: invalid trace: step 0: "duration_ns" -5 is negative`, ErrInvalid},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -114,6 +114,9 @@ func importChat(line []byte, defaultID string) (*Trace, error) {
 	if err := json.Unmarshal(line, &l); err != nil {
 		return nil, jsonError(err)
 	}
+	if err := UniqueKeys(line); err != nil {
+		return nil, err
+	}
 	if l.Messages == nil {
 		return nil, errors.New(`no "messages" key`)
 	}

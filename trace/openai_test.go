@@ -190,6 +190,10 @@ func TestImportOpenAIErrors(t *testing.T) {
 		{"part text of the wrong type", `{"messages":[{"role":"user","content":[{"type":"text","text":5}]}]}`, `trace: in.jsonl:2: message 0: content: key "text": want a string, got JSON number`},
 		{"id of the wrong type", `{"id":{"a":1},"messages":[]}`, `trace: in.jsonl:2: id: not a string or a number`},
 		{"wrong type", `{"messages":[{"role":"user","tool_calls":{}}]}`, `trace: in.jsonl:2: key "messages.tool_calls": want an array, got JSON object`},
+		// A second "role" once hid a user turn (issue 20).
+		{"duplicate role", `{"messages":[{"role":"user","content":"refund me","role":"assistant"}]}`, `trace: in.jsonl:2: duplicate key "role" in messages[0]`},
+		{"duplicate messages", `{"messages":[{"role":"user","content":"a"}],"messages":[]}`, `trace: in.jsonl:2: duplicate key "messages"`},
+		{"duplicate key in a tool call", `{"messages":[{"role":"assistant","tool_calls":[{"id":"c","type":"function","function":{"name":"a","name":"b","arguments":"{}"}}]}]}`, `trace: in.jsonl:2: duplicate key "name" in messages[0].tool_calls[0].function`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

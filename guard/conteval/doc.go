@@ -21,9 +21,11 @@ imports it. The command examples/conteval runs a round over a trace file.
 
 [Select] takes, deduplicated by trace id:
 
-  - forced bands, 100%: traces with an error ([BandError]), an intent
-    confidence below 0.6 ([BandLowConfidence]), or a cost above twice their
-    route's p99 ([BandOverCost]);
+  - forced bands, 100%: traces in which a tool outside the allow-list ran
+    ([BandPrivilege]: the allow-list assertion failed), traces with an
+    error ([BandError]), an intent confidence below 0.6
+    ([BandLowConfidence]), or a cost above twice their route's p99
+    ([BandOverCost]);
   - the head ([BandHead]): an unbiased 5% of all traces, at least one;
   - the tail ([BandTail]): per route, the 3 most expensive normal traces.
 
@@ -37,6 +39,22 @@ every evaluator with the config takes the same traces whatever else it
 reads. The head looks at every trace, forced ones included, which is what
 makes its pass rate the unbiased production level; it adds only normal
 traces to the sample.
+
+A privilege violation blocks a release by itself: Report.Privilege counts
+the traces in BandPrivilege, and one makes the verdict Red (exit 1 in a
+command) whatever the pass rate. An assertion that applied to no sample
+checked nothing — its config is probably missing — and Report.Warnings says
+so, for the command to print.
+
+# Streams
+
+[Evaluator.Run] holds the round's traces; [Evaluator.RunStream] (or
+[Evaluator.Start], [Round.Add], [Round.Finish]) reads them one at a time in
+memory that does not grow with their number: head and forced samples are
+judged on arrival and only counted, red ones kept up to
+[Evaluator.KeepRed]; the over-cost and tail bands come from per-route cost
+histograms and top-k candidates. A million traces read from a gzip file
+peak at about 50 MB. See [Round] for what a stream judges differently.
 
 # Assertions
 

@@ -59,6 +59,10 @@ type Evaluator struct {
 	// regression cases their route's recent pass rates and the new round's
 	// trend point its version-change mark.
 	History []TrendPoint
+	// KeepRed bounds the red samples a streamed round (see Round) keeps
+	// with their traces, for cases and the ledger; the rest are counted.
+	// Zero means DefaultKeepRed.
+	KeepRed int
 }
 
 // AssertionResult is one assertion's outcome on one sample.
@@ -195,7 +199,10 @@ type Report struct {
 	HeadAdded int          `json:"head_added"`
 	// Routes is the over-cost band's view of each route.
 	Routes map[string]RouteCost `json:"routes"`
-	// Samples holds every sample's results, in input order.
+	// Samples holds every sample's results, in input order. A streamed
+	// round (see Round) keeps only some: its red samples up to KeepRed,
+	// the tail and over-cost ones and the head samples its judge may take;
+	// the counts (All, Head, Assertions, Cost) cover every sample.
 	Samples []SampleResult `json:"samples"`
 	// Assertions counts each assertion's outcomes, in the evaluator's order.
 	Assertions []AssertionStats `json:"assertion_stats"`
@@ -208,9 +215,18 @@ type Report struct {
 	All  Estimate `json:"all"`
 	// RouteCounts are the pass counts of each route.
 	RouteCounts map[string]RouteCounts `json:"route_counts"`
-	// Verdict is Head.Verdict.
-	Verdict Light     `json:"verdict"`
-	Cost    RoundCost `json:"cost"`
+	// Verdict is Head.Verdict, or Red when Privilege is not zero.
+	Verdict Light `json:"verdict"`
+	// Privilege counts the traces in which a tool outside the allow-list
+	// ran (BandPrivilege). Each is sampled and red, and one is enough to
+	// make the verdict Red, whatever the pass rate: a privilege violation
+	// blocks a release by itself.
+	Privilege int `json:"privilege"`
+	// Warnings say what makes the round's verdict less than it seems: an
+	// assertion that applied to no sample (its config is probably missing,
+	// so it checked nothing). A command prints them.
+	Warnings []string  `json:"warnings,omitempty"`
+	Cost     RoundCost `json:"cost"`
 	// Judge is set when the evaluator had a judge model.
 	Judge *JudgeStats `json:"judge,omitempty"`
 	// Cases are the regression cases made from red samples, one per red
@@ -224,6 +240,9 @@ type Report struct {
 	AlreadyFiled int `json:"already_filed"`
 	// Trend is this round's trend point, marked against History.
 	Trend TrendPoint `json:"trend"`
+	// Streamed is set on a report made by a Round: what its bounds left
+	// out.
+	Streamed *Streamed `json:"streamed,omitempty"`
 }
 
 // Red returns the samples that failed an assertion.
@@ -242,9 +261,39 @@ func (r *Report) Red() []*SampleResult {
 func (r *Report) GateLine() string {
 	h := r.Head
 	c := r.Cost
+	reason := h.Reason()
+	if r.Privilege > 0 {
+		reason = fmt.Sprintf("%d traces ran a tool outside the allow-list; %s", r.Privilege, reason)
+	}
 	return fmt.Sprintf("gate: %s %.3f (%d/%d), %g%% CI bootstrap %v Wilson %v → %s (%s) · cost %.6f = %d samples × %.6f + %d judge calls %.6f · config %s",
-		"head pass rate", h.Rate, h.Passes, h.N, math.Round(h.Level*1000)/10, h.Bootstrap, h.Wilson, verdictWord(h.Verdict), h.Reason(),
+		"head pass rate", h.Rate, h.Passes, h.N, math.Round(h.Level*1000)/10, h.Bootstrap, h.Wilson, verdictWord(r.Verdict), reason,
 		c.Total, c.Samples, c.PerSample, c.JudgeCalls, c.Judge, r.ConfigVersion)
+}
+
+// privilege returns the predicate that forces a trace into BandPrivilege:
+// the allow-list assertion among assertions fails on it. Nil when there is
+// no such assertion.
+func privilege(assertions []Assertion) func(*trace.Trace) bool {
+	for _, a := range assertions {
+		if a.Name() == NameAllowedTools {
+			return func(t *trace.Trace) bool {
+				o := a.Check(t)
+				return o.status() == Fail
+			}
+		}
+	}
+	return nil
+}
+
+// warnings lists the assertions that applied to no sample.
+func warnings(stats []AssertionStats) []string {
+	var out []string
+	for _, st := range stats {
+		if st.Applied == 0 {
+			out = append(out, fmt.Sprintf("assertion %q applied to no sample: it checked nothing this round (is its config missing?)", st.Name))
+		}
+	}
+	return out
 }
 
 func verdictWord(v Light) string {
@@ -272,19 +321,12 @@ func (e *Evaluator) Run(ctx context.Context, traces []*trace.Trace, now time.Tim
 		return nil, err
 	}
 	cfg := e.Config.withDefaults()
-	assertions := e.Assertions
-	if assertions == nil {
-		assertions = Defaults(cfg.Assertions)
-	}
-	names := make([]string, len(assertions))
-	for i, a := range assertions {
-		names[i] = a.Name()
-		if names[i] == "" || slices.Contains(names[:i], names[i]) {
-			return nil, &Error{Op: "run", Err: fmt.Errorf("%w: assertion %d has an empty or repeated name %q", ErrConfig, i, names[i])}
-		}
+	assertions, names, err := e.assertions(cfg)
+	if err != nil {
+		return nil, err
 	}
 
-	sel := Select(traces, cfg.Sampling)
+	sel := selectRound(traces, cfg.Sampling, privilege(assertions))
 	rep := &Report{
 		Time: now.UTC(), ConfigVersion: cfg.Version, ConfigFingerprint: e.Config.Fingerprint(),
 		Traces: sel.Traces, Duplicates: sel.Duplicates, Routes: sel.Routes,
@@ -295,52 +337,107 @@ func (e *Evaluator) Run(ctx context.Context, traces []*trace.Trace, now time.Tim
 		rep.Bands[b] = sel.Count(b)
 	}
 	check(sel.Samples, rep.Samples, assertions)
-
-	rep.Assertions = make([]AssertionStats, len(assertions))
-	for i := range rep.Assertions {
-		rep.Assertions[i].Name = names[i]
-	}
-	var head, all Count
+	t := newTally(names)
 	for i := range rep.Samples {
-		s := &rep.Samples[i]
-		inHead := s.Bands.Has(BandHead)
-		if inHead && !s.Bands.Has(Forced) {
-			rep.HeadAdded++
-		}
-		for j, r := range s.Results {
-			st := &rep.Assertions[j]
-			switch r.Outcome.Status {
-			case Skip:
-				st.Skipped++
-				continue
-			case Fail:
-				st.Failed++
-				if inHead {
-					st.HeadFailed++
-				}
-			}
-			st.Applied++
-			if inHead {
-				st.HeadApplied++
-			}
-		}
-		all.add(s.Passed)
-		rc := rep.RouteCounts[s.Route]
-		rc.All.add(s.Passed)
-		if inHead {
-			head.add(s.Passed)
-			rc.Head.add(s.Passed)
-		}
-		rep.RouteCounts[s.Route] = rc
+		t.add(&rep.Samples[i])
 	}
-	rep.Head = cfg.Gate.Judge(head.Passes, head.N)
-	rep.All = cfg.Gate.Judge(all.Passes, all.N)
-	rep.Verdict = rep.Head.Verdict
+	t.into(cfg, rep)
+	return e.gate(ctx, cfg, rep)
+}
 
+// assertions returns the round's assertions and their names, which must
+// be set and distinct.
+func (e *Evaluator) assertions(cfg Config) ([]Assertion, []string, error) {
+	assertions := e.Assertions
+	if assertions == nil {
+		assertions = Defaults(cfg.Assertions)
+	}
+	names := make([]string, len(assertions))
+	for i, a := range assertions {
+		names[i] = a.Name()
+		if names[i] == "" || slices.Contains(names[:i], names[i]) {
+			return nil, nil, &Error{Op: "run", Err: fmt.Errorf("%w: assertion %d has an empty or repeated name %q", ErrConfig, i, names[i])}
+		}
+	}
+	return assertions, names, nil
+}
+
+// tally counts samples as they are judged: per assertion, on the head and
+// on every sample, per route. It keeps counts only, so a stream of any
+// length costs it the same.
+type tally struct {
+	stats     []AssertionStats
+	head, all Count
+	routes    map[string]RouteCounts
+	headAdded int
+}
+
+func newTally(names []string) *tally {
+	t := &tally{stats: make([]AssertionStats, len(names)), routes: map[string]RouteCounts{}}
+	for i := range t.stats {
+		t.stats[i].Name = names[i]
+	}
+	return t
+}
+
+func (t *tally) add(s *SampleResult) {
+	inHead := s.Bands.Has(BandHead)
+	if inHead && !s.Bands.Has(Forced) {
+		t.headAdded++
+	}
+	for j, r := range s.Results {
+		st := &t.stats[j]
+		switch r.Outcome.Status {
+		case Skip:
+			st.Skipped++
+			continue
+		case Fail:
+			st.Failed++
+			if inHead {
+				st.HeadFailed++
+			}
+		}
+		st.Applied++
+		if inHead {
+			st.HeadApplied++
+		}
+	}
+	t.all.add(s.Passed)
+	rc := t.routes[s.Route]
+	rc.All.add(s.Passed)
+	if inHead {
+		t.head.add(s.Passed)
+		rc.Head.add(s.Passed)
+	}
+	t.routes[s.Route] = rc
+}
+
+// into writes the counts into rep, gated by cfg.
+func (t *tally) into(cfg Config, rep *Report) {
+	rep.Assertions, rep.RouteCounts, rep.HeadAdded = t.stats, t.routes, t.headAdded
+	rep.Head = cfg.Gate.Judge(t.head.Passes, t.head.N)
+	rep.All = cfg.Gate.Judge(t.all.Passes, t.all.N)
+}
+
+// gate sets the verdict, the privilege count and the warnings of a report
+// whose counts are in, then finishes it.
+func (e *Evaluator) gate(ctx context.Context, cfg Config, rep *Report) (*Report, error) {
+	rep.Verdict = rep.Head.Verdict
+	rep.Privilege = rep.Bands[BandPrivilege]
+	if rep.Privilege > 0 {
+		rep.Verdict = Red
+	}
+	rep.Warnings = warnings(rep.Assertions)
+	return rep, e.finish(ctx, cfg, rep)
+}
+
+// finish completes a report whose samples and counts are in: the judge,
+// the cost, the trend point, the regression cases and the ledger.
+func (e *Evaluator) finish(ctx context.Context, cfg Config, rep *Report) error {
 	if e.Judge != nil {
 		rep.Judge = e.judge(ctx, cfg, rep)
 	}
-	rep.Cost = RoundCost{Samples: len(rep.Samples), PerSample: cfg.CostPerSample}
+	rep.Cost = RoundCost{Samples: rep.All.N, PerSample: cfg.CostPerSample} // every sample judged, kept or not
 	if rep.Judge != nil {
 		rep.Cost.JudgeCalls, rep.Cost.Judge = rep.Judge.Calls, rep.Judge.Cost
 	}
@@ -359,34 +456,15 @@ func (e *Evaluator) Run(ctx context.Context, traces []*trace.Trace, now time.Tim
 		}
 	}
 	if e.Ledger != nil {
-		if err := e.file(ctx, rep); err != nil {
-			return rep, err
-		}
+		return e.file(ctx, rep)
 	}
-	return rep, nil
+	return nil
 }
 
 // check runs the assertions on every sample, spreading the samples over
 // the available CPUs; results[i] belongs to samples[i].
 func check(samples []Sample, results []SampleResult, assertions []Assertion) {
-	one := func(i int) {
-		s := &samples[i]
-		r := SampleResult{
-			TraceID: s.Trace.ID, SessionID: s.Trace.SessionID, Route: s.Trace.Route,
-			Bands: s.Bands, Cost: s.Cost, Key: s.Key, Passed: true, Trace: s.Trace,
-			Results: make([]AssertionResult, len(assertions)),
-		}
-		for j, a := range assertions {
-			o := a.Check(s.Trace)
-			o.Status = o.status()
-			if o.Status == Fail {
-				r.Passed = false
-				o.Finding.Rule = RulePrefix + a.Name()
-			}
-			r.Results[j] = AssertionResult{Name: a.Name(), Outcome: o}
-		}
-		results[i] = r
-	}
+	one := func(i int) { results[i] = assess(&samples[i], assertions) }
 	workers := min(runtime.GOMAXPROCS(0), len(samples)/64+1)
 	if workers <= 1 {
 		for i := range samples {
@@ -405,6 +483,25 @@ func check(samples []Sample, results []SampleResult, assertions []Assertion) {
 		})
 	}
 	wg.Wait()
+}
+
+// assess runs the assertions on one sample.
+func assess(s *Sample, assertions []Assertion) SampleResult {
+	r := SampleResult{
+		TraceID: s.Trace.ID, SessionID: s.Trace.SessionID, Route: s.Trace.Route,
+		Bands: s.Bands, Cost: s.Cost, Key: s.Key, Passed: true, Trace: s.Trace,
+		Results: make([]AssertionResult, len(assertions)),
+	}
+	for j, a := range assertions {
+		o := a.Check(s.Trace)
+		o.Status = o.status()
+		if o.Status == Fail {
+			r.Passed = false
+			o.Finding.Rule = RulePrefix + a.Name()
+		}
+		r.Results[j] = AssertionResult{Name: a.Name(), Outcome: o}
+	}
+	return r
 }
 
 // judge scores the red samples, then the head samples whose key is below

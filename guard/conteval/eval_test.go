@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -28,43 +29,59 @@ var roundTime = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 // answers are not JSON, 1% of chat runs call a tool off the allow-list,
 // 2% of runs hit a tool error and 3% have a vague intent.
 func population(n int, seed uint64) []*trace.Trace {
-	rng := rand.New(rand.NewPCG(seed, 1))
-	out := make([]*trace.Trace, n)
-	for i := range out {
-		route := "chat"
-		if i%2 == 0 {
-			route = "api"
-		}
-		conf := 0.9
-		if rng.IntN(100) < 3 {
-			conf = 0.4
-		}
-		q := toolCall("query_order", `{"order_id":"A1001"}`, `{"status":"shipped"}`)
-		q.Cost = 0.001
-		if rng.IntN(100) < 2 {
-			q.Error, q.Result = "timeout", ""
-		}
-		steps := []*trace.Step{intent("check_order_status", conf), q}
-		if route == "chat" && rng.IntN(100) < 1 {
-			steps = append(steps, toolCall("issue_voucher", `{"value":5}`, "ok"))
-		}
-		text := "Order A1001 has shipped."
-		if route == "api" {
-			text = `{"order_id":"A1001","status":"shipped"}`
-			if rng.IntN(100) < 4 {
-				text = `{"order_id":"A1001","status":`
-			}
-		}
-		a := answer(text)
-		a.Cost = 0.002 + rng.Float64()*0.002
-		steps = append(steps, a)
-		t := tr(fmt.Sprintf("t%06d", i), route, steps...)
-		t.SessionID = fmt.Sprintf("s%d", i)
-		t.UserTurns = []string{"Where is order A1001?"}
-		t.Start = roundTime.Add(-time.Duration(n-i) * time.Second)
-		out[i] = t
+	out := make([]*trace.Trace, 0, n)
+	for t := range populationSeq(n, seed) {
+		out = append(out, t)
 	}
 	return out
+}
+
+// populationSeq yields population(n, seed) one trace at a time, for
+// streamed rounds that must not hold them all.
+func populationSeq(n int, seed uint64) iter.Seq2[*trace.Trace, error] {
+	return func(yield func(*trace.Trace, error) bool) {
+		rng := rand.New(rand.NewPCG(seed, 1))
+		for i := range n {
+			if !yield(populationTrace(rng, i, n), nil) {
+				return
+			}
+		}
+	}
+}
+
+func populationTrace(rng *rand.Rand, i, n int) *trace.Trace {
+	route := "chat"
+	if i%2 == 0 {
+		route = "api"
+	}
+	conf := 0.9
+	if rng.IntN(100) < 3 {
+		conf = 0.4
+	}
+	q := toolCall("query_order", `{"order_id":"A1001"}`, `{"status":"shipped"}`)
+	q.Cost = 0.001
+	if rng.IntN(100) < 2 {
+		q.Error, q.Result = "timeout", ""
+	}
+	steps := []*trace.Step{intent("check_order_status", conf), q}
+	if route == "chat" && rng.IntN(100) < 1 {
+		steps = append(steps, toolCall("issue_voucher", `{"value":5}`, "ok"))
+	}
+	text := "Order A1001 has shipped."
+	if route == "api" {
+		text = `{"order_id":"A1001","status":"shipped"}`
+		if rng.IntN(100) < 4 {
+			text = `{"order_id":"A1001","status":`
+		}
+	}
+	a := answer(text)
+	a.Cost = 0.002 + rng.Float64()*0.002
+	steps = append(steps, a)
+	t := tr(fmt.Sprintf("t%06d", i), route, steps...)
+	t.SessionID = fmt.Sprintf("s%d", i)
+	t.UserTurns = []string{"Where is order A1001?"}
+	t.Start = roundTime.Add(-time.Duration(n-i) * time.Second)
+	return t
 }
 
 func testConfig() Config {
@@ -105,8 +122,10 @@ func TestRun(t *testing.T) {
 	if rep.Head.N != head.N || rep.Head.Passes != head.Passes || rep.All.N != all.N || rep.All.Passes != all.Passes {
 		t.Errorf("curves %d/%d and %d/%d, want %d/%d and %d/%d", rep.Head.Passes, rep.Head.N, rep.All.Passes, rep.All.N, head.Passes, head.N, all.Passes, all.N)
 	}
-	if rep.Verdict != rep.Head.Verdict {
-		t.Errorf("verdict %s, head verdict %s", rep.Verdict, rep.Head.Verdict)
+	// About 1% of chat runs call a tool off the allow-list: each is
+	// sampled, and they make the verdict red whatever the head says.
+	if rep.Privilege == 0 || rep.Bands[BandPrivilege] != rep.Privilege || rep.Verdict != Red {
+		t.Errorf("privilege %d (band %d), verdict %s; want some, and red", rep.Privilege, rep.Bands[BandPrivilege], rep.Verdict)
 	}
 	// The forced bands hold every trace with an error or a vague intent.
 	wantForced := 0

@@ -288,3 +288,34 @@ func ExampleCaseID() {
 	// ce-prod-00042-9f3a
 	// ce-session7run3-b7916e29
 }
+
+// A streamed round reads traces one at a time, in memory that does not
+// grow with their number; a call outside the allow-list makes it red by
+// itself.
+func ExampleEvaluator_RunStream() {
+	seq := func(yield func(*trace.Trace, error) bool) {
+		for i := range 1000 {
+			t := &trace.Trace{ID: fmt.Sprintf("t%04d", i), Route: "order-status", Steps: []*trace.Step{
+				{Kind: trace.KindTool, Name: "query_order", Args: `{"order_id":"A1"}`, Result: `{"status":"shipped"}`},
+				{Index: 1, Kind: trace.KindModel, Result: "Shipped.", Cost: 0.001},
+			}}
+			if i == 500 {
+				t.Steps[0].Name = "issue_refund"
+			}
+			if !yield(t, nil) {
+				return
+			}
+		}
+	}
+	ev := &conteval.Evaluator{Config: conteval.Config{Version: "v1", Sampling: conteval.Sampling{Seed: 1, HashConsistent: true},
+		Assertions: conteval.AssertionConfig{AllowedTools: []string{"query_order"}}}}
+	rep, err := ev.RunStream(context.Background(), seq, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(rep.Traces, "traces,", rep.Privilege, "outside the allow-list, verdict", rep.Verdict, "exit", rep.Verdict.ExitCode())
+	fmt.Println(len(rep.Warnings), "assertions applied to nothing")
+	// Output:
+	// 1000 traces, 1 outside the allow-list, verdict red exit 1
+	// 4 assertions applied to nothing
+}

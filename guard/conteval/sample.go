@@ -31,15 +31,21 @@ const (
 	// BandTail: one of its route's Sampling.TailPerRoute most expensive
 	// normal traces.
 	BandTail
+	// BandPrivilege: a tool outside the allow-list ran (the allow-list
+	// assertion failed on the trace). Such a trace is always sampled,
+	// whatever the rates, and fails the round's gate by itself (see
+	// Report.Privilege).
+	BandPrivilege
 )
 
 // Forced holds the forced bands.
-const Forced = BandError | BandLowConfidence | BandOverCost
+const Forced = BandError | BandLowConfidence | BandOverCost | BandPrivilege
 
 var bandNames = []struct {
 	b    Band
 	name string
 }{
+	{BandPrivilege, "privilege"},
 	{BandError, "error"},
 	{BandLowConfidence, "low-confidence"},
 	{BandOverCost, "over-cost"},
@@ -202,6 +208,12 @@ const streamKeys = 0x6865616473616d70 // "headsamp"
 // sample holding all its bands. The result depends only on the traces, in
 // their order, and cfg: the same input gives the same selection.
 func Select(traces []*trace.Trace, cfg Sampling) *Selection {
+	return selectRound(traces, cfg, nil)
+}
+
+// selectRound is Select with privileged, when not nil, forcing the traces
+// it reports into BandPrivilege.
+func selectRound(traces []*trace.Trace, cfg Sampling, privileged func(*trace.Trace) bool) *Selection {
 	cfg = cfg.withDefaults()
 	sel := &Selection{Routes: map[string]RouteCost{}}
 	// info is what the sampler keeps of a trace; it holds no pointers, so
@@ -243,6 +255,9 @@ func Select(traces []*trace.Trace, cfg Sampling) *Selection {
 		}
 		if cfg.MinConfidence > 0 && minConf < cfg.MinConfidence {
 			in.bands |= BandLowConfidence
+		}
+		if privileged != nil && privileged(t) {
+			in.bands |= BandPrivilege
 		}
 		r, ok := routeIndex[t.Route]
 		if !ok {

@@ -39,7 +39,7 @@ func TestForcedBands(t *testing.T) {
 		{"over-cost band off", Sampling{CostMultiplier: -1}, costly("x", "r", 100), 0},
 		{"all at once", Sampling{}, tr("x", "r",
 			&trace.Step{Kind: trace.KindModel, Intent: "a", Confidence: 0.2, Cost: 3},
-			&trace.Step{Kind: trace.KindTool, Name: "t", Error: "boom"}), Forced},
+			&trace.Step{Kind: trace.KindTool, Name: "t", Error: "boom"}), BandError | BandLowConfidence | BandOverCost},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -57,7 +57,7 @@ func curvePoint(e Estimate) CurvePoint {
 func (r *Report) trendPoint(history []TrendPoint) TrendPoint {
 	p := TrendPoint{
 		Time: r.Time, ConfigVersion: r.ConfigVersion, ConfigFingerprint: r.ConfigFingerprint,
-		Traces: r.Traces, Samples: len(r.Samples), Head: curvePoint(r.Head), All: curvePoint(r.All),
+		Traces: r.Traces, Samples: r.All.N, Head: curvePoint(r.Head), All: curvePoint(r.All),
 		Verdict: r.Verdict, Cost: r.Cost.Total, Routes: r.RouteCounts,
 	}
 	if n := len(history); n > 0 {

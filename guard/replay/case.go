@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/agentguard/agentguard/trace"
 )
 
 // Category says what kind of input a case is.
@@ -321,6 +323,11 @@ func decodeCase(b []byte) (Case, error) {
 	}
 	if dec.More() {
 		return Case{ID: c.ID}, fmt.Errorf("%w: more than one JSON value on the line", ErrInvalid)
+	}
+	// encoding/json keeps the last of two equal keys: a second "turns"
+	// would silently replace the first.
+	if err := trace.UniqueKeys(b); err != nil {
+		return Case{ID: c.ID}, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if err := c.Validate(); err != nil {
 		return Case{ID: c.ID}, err

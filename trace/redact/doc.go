@@ -2,8 +2,8 @@
 // exported: e-mail addresses, phone numbers, payment card numbers and
 // Chinese resident identity numbers.
 //
-// It is a leaf package under trace — standard library only — so every room
-// can use it: the ledger redacts every violation it writes by default
+// It sits under trace and imports only trace/textnorm (and through it
+// golang.org/x/text), so every room can use it: the ledger redacts every violation it writes by default
 // (badgerstore.Options.Redact), trace/otelexport redacts what it exports, and the
 // guard can redact on its own side of the boundary.
 //
@@ -12,8 +12,8 @@
 //   - E-mail addresses, as "[email]".
 //   - Payment card numbers, as "[card]" (or "[card-1111]", keeping the last
 //     four digits, with Redactor.CardLast4): 13 to 19 digits written
-//     together, or in groups of 3 to 6 digits separated by single spaces or
-//     dashes, that pass the Luhn check.
+//     together, or in groups of 3 to 6 digits separated by single or double
+//     spaces, dashes or dots, that pass the Luhn check.
 //   - Chinese resident identity numbers, as "[id]": 17 digits and a check
 //     character (a digit or X), together or as 6-8-4, with a plausible
 //     birth date and a valid ISO 7064 MOD 11-2 check character.
@@ -25,8 +25,22 @@
 //     of 7 to 15 digits written right after a phone label such as
 //     "phone": , tel: , mobile= , 电话： or 手机号 .
 //
-// Digits may be grouped with single spaces, dashes, dots and parentheses.
-// Only ASCII digits count.
+// Digits may be grouped with spaces, dashes, dots and parentheses.
+//
+// # Normal form
+//
+// Matching runs on the text's normal form, so that the way a number or an
+// address is written does not hide it: JSON \u escapes are decoded
+// (ann\u0040example.com; an escaped quotation mark, backslash or control
+// character stays escaped), and the characters that textnorm.Fold turns
+// into digits, letters, "@", ".", "-", "+", parentheses or a space are
+// folded: full-width digits and letters (１３８…, ｅｘａｍｐｌｅ), the
+// full-width and small at signs (＠, ﹫), no-break and ideographic spaces,
+// en and em dashes and the minus sign, full-width parentheses and plus;
+// zero-width characters are dropped. The masks replace what was written,
+// escapes and full-width forms included; the rest of the text comes back
+// as it was. Text with none of these characters (Chinese prose with its
+// own punctuation included) is matched as it is, at the old cost.
 //
 // # What is not
 //

@@ -30,3 +30,16 @@ func ExampleNone() {
 	// Output:
 	// ann@example.com
 }
+
+// Personal data is found however it is written — full-width digits and at
+// signs, JSON escapes, dotted cards, en dashes — and the masks replace what
+// was written.
+func ExampleString_normalForm() {
+	fmt.Println(redact.String("手机：１３８００１３８０００，邮箱 ann＠example.com"))
+	fmt.Println(redact.String(`{"email":"ann\u0040example.com","card":"4111.1111.1111.1111"}`))
+	fmt.Println(redact.String("call 415–555–0100"))
+	// Output:
+	// 手机：[phone]，邮箱 [email]
+	// {"email":"[email]","card":"[card]"}
+	// call [phone]
+}

@@ -2,6 +2,7 @@ package redact
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -54,9 +55,17 @@ var emailRE = regexp.MustCompile(`[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p
 
 // Redact returns s with the personal data r looks for replaced by masks.
 // See the package documentation for what is recognised.
+//
+// Matching runs on the text's normal form (see normalize): JSON \u escapes
+// decoded, full-width digits and at signs, odd spaces and dashes folded by
+// trace/textnorm, invisible characters dropped. The masks replace what was
+// written; the rest of s comes back as it was.
 func (r Redactor) Redact(s string) string {
 	if r.Skip&All == All {
 		return s
+	}
+	if n, off, ok := normalize(s); ok {
+		return r.redactMapped(s, n, off)
 	}
 	if r.Skip&Email == 0 && strings.IndexByte(s, '@') >= 0 {
 		s = emailRE.ReplaceAllLiteralString(s, MaskEmail)
@@ -64,7 +73,69 @@ func (r Redactor) Redact(s string) string {
 	if r.Skip&(Phone|Card|NationalID) == Phone|Card|NationalID || countDigits(s) < minDigits {
 		return s
 	}
-	return r.numbers(s)
+	var buf [8]span
+	return apply(s, r.numbers(s, buf[:0]), nil)
+}
+
+// redactMapped redacts s through its normal form n, whose byte k came from
+// s[off[k]:]: the spans found in n are masked in s.
+func (r Redactor) redactMapped(s, n string, off []int32) string {
+	var buf [8]span
+	spans := buf[:0]
+	scan := n
+	if r.Skip&Email == 0 && strings.IndexByte(n, '@') >= 0 {
+		if found := emailRE.FindAllStringIndex(n, -1); len(found) > 0 {
+			b := []byte(n)
+			for _, m := range found {
+				spans = append(spans, span{start: m[0], end: m[1], mask: MaskEmail})
+				for k := m[0]; k < m[1]; k++ {
+					b[k] = '#' // no digit, separator or check character: numbers see a boundary
+				}
+			}
+			scan = string(b)
+		}
+	}
+	if r.Skip&(Phone|Card|NationalID) != Phone|Card|NationalID && countDigits(scan) >= minDigits {
+		emails := len(spans)
+		spans = r.numbers(scan, spans)
+		if emails > 0 && len(spans) > emails {
+			slices.SortFunc(spans, func(a, b span) int { return a.start - b.start })
+		}
+	}
+	return apply(s, spans, off)
+}
+
+// A span of text to mask: bytes [start, end), in the coordinates of the
+// text the patterns were matched on.
+type span struct {
+	start, end int
+	mask       string
+}
+
+// apply writes s with spans masked. off, when not nil, maps the spans'
+// coordinates to s's (see normalize). It returns s itself when there is
+// nothing to mask.
+func apply(s string, spans []span, off []int32) string {
+	if len(spans) == 0 {
+		return s
+	}
+	var out strings.Builder
+	out.Grow(len(s))
+	done := 0
+	for _, sp := range spans {
+		start, end := sp.start, sp.end
+		if off != nil {
+			start, end = int(off[start]), int(off[end])
+		}
+		if start < done {
+			start = done
+		}
+		out.WriteString(s[done:start])
+		out.WriteString(sp.mask)
+		done = end
+	}
+	out.WriteString(s[done:])
+	return out.String()
 }
 
 func countDigits(s string) int {
@@ -93,15 +164,10 @@ type group struct {
 	spanEnd    int  // for the first group of a span: the index after its last group
 }
 
-// numbers masks card numbers, ids and phone numbers in s. It returns s
-// itself when there is nothing to mask.
-func (r Redactor) numbers(s string) string {
-	var (
-		buf     [32]group
-		out     strings.Builder
-		done    int // s[:done] is written to out
-		changed bool
-	)
+// numbers appends to spans the card numbers, ids and phone numbers in s,
+// in order.
+func (r Redactor) numbers(s string, spans []span) []span {
+	var buf [32]group
 	for i := 0; i < len(s); {
 		if !isDigit(s[i]) {
 			i++
@@ -110,19 +176,11 @@ func (r Redactor) numbers(s string) string {
 		gs := scanToken(s, i, buf[:0])
 		plus := i > 0 && s[i-1] == '+' || i > 1 && s[i-1] == '(' && s[i-2] == '+'
 		if r.claim(s, gs, plus) {
-			if !changed {
-				out.Grow(len(s))
-				changed = true
-			}
-			done = r.write(&out, s, done, gs, plus)
+			spans = r.collect(spans, s, gs, plus)
 		}
 		i = gs[len(gs)-1].end
 	}
-	if !changed {
-		return s
-	}
-	out.WriteString(s[done:])
-	return out.String()
+	return spans
 }
 
 // scanToken reads the number token whose first digit is s[i]: runs of
@@ -150,10 +208,13 @@ func scanToken(s string, i int, gs []group) []group {
 	}
 }
 
-// sepLen returns the length of the separator at s[p:]: one or two bytes
-// among " -.()", at most one of them a space, dash or dot and at most one
-// a parenthesis. It returns 0 if there is none.
+// sepLen returns the length of the separator at s[p:]: two spaces, or one
+// or two bytes among " -.()", at most one of them a space, dash or dot and
+// at most one a parenthesis. It returns 0 if there is none.
 func sepLen(s string, p int) int {
+	if p+1 < len(s) && s[p] == ' ' && s[p+1] == ' ' {
+		return 2
+	}
 	plain, paren, n := 0, 0, 0
 	for ; n < 2 && p+n < len(s); n++ {
 		switch s[p+n] {
@@ -268,8 +329,9 @@ func matchID(s string, gs []group, i int) int {
 	return j
 }
 
-// plainSep reports whether sep may join the groups of a card or id number.
-func plainSep(sep string) bool { return sep == " " || sep == "-" }
+// plainSep reports whether sep may join the groups of a card or id number:
+// a space, two spaces, a dash or a dot.
+func plainSep(sep string) bool { return sep == " " || sep == "  " || sep == "-" || sep == "." }
 
 var (
 	idWeights = [17]int{7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2}
@@ -485,9 +547,9 @@ var (
 	cjkLabels = []string{"电话", "手机", "手机号", "手机号码", "电话号码", "联系方式"}
 )
 
-// write writes s[done:] up to the end of the token gs to out, with the
-// claimed spans masked, and returns the new done.
-func (r Redactor) write(out *strings.Builder, s string, done int, gs []group, plus bool) int {
+// collect appends the claimed spans of the token gs to spans, with their
+// masks.
+func (r Redactor) collect(spans []span, s string, gs []group, plus bool) []span {
 	for i := 0; i < len(gs); {
 		g := gs[i]
 		if g.claim == 0 {
@@ -495,33 +557,28 @@ func (r Redactor) write(out *strings.Builder, s string, done int, gs []group, pl
 			continue
 		}
 		start, end := g.start, gs[g.spanEnd-1].end
-		if g.claim == Phone {
+		var mask string
+		switch g.claim {
+		case Phone:
 			if start > 0 && s[start-1] == '(' {
 				start--
 			}
 			if i == 0 && plus {
 				start--
 			}
-		}
-		out.WriteString(s[done:start])
-		switch g.claim {
-		case Phone:
-			out.WriteString(MaskPhone)
+			mask = MaskPhone
 		case NationalID:
-			out.WriteString(MaskID)
+			mask = MaskID
 		case Card:
+			mask = MaskCard
 			if r.CardLast4 {
 				var d [19]byte
 				all := digitsOf(d[:0], s, gs[i:g.spanEnd])
-				out.WriteString("[card-")
-				out.Write(all[len(all)-4:])
-				out.WriteString("]")
-			} else {
-				out.WriteString(MaskCard)
+				mask = "[card-" + string(all[len(all)-4:]) + "]"
 			}
 		}
-		done = end
+		spans = append(spans, span{start: start, end: end, mask: mask})
 		i = g.spanEnd
 	}
-	return done
+	return spans
 }
