@@ -157,15 +157,6 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 	}
 	defer in.Close()
 	info.name = in.Name
-	// The traces are read as a stream; the evaluator takes them as a
-	// slice today (a streaming round would take the sequence itself).
-	var traces []*trace.Trace
-	for t, err := range readTraces(in, o.format, since, &info, stderr) {
-		if err != nil {
-			return nil, info, err
-		}
-		traces = append(traces, t)
-	}
 	var history []conteval.TrendPoint
 	if o.trend != "" {
 		if history, err = conteval.LoadTrend(o.trend); err != nil {
@@ -188,7 +179,9 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 		}()
 		ev.Ledger = led
 	}
-	rep, runErr := ev.Run(ctx, traces, now)
+	// The traces are read and sampled as a stream: memory does not grow
+	// with the number of traces (a million fit in tens of MB).
+	rep, runErr := ev.RunStream(ctx, readTraces(in, o.format, since, &info, stderr), now)
 	if rep == nil {
 		return nil, info, runErr
 	}
@@ -342,6 +335,7 @@ func isIOError(err error) bool {
 }
 
 var bandNotes = map[conteval.Band]string{
+	conteval.BandPrivilege:     "forced: a tool outside the allow-list ran (any one fails the gate)",
 	conteval.BandError:         "forced: a step ended in an error",
 	conteval.BandLowConfidence: "forced: intent confidence below %.2f",
 	conteval.BandOverCost:      "forced: cost above %g × route p%g",
@@ -379,11 +373,11 @@ func printReport(w io.Writer, rep *conteval.Report, cfg conteval.Config, o optio
 	fmt.Fprintf(w, "\nconfig %s (fingerprint %s)\n\n", rep.ConfigVersion, rep.ConfigFingerprint)
 
 	fmt.Fprintf(w, "sampled %d of %d traces (%.1f%%), one sample per trace id; a sample may sit in several bands:\n",
-		len(rep.Samples), rep.Traces, 100*float64(len(rep.Samples))/float64(max(rep.Traces, 1)))
+		rep.All.N, rep.Traces, 100*float64(rep.All.N)/float64(max(rep.Traces, 1)))
 	for _, b := range conteval.Bands() {
 		var note string
 		switch b {
-		case conteval.BandError:
+		case conteval.BandPrivilege, conteval.BandError:
 			note = bandNotes[b]
 		case conteval.BandLowConfidence:
 			note = fmt.Sprintf(bandNotes[b], s.MinConfidence)
@@ -397,7 +391,7 @@ func printReport(w io.Writer, rep *conteval.Report, cfg conteval.Config, o optio
 		fmt.Fprintf(w, "  %-16s %5d  %s\n", b, rep.Bands[b], note)
 	}
 
-	fmt.Fprintf(w, "\nassertions, over all %d samples (head sample in the last column):\n", len(rep.Samples))
+	fmt.Fprintf(w, "\nassertions, over all %d samples (head sample in the last column):\n", rep.All.N)
 	fmt.Fprintf(w, "  %-26s %7s %6s %9s   %s\n", "assertion", "applied", "failed", "pass rate", "head failed/applied")
 	for _, a := range rep.Assertions {
 		rate := "-"
@@ -428,10 +422,8 @@ func printReport(w io.Writer, rep *conteval.Report, cfg conteval.Config, o optio
 		fmt.Fprintf(w, "  passing head samples: %d judged, %d failed by the judge (missed by the assertions)\n", j.Head, j.Missed)
 	}
 	fmt.Fprintln(w)
-	for _, a := range rep.Assertions {
-		if a.Applied == 0 {
-			fmt.Fprintf(w, "warning: assertion %s applied to no sample: its pass rate says nothing\n", a.Name)
-		}
+	for _, warning := range rep.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warning)
 	}
 	if o.config == "" {
 		fmt.Fprintln(w, "warning: no -config: the built-in defaults name no routes, tools or schemas of yours; pass your versioned config")

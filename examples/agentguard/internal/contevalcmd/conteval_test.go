@@ -48,8 +48,10 @@ func TestSampleRun(t *testing.T) {
 	if got := stdout.String(); got != string(want) {
 		t.Errorf("output differs from %s (run with -update to accept):\n%s", golden, got)
 	}
-	if !strings.Contains(stdout.String(), "→ YELLOW") || code != 0 {
-		t.Errorf("exit %d, want 0 with a yellow verdict", code)
+	// The day's traffic holds traces that ran a tool outside the
+	// allow-list: any one of them fails the gate, whatever the pass rate.
+	if !strings.Contains(stdout.String(), "→ RED (26 traces ran a tool outside the allow-list") || code != 1 {
+		t.Errorf("exit %d, want 1 with a red verdict for the privilege band", code)
 	}
 }
 
@@ -63,8 +65,8 @@ func TestLoopClosed(t *testing.T) {
 	args := []string{"-traces", sampleTraces, "-config", sampleConfig, "-ledger", led, "-cases", cases, "-trend", trend, "-report", filepath.Join(dir, "report.json")}
 
 	var out bytes.Buffer
-	if code := run(context.Background(), args, &out, &out, now); code != 0 {
-		t.Fatalf("exit %d:\n%s", code, out.String())
+	if code := run(context.Background(), args, &out, &out, now); code != 1 { // red: the privilege band
+		t.Fatalf("exit %d, want 1:\n%s", code, out.String())
 	}
 	f, err := os.Open(cases)
 	if err != nil {
@@ -102,7 +104,7 @@ func TestLoopClosed(t *testing.T) {
 	os.WriteFile(cfg2, bytes.Replace(cfg, []byte(`"demo-2025-06-01"`), []byte(`"demo-2025-06-02"`), 1), 0o600)
 	args[3] = cfg2
 	out.Reset()
-	if code := run(context.Background(), args, &out, &out, now.Add(time.Hour)); code != 0 {
+	if code := run(context.Background(), args, &out, &out, now.Add(time.Hour)); code != 1 { // red again: the privilege band
 		t.Fatalf("exit %d:\n%s", code, out.String())
 	}
 	if !strings.Contains(out.String(), "0 violations filed, "+itoa(rep.Filed)+" already there") {
@@ -158,9 +160,10 @@ func TestExitCodes(t *testing.T) {
 		args []string
 		want int
 	}{
-		{"yellow", []string{"-traces", sampleTraces, "-config", sampleConfig}, 0},
+		{"red: tools outside the allow-list", []string{"-traces", sampleTraces, "-config", sampleConfig}, 1},
+		{"yellow: those tools allowed", []string{"-traces", sampleTraces, "-config", write("yellow.json", allowAll)}, 0},
 		{"red: a higher floor", []string{"-traces", sampleTraces, "-config", write("red.json", `{"version":"r","gate":{"floor":0.995}}`)}, 1},
-		{"green: a lower floor", []string{"-traces", sampleTraces, "-config", write("green.json", `{"version":"g","gate":{"floor":0.8},"assertions":{"json_routes":["order-api"]}}`)}, 0},
+		{"green: a lower floor", []string{"-traces", sampleTraces, "-config", write("green.json", `{"version":"g","gate":{"floor":0.8},"assertions":{"json_routes":["order-api"],"allowed_tools":`+allowed+`}}`)}, 0},
 		{"not enough: the last hour only", []string{"-traces", sampleTraces, "-since", "2025-06-01T23:00:00Z"}, cli.ExitNotEnough},
 		{"no traces after since", []string{"-traces", sampleTraces, "-since", "2030-01-01"}, cli.ExitNotEnough},
 		{"missing flag", []string{}, exitFailed},
@@ -179,6 +182,13 @@ func TestExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// allowed is the sample config's allow-list with the two tools the demo's
+// model calls outside it; allowAll is the sample config with it.
+const (
+	allowed  = `["query_order","logistics","search_kb","submit_return","update_address","send_sms","issue_voucher","cancel_order"]`
+	allowAll = `{"version":"y","gate":{"floor":0.95,"max_width":0.15},"assertions":{"allowed_tools":` + allowed + `,"json_routes":["order-api"],"retrieval_tools":["search_kb"],"guard_rules":["grounding","argument-provenance","loop","empty-result"]}}`
+)
 
 func truncatedCopy(t *testing.T, dir string) string {
 	b, err := os.ReadFile(sampleTraces)
