@@ -221,9 +221,18 @@
 // index cache, 1 MiB value log files (entries never go there). Queries
 // stream in pages of 256 entries; only Query, which returns a slice, holds
 // its whole result. What a query allocates does not grow with the ledger
-// (BenchmarkLedgerQueries: B/op). The resident size of a ledger process
-// is dominated by badger's background compaction, not by queries (see the
-// figures in BenchmarkLedgerQueries and the package README section).
+// (BenchmarkLedgerQueries: B/op).
+//
+// Measured with BenchmarkLedgerQueries -ledger.large -ledger.dir, in a
+// process that opens a ledger of 1,000,000 entries and reads it (2 vCPUs,
+// a loaded machine): the 10 entries of a trace in 0.3 to 0.5 ms, Lessons
+// in 19 µs, 100 entries of a rule in 2 to 9 ms; peak RSS 44 to 55 MiB
+// for those, 87 MiB while a day's 33,000 entries are decoded (84 MB of
+// garbage per query) and 118 MiB while Open verifies the table files.
+// With GOMEMLIMIT=40MiB the same queries peak at 32 to 61 MiB and Open at
+// 78 MiB. A process that appends is larger: badger's compactions hold
+// 60 to 150 MiB of table builders while they run (up to 427 MiB peak
+// after appending a million entries at full speed).
 //
 // # Example
 //
