@@ -283,3 +283,51 @@ func ExampleGuard_Close() {
 	}
 	// Output: loop block
 }
+
+// A model that sends a 30 KB "date" gets every finding about it into the
+// ledger: the guard's batches are split to fit a transaction and each
+// entry is capped, so findings = entries (the issue measured 16 of 400
+// stored before).
+func TestOversizedFindingsReachTheLedger(t *testing.T) {
+	led, err := badgerstore.Open("", badgerstore.Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer led.Close()
+	dateCheck := guard.NewRule("date-check", func(tr *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindTool {
+			return nil
+		}
+		return []trace.Finding{{Rule: "date-check", Verdict: trace.Allow, Dimension: trace.Accuracy,
+			Severity: trace.SeverityWarning, Message: "not a date: " + s.Args, Evidence: s.Args, Tags: []string{"bad-date"}}}
+	})
+	g := guard.New(guard.Config{Rules: []guard.Rule{dateCheck}, Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1},
+		Observe: guard.Observation{Ledger: led}})
+	ctx, rec := g.StartTrace(context.Background(), "s", "")
+	tool := g.WrapTool(benchTool{})
+	date := strings.Repeat("2026-12-01", 3_000)
+	for i := range 400 {
+		if _, err := tool.Call(ctx, fmt.Sprintf(`{"order_id":"A%d","date":%q}`, i, date)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := g.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	found := 0
+	for _, f := range findingsOf(rec.Trace()) {
+		if f.Rule == "date-check" {
+			found++
+		}
+	}
+	stored, err := led.Query(context.Background(), ledger.Query{Rule: "date-check"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if found != 400 || len(stored) != found {
+		t.Errorf("%d findings, %d entries; want 400 of each", found, len(stored))
+	}
+	if st := g.ReportStats(); st.Unstored != 0 || st.Dropped != 0 {
+		t.Errorf("stats %+v: want nothing lost", st)
+	}
+}

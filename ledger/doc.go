@@ -1,7 +1,9 @@
 // Package ledger is the vocabulary of agentguard's error ledger: the Entry a
 // violation becomes once stored, the Query that selects entries, the Lesson
 // that aggregates them by rule and root cause, the errors a store returns,
-// and the interfaces its consumers need (Appender, Reader, Store).
+// and the interfaces its consumers need (Appender, Reader, Store), and
+// TraceStore, which keeps the traces behind the entries (RedactTrace
+// de-identifies a trace the way entries are).
 //
 // It links no storage engine. The store that ships, on badger, is
 // ledger/badgerstore; the guard, the health check and continuous

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"math"
 	"slices"
 	"time"
@@ -142,6 +143,9 @@ type lessonKey struct{ rule, tag string }
 type indexUpdate struct {
 	lessons map[lessonKey]*ledger.Lesson
 	buckets map[int64][2]uint64
+	// checkpoint is set when the update wrote every lesson: the sequence
+	// number they count up to.
+	checkpoint uint64
 }
 
 // addLesson counts e, with sequence number seq, in the lessons of its rule.
@@ -234,20 +238,14 @@ func (l *Store) write(txn *badger.Txn, batches [][]encoded, first uint64) (*inde
 			seq++
 		}
 	}
-	for k, ls := range u.lessons {
-		b, err := json.Marshal(ls)
-		if err != nil {
-			return nil, err
-		}
-		if err := txn.Set(lessonKeyBytes(k.rule, k.tag), b); err != nil {
-			return nil, err
-		}
-	}
 	for m, b := range u.buckets {
 		bk := bucketKey(m)
-		item, err := txn.Get(bk)
-		switch {
-		case err == nil:
+		l.lmu.RLock()
+		old, ok := l.buckets[m]
+		l.lmu.RUnlock()
+		if ok {
+			b[0], b[1] = min(b[0], old[0]), max(b[1], old[1])
+		} else if item, err := txn.Get(bk); err == nil {
 			v, err := item.ValueCopy(nil)
 			if err != nil {
 				return nil, err
@@ -256,18 +254,63 @@ func (l *Store) write(txn *badger.Txn, batches [][]encoded, first uint64) (*inde
 				b[0] = min(b[0], binary.BigEndian.Uint64(v))
 				b[1] = max(b[1], binary.BigEndian.Uint64(v[8:]))
 			}
-		case !errors.Is(err, badger.ErrKeyNotFound):
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
 			return nil, err
 		}
+		u.buckets[m] = b
 		v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), b[0]), b[1])
 		if err := txn.Set(bk, v); err != nil {
 			return nil, err
 		}
 	}
+	l.lmu.RLock()
+	due := seq-1-l.lessonSeq >= lessonCheckpoint
+	l.lmu.RUnlock()
+	if due {
+		if err := l.putLessons(txn.Set, u.lessons, seq-1); err != nil {
+			return nil, err
+		}
+		u.checkpoint = seq - 1
+	}
 	return u, nil
 }
 
-// apply records a committed update in the lesson cache.
+// lessonCheckpoint is how many entries may be appended before the lessons
+// are written again. Between checkpoints they live in memory; Open counts
+// the entries after the last checkpoint again (at most this many after a
+// crash; none after Close, which writes them), so that an append writes
+// its entry and index keys but not, every time, the lessons it changes.
+const lessonCheckpoint = 4096
+
+// metaLessonsKey holds the sequence number up to which the stored lessons
+// count the entries.
+const metaLessonsKey = "meta/lessons"
+
+// putLessons writes every lesson — the cache with over laid on it — and
+// the sequence number they are complete up to.
+func (l *Store) putLessons(set func(k, v []byte) error, over map[lessonKey]*ledger.Lesson, upTo uint64) error {
+	l.lmu.RLock()
+	all := make(map[lessonKey]*ledger.Lesson, len(l.lessons)+len(over))
+	maps.Copy(all, l.lessons)
+	l.lmu.RUnlock()
+	maps.Copy(all, over)
+	for k, ls := range all {
+		b, err := json.Marshal(ls)
+		if err != nil {
+			return err
+		}
+		if err := set(lessonKeyBytes(k.rule, k.tag), b); err != nil {
+			return err
+		}
+	}
+	return set([]byte(metaLessonsKey), binary.BigEndian.AppendUint64(nil, upTo))
+}
+
+// maxBuckets bounds the minute buckets kept in memory: an append reads its
+// minute's bucket from there, not from badger.
+const maxBuckets = 1024
+
+// apply records a committed update in the caches.
 func (l *Store) apply(u *indexUpdate) {
 	if u == nil {
 		return
@@ -276,6 +319,13 @@ func (l *Store) apply(u *indexUpdate) {
 	defer l.lmu.Unlock()
 	for k, ls := range u.lessons {
 		l.lessons[k] = ls
+	}
+	if len(l.buckets)+len(u.buckets) > maxBuckets {
+		clear(l.buckets)
+	}
+	maps.Copy(l.buckets, u.buckets)
+	if u.checkpoint > 0 {
+		l.lessonSeq = u.checkpoint
 	}
 }
 
@@ -316,6 +366,7 @@ func chunks(es []encoded) [][]encoded {
 func (l *Store) loadIndex() (bool, error) {
 	indexed := false
 	l.lessons = map[lessonKey]*ledger.Lesson{}
+	l.buckets = map[int64][2]uint64{}
 	err := l.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get([]byte(metaIndexKey))
 		if errors.Is(err, badger.ErrKeyNotFound) {
@@ -331,6 +382,15 @@ func (l *Store) loadIndex() (bool, error) {
 			return &corruptError{fmt.Sprintf("index version %q, want %q", v, indexVersion)}
 		}
 		indexed = true
+		if item, err := txn.Get([]byte(metaLessonsKey)); err == nil {
+			v, err := item.ValueCopy(nil)
+			if err != nil || len(v) != 8 {
+				return &corruptError{fmt.Sprintf("lessons checkpoint %q: %v", v, err)}
+			}
+			l.lessonSeq = binary.BigEndian.Uint64(v)
+		} else if !errors.Is(err, badger.ErrKeyNotFound) {
+			return err
+		}
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 100, Prefix: []byte(lessonPrefix)})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
@@ -342,7 +402,28 @@ func (l *Store) loadIndex() (bool, error) {
 		}
 		return nil
 	})
-	return indexed, translate(err)
+	if err != nil || !indexed {
+		return indexed, translate(err)
+	}
+	// Count the entries appended after the lessons were last written.
+	u := &indexUpdate{lessons: map[lessonKey]*ledger.Lesson{}, buckets: map[int64][2]uint64{}}
+	after := l.lessonSeq
+	for {
+		page, last, end, err := l.scanPage(context.Background(), after, 1024)
+		if err != nil {
+			return false, err
+		}
+		for _, ent := range page {
+			e := encodedOf(nil, &ent.Violation)
+			u.addLesson(&e, l.cachedLesson)
+		}
+		if end || len(page) == 0 {
+			break
+		}
+		after = last
+	}
+	maps.Copy(l.lessons, u.lessons)
+	return true, nil
 }
 
 // Reindex rebuilds the indexes and lessons from the entries, and returns
@@ -389,6 +470,8 @@ func (l *Store) reindex(ctx context.Context) (int, error) {
 	}
 	l.lmu.Lock()
 	l.lessons = map[lessonKey]*ledger.Lesson{}
+	l.buckets = map[int64][2]uint64{}
+	l.lessonSeq = 0
 	l.lmu.Unlock()
 
 	u := &indexUpdate{lessons: map[lessonKey]*ledger.Lesson{}, buckets: map[int64][2]uint64{}}
@@ -396,7 +479,7 @@ func (l *Store) reindex(ctx context.Context) (int, error) {
 	w := &txnWriter{db: l.db}
 	defer w.discard()
 	n, size := 0, 0
-	var after uint64
+	var after, lastSeq uint64
 	for {
 		page, last, end, err := l.scanPage(ctx, after, 1024)
 		if err != nil {
@@ -419,6 +502,7 @@ func (l *Store) reindex(ctx context.Context) (int, error) {
 			}
 			u.addLesson(&e, base)
 			u.addBucket(&e, ent.Seq)
+			lastSeq = ent.Seq
 			n++
 			if size += e.cost(); size > 16<<20 {
 				if err := l.space.check(size); err != nil {
@@ -432,14 +516,8 @@ func (l *Store) reindex(ctx context.Context) (int, error) {
 		}
 		after = last
 	}
-	for k, ls := range u.lessons {
-		b, err := json.Marshal(ls)
-		if err != nil {
-			return n, err
-		}
-		if err := w.set(lessonKeyBytes(k.rule, k.tag), b); err != nil {
-			return n, err
-		}
+	if err := l.putLessons(w.set, u.lessons, lastSeq); err != nil {
+		return n, err
 	}
 	for m, b := range u.buckets {
 		v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), b[0]), b[1])
@@ -458,6 +536,7 @@ func (l *Store) reindex(ctx context.Context) (int, error) {
 			return n, err
 		}
 	}
+	u.checkpoint = lastSeq
 	l.apply(u)
 	l.indexed.Store(true)
 	return n, nil

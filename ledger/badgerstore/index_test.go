@@ -31,7 +31,7 @@ func mixed(n int, seed uint64) []trace.Violation {
 			v.Tags = append(v.Tags, tags[r.IntN(len(tags))])
 		}
 		v.Dimension = []trace.Dimension{trace.Accuracy, trace.Memory}[r.IntN(2)]
-		v.Time = day0.Add(time.Duration(i) * 30 * 24 * time.Hour / time.Duration(n))
+		v.Time = day0.Add(time.Duration(i) * (30 * 24 * time.Hour / time.Duration(n)))
 		if r.IntN(20) == 0 {
 			v.Time = v.Time.Add(-time.Duration(r.IntN(72)) * time.Hour)
 		}
@@ -248,4 +248,31 @@ func TestIndexLongValues(t *testing.T) {
 			t.Errorf("query by a long value: %d entries, %v; want 1", len(es), err)
 		}
 	}
+}
+
+// Lessons are written every lessonCheckpoint entries and at Close; after
+// a crash, Open counts the entries since the last checkpoint again.
+func TestLessonsAfterACrash(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.AppendBatch(ctx, mixed(lessonCheckpoint+1500, 3)); err != nil {
+		t.Fatal(err)
+	}
+	if l.lessonSeq == 0 || l.lessonSeq >= l.next-1 {
+		t.Fatalf("checkpoint at %d of %d entries", l.lessonSeq, l.next-1)
+	}
+	// A crash: Close does not get to write the lessons.
+	l.lessonSeq = l.next - 1
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	checkIndexed(t, l)
 }

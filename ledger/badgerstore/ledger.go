@@ -100,9 +100,11 @@ type Store struct {
 
 	// indexed is set once the indexes are complete; until then (a
 	// read-only ledger written before them) queries scan the entries.
-	indexed atomic.Bool
-	lmu     sync.RWMutex                 // guards lessons
-	lessons map[lessonKey]*ledger.Lesson // the a/ keys, as committed
+	indexed   atomic.Bool
+	lmu       sync.RWMutex                 // guards the three below
+	lessons   map[lessonKey]*ledger.Lesson // as committed
+	lessonSeq uint64                       // the a/ keys count the entries up to this one
+	buckets   map[int64][2]uint64          // recent m/ keys, as committed
 
 	mu     sync.RWMutex // held for reading by every operation, for writing by Close
 	closed bool
@@ -306,6 +308,13 @@ func (l *Store) Close() error {
 	l.closed = true
 	if l.gc != nil {
 		l.gc.stop()
+	}
+	if !l.readOnly && l.indexed.Load() && l.next-1 > l.lessonSeq {
+		err := l.db.Update(func(txn *badger.Txn) error { return l.putLessons(txn.Set, nil, l.next-1) })
+		if err != nil {
+			l.db.Close()
+			return l.error("close", translate(err))
+		}
 	}
 	if err := l.db.Close(); err != nil {
 		// Keep the reservation: what was written may not all be on disk.

@@ -42,6 +42,7 @@ func (l *Store) Entries(ctx context.Context, q ledger.Query) iter.Seq2[ledger.En
 
 func (l *Store) entries(ctx context.Context, op string, q ledger.Query) iter.Seq2[ledger.Entry, error] {
 	return func(yield func(ledger.Entry, error) bool) {
+		q := q // planFor moves AfterSeq: each iteration plans afresh
 		if err := l.acquire(ctx, op); err != nil {
 			yield(ledger.Entry{}, err)
 			return
@@ -179,9 +180,11 @@ func (l *Store) Export(ctx context.Context, w io.Writer, q ledger.Query) (int, e
 	return n, nil
 }
 
-// Lessons aggregates the entries that q selects by rule and root-cause tag
-// (ledger.Learn). q.Limit, if positive, keeps only that many lessons (not
-// entries).
+// Lessons aggregates the entries that q selects by rule and root-cause tag,
+// as ledger.Learn does. When q filters by nothing but Rule and Tag it reads
+// the aggregates the ledger keeps (see "Indexes and lessons" in the package
+// documentation): O(rules), whatever the ledger's size. q.Limit, if
+// positive, keeps only that many lessons (not entries).
 func (l *Store) Lessons(ctx context.Context, q ledger.Query) ([]ledger.Lesson, error) {
 	if err := l.acquire(ctx, "lessons"); err != nil {
 		return nil, err
