@@ -493,8 +493,9 @@ func TestModelErrorIsWrapped(t *testing.T) {
 	if !errors.Is(err, upstream) || !errors.As(err, &gerr) || gerr.Op != "model" {
 		t.Fatalf("err = %v", err)
 	}
-	// The user turn's card step, then the failed model call.
-	if res == nil || len(res.Trace.Steps) != 2 || res.Trace.Steps[0].Kind != trace.KindMemory || !strings.Contains(res.Trace.Steps[1].Error, "429") {
+	// The user turn's card step, the failed model call, then the gate step
+	// that records its finding.
+	if res == nil || len(res.Trace.Steps) != 3 || res.Trace.Steps[0].Kind != trace.KindMemory || !strings.Contains(res.Trace.Steps[1].Error, "429") || res.Trace.Steps[2].Name != guard.RuleModelError {
 		t.Fatalf("failed model call not recorded: %+v", res)
 	}
 	if len(res.Findings) != 1 || res.Findings[0].Rule != guard.RuleModelError || res.Findings[0].Dimension != trace.Stability {
