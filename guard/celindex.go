@@ -1,0 +1,194 @@
+package guard
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
+
+	"github.com/agentguard/agentguard/trace"
+)
+
+// policyIndex is a trace's index for the policy checks' last, calls and
+// results: the tool calls that ran and did not fail, by tool and by tool
+// and entity (each top-level string or number argument), with each step's
+// arguments and result decoded once, on first use. It is kept in the
+// trace's Memo and brought up to date with the steps recorded since the
+// last call, so a lookup costs the same at step 10 as at step 10,000.
+type policyIndex struct {
+	n        int                    // steps indexed
+	byTool   map[string][]int       // step indexes, ascending
+	byEntity map[entityRef][]int    // step indexes, ascending
+	argVals  map[int]ref.Val        // decoded arguments, by step
+	results  map[int]ref.Val        // decoded results, by step
+	decoded  map[int]map[string]any // arguments decoded while indexing, until args converts them
+}
+
+type entityRef struct{ tool, entity string }
+
+type policyIndexKey struct{}
+
+// indexOf returns t's index, updated with its new steps. The index may
+// have seen more steps than t holds (a shorter prefix of the same trace,
+// offline): lookups bound themselves by len(t.Steps).
+func indexOf(t *trace.Trace) *policyIndex {
+	x := t.Memo(policyIndexKey{}, func() any {
+		return &policyIndex{byTool: map[string][]int{}, byEntity: map[entityRef][]int{}}
+	}).(*policyIndex)
+	for ; x.n < len(t.Steps); x.n++ {
+		s := t.Steps[x.n]
+		if s.Kind != trace.KindTool || s.Blocked || s.Error != "" {
+			continue
+		}
+		x.byTool[s.Name] = append(x.byTool[s.Name], x.n)
+		v, ok := decodeJSON(s.Args)
+		m, isMap := v.(map[string]any)
+		if !ok || !isMap {
+			continue
+		}
+		for _, val := range m {
+			if key, ok := plainKey(val); ok {
+				k := entityRef{s.Name, key}
+				if l := x.byEntity[k]; len(l) == 0 || l[len(l)-1] != x.n { // two arguments with one value
+					x.byEntity[k] = append(l, x.n)
+				}
+			}
+		}
+		if x.decoded == nil {
+			x.decoded = map[int]map[string]any{}
+		}
+		x.decoded[x.n] = m
+	}
+	return x
+}
+
+// plainKey is the entity key of a decoded argument value.
+func plainKey(v any) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		return x, x != ""
+	case int64:
+		return strconv.FormatInt(x, 10), true
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64), true
+	}
+	return "", false
+}
+
+// namesEntity reports whether args (JSON) hold entity as a top-level value.
+func namesEntity(args, entity string) bool {
+	v, _ := decodeJSON(args)
+	m, _ := v.(map[string]any)
+	for _, val := range m {
+		if k, ok := plainKey(val); ok && k == entity {
+			return true
+		}
+	}
+	return false
+}
+
+// latest returns the last indexed step of tool naming entity before step n.
+func (x *policyIndex) latest(tool, entity string, n int) (int, bool) {
+	l := x.byEntity[entityRef{tool, entity}]
+	for i := len(l) - 1; i >= 0; i-- {
+		if l[i] < n {
+			return l[i], true
+		}
+	}
+	return 0, false
+}
+
+// list returns the indexed steps of tool (naming entity) before step n.
+func (x *policyIndex) list(tool, entity string, hasEntity bool, n int) []int {
+	var l []int
+	if hasEntity {
+		l = x.byEntity[entityRef{tool, entity}]
+	} else {
+		l = x.byTool[tool]
+	}
+	end := len(l)
+	for end > 0 && l[end-1] >= n {
+		end--
+	}
+	return l[:end]
+}
+
+// args returns step i's decoded arguments.
+func (x *policyIndex) args(t *trace.Trace, i int) ref.Val {
+	if v, ok := x.argVals[i]; ok {
+		return v
+	}
+	m := x.decoded[i]
+	delete(x.decoded, i)
+	if m == nil {
+		m = map[string]any{}
+	}
+	v := types.DefaultTypeAdapter.NativeToValue(m)
+	if x.argVals == nil {
+		x.argVals = map[int]ref.Val{}
+	}
+	x.argVals[i] = v
+	return v
+}
+
+// result returns step i's decoded result: JSON as maps and lists, other
+// text as a string.
+func (x *policyIndex) result(t *trace.Trace, i int) ref.Val {
+	if v, ok := x.results[i]; ok {
+		return v
+	}
+	res := t.Steps[i].Result
+	var v ref.Val
+	if d, ok := decodeJSON(res); ok {
+		v = types.DefaultTypeAdapter.NativeToValue(d)
+	} else {
+		v = types.String(res)
+	}
+	if x.results == nil {
+		x.results = map[int]ref.Val{}
+	}
+	x.results[i] = v
+	return v
+}
+
+// decodeJSON decodes a JSON text into plain values, integers as int64 and
+// other numbers as float64, so that expressions compare and add them as
+// written. Text that is not JSON gives false.
+func decodeJSON(s string) (any, bool) {
+	s = strings.TrimSpace(s)
+	if s == "" || (s[0] != '{' && s[0] != '[') {
+		return nil, false
+	}
+	dec := json.NewDecoder(strings.NewReader(s))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return nil, false
+	}
+	return plainNumbers(v), true
+}
+
+func plainNumbers(v any) any {
+	switch x := v.(type) {
+	case map[string]any:
+		for k, e := range x {
+			x[k] = plainNumbers(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = plainNumbers(e)
+		}
+	case json.Number:
+		if !bytes.ContainsAny([]byte(x), ".eE") {
+			if i, err := x.Int64(); err == nil {
+				return i
+			}
+		}
+		f, _ := x.Float64()
+		return f
+	}
+	return v
+}
