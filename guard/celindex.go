@@ -19,12 +19,11 @@ import (
 // trace's Memo and brought up to date with the steps recorded since the
 // last call, so a lookup costs the same at step 10 as at step 10,000.
 type policyIndex struct {
-	n        int                    // steps indexed
-	byTool   map[string][]int       // step indexes, ascending
-	byEntity map[entityRef][]int    // step indexes, ascending
-	argVals  map[int]ref.Val        // decoded arguments, by step
-	results  map[int]ref.Val        // decoded results, by step
-	decoded  map[int]map[string]any // arguments decoded while indexing, until args converts them
+	n        int                 // steps indexed
+	byTool   map[string][]int    // step indexes, ascending
+	byEntity map[entityRef][]int // step indexes, ascending
+	argVals  map[int]ref.Val     // decoded arguments, by step
+	results  map[int]ref.Val     // decoded results, by step
 }
 
 type entityRef struct{ tool, entity string }
@@ -57,10 +56,6 @@ func indexOf(t *trace.Trace) *policyIndex {
 				}
 			}
 		}
-		if x.decoded == nil {
-			x.decoded = map[int]map[string]any{}
-		}
-		x.decoded[x.n] = m
 	}
 	return x
 }
@@ -121,12 +116,7 @@ func (x *policyIndex) args(t *trace.Trace, i int) ref.Val {
 	if v, ok := x.argVals[i]; ok {
 		return v
 	}
-	m := x.decoded[i]
-	delete(x.decoded, i)
-	if m == nil {
-		m = map[string]any{}
-	}
-	v := types.DefaultTypeAdapter.NativeToValue(m)
+	v := argsValue(t.Steps[i].Args)
 	if x.argVals == nil {
 		x.argVals = map[int]ref.Val{}
 	}
@@ -141,10 +131,8 @@ func (x *policyIndex) result(t *trace.Trace, i int) ref.Val {
 		return v
 	}
 	res := t.Steps[i].Result
-	var v ref.Val
-	if d, ok := decodeJSON(res); ok {
-		v = types.DefaultTypeAdapter.NativeToValue(d)
-	} else {
+	v, ok := decodeJSONValue(res)
+	if !ok {
 		v = types.String(res)
 	}
 	if x.results == nil {
@@ -169,6 +157,46 @@ func decodeJSON(s string) (any, bool) {
 		return nil, false
 	}
 	return plainNumbers(v), true
+}
+
+// decodeJSONValue decodes a JSON text into CEL values: maps with string
+// keys, lists, strings, ints (for integers as written), doubles, bools and
+// null. Converting once, rather than wrapping Go maps, makes every later
+// field access a map lookup.
+func decodeJSONValue(s string) (ref.Val, bool) {
+	v, ok := decodeJSON(s)
+	if !ok {
+		return nil, false
+	}
+	return celValue(v), true
+}
+
+func celValue(v any) ref.Val {
+	switch x := v.(type) {
+	case map[string]any:
+		m := make(map[ref.Val]ref.Val, len(x))
+		for k, e := range x {
+			m[types.String(k)] = celValue(e)
+		}
+		return types.NewRefValMap(types.DefaultTypeAdapter, m)
+	case []any:
+		l := make([]ref.Val, len(x))
+		for i, e := range x {
+			l[i] = celValue(e)
+		}
+		return types.NewRefValList(types.DefaultTypeAdapter, l)
+	case string:
+		return types.String(x)
+	case int64:
+		return types.Int(x)
+	case float64:
+		return types.Double(x)
+	case bool:
+		return types.Bool(x)
+	case nil:
+		return types.NullValue
+	}
+	return types.DefaultTypeAdapter.NativeToValue(v)
 }
 
 func plainNumbers(v any) any {

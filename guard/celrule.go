@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cel.dev/cel-go/cel"
+	celast "cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/functions"
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -292,7 +293,14 @@ func compileExpr(d *decoder, e policyExpr) (cel.Program, error) {
 	if out := ast.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
 		return nil, d.errAt(&yaml.Node{Line: e.line, Column: e.col}, e.path, "want a boolean expression, got one of type %s", out)
 	}
-	prg, err := env.Program(ast, cel.CostLimit(celCostLimit), cel.EvalOptions(cel.OptOptimize))
+	// An expression without a comprehension costs at most its size: only
+	// those with one (all, exists, map, filter over a record's lists) run
+	// under the cost limit, whose tracking costs as much as the evaluation.
+	opts := []cel.ProgramOption{cel.EvalOptions(cel.OptOptimize)}
+	if len(celast.MatchDescendants(celast.NavigateAST(ast.NativeRep()), celast.KindMatcher(celast.ComprehensionKind))) > 0 {
+		opts = append(opts, cel.CostLimit(celCostLimit))
+	}
+	prg, err := env.Program(ast, opts...)
 	if err != nil {
 		return nil, d.errAt(&yaml.Node{Line: e.line, Column: e.col}, e.path, "%v", err)
 	}
@@ -423,12 +431,15 @@ func (a *celActivation) now() ref.Val {
 // argsValue decodes a tool call's arguments; arguments that are not a JSON
 // object become an empty map, which the schema rule reports.
 func argsValue(args string) ref.Val {
-	v, ok := decodeJSON(args)
-	if m, isMap := v.(map[string]any); ok && isMap {
-		return types.DefaultTypeAdapter.NativeToValue(m)
+	if v, ok := decodeJSONValue(args); ok {
+		if _, isMap := v.(traits.Mapper); isMap {
+			return v
+		}
 	}
-	return types.DefaultTypeAdapter.NativeToValue(map[string]any{})
+	return emptyMap
 }
+
+var emptyMap = types.NewRefValMap(types.DefaultTypeAdapter, map[ref.Val]ref.Val{})
 
 // cardValue is the memory card's active constraints, kind -> key -> value.
 func cardValue(t *trace.Trace) ref.Val {
