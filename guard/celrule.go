@@ -126,7 +126,8 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.Variable("now", cel.TimestampType),
 		cel.Variable("tables", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Function("last",
-			cel.Overload("last_string_dyn", []*cel.Type{cel.StringType, cel.DynType}, cel.DynType, cel.LateFunctionBinding())),
+			cel.Overload("last_string_dyn", []*cel.Type{cel.StringType, cel.DynType}, cel.DynType, cel.LateFunctionBinding()),
+			cel.Overload("last_list_dyn", []*cel.Type{cel.ListType(cel.StringType), cel.DynType}, cel.DynType, cel.LateFunctionBinding())),
 		cel.Function("calls",
 			cel.Overload("calls_string", []*cel.Type{cel.StringType}, cel.ListType(cel.DynType), cel.LateFunctionBinding()),
 			cel.Overload("calls_string_dyn", []*cel.Type{cel.StringType, cel.DynType}, cel.ListType(cel.DynType), cel.LateFunctionBinding())),
@@ -491,14 +492,37 @@ func entityKeyOf(v ref.Val) (string, bool) {
 }
 
 // lastOf is last(tool, entity): the result of the latest earlier call of
-// tool that named entity among its arguments and did not fail.
+// tool — or of any of a list of tools, all returning the same record —
+// that named entity among its arguments and did not fail.
 func (a *celActivation) lastOf(args []ref.Val) ref.Val {
-	tool, entity, has, err := entityArgs("last", args)
+	if len(args) != 2 {
+		return types.NewErr("last: want a tool name (or a list of them) and an entity")
+	}
+	if l, ok := args[0].(traits.Lister); ok {
+		best, found := -1, false
+		var names []string
+		for it := l.Iterator(); it.HasNext() == types.True; {
+			name, ok := it.Next().(types.String)
+			if !ok {
+				return types.NewErr("last: a tool name in the list is not a string")
+			}
+			names = append(names, string(name))
+			_, entity, _, err := entityArgs("last", []ref.Val{name, args[1]})
+			if err != nil {
+				return err
+			}
+			if i, ok := a.idx.latest(string(name), entity, len(a.t.Steps)); ok && i > best {
+				best, found = i, true
+			}
+		}
+		if !found {
+			return types.NewErr("no result of %s for %v earlier in the trace", strings.Join(names, ", "), args[1])
+		}
+		return a.idx.result(a.t, best)
+	}
+	tool, entity, _, err := entityArgs("last", args)
 	if err != nil {
 		return err
-	}
-	if !has {
-		return types.NewErr("last: want a tool name and an entity")
 	}
 	i, ok := a.idx.latest(tool, entity, len(a.t.Steps))
 	if !ok {

@@ -336,3 +336,30 @@ tools:
 	// 1 block only a pending order can be cancelled
 	// guard: policy: orders.yaml:3:14: checks[0].require: undeclared reference to 'order'
 }
+
+// TestCheckLastOfSeveralTools reads a record that lookups and writes both
+// return: the latest of them is the state of the entity.
+func TestCheckLastOfSeveralTools(t *testing.T) {
+	p := checkPolicy(t, `
+tables:
+  order_tools: [get_order, return_items, exchange_items]
+tools:
+  exchange_items:
+    checks:
+      - name: exchange-delivered
+        require: last(tables.order_tools, args.order_id).status == 'delivered'
+`)
+	g := checksOnly(p)
+	tr := &trace.Trace{ID: "t", Steps: numbered(
+		tool("get_order", `{"order_id":"1"}`, `{"status":"delivered"}`),
+		tool("return_items", `{"order_id":"1"}`, `{"status":"return requested"}`),
+		tool("exchange_items", `{"order_id":"1"}`, ``),
+	)}
+	if got := fired(g, tr); !slices.Equal(got, []string{"2:exchange-delivered"}) {
+		t.Errorf("fired %v, want the exchange after the return", got)
+	}
+	tr.Steps = numbered(tr.Steps[0], tr.Steps[2])
+	if got := fired(g, tr); got != nil {
+		t.Errorf("fired %v on an exchange of a delivered order", got)
+	}
+}
