@@ -40,8 +40,8 @@ func policyRules(p *guard.Policy) []string {
 type runFlags struct {
 	id      string
 	success bool
-	write   bool         // the run has an unexpected write
-	atWrite bool         // a flag fell on one of those writes
+	write   bool // the run has an unexpected write
+	atWrite bool // a flag fell on one of those writes
 	rules   map[string]bool
 }
 

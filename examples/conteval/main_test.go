@@ -99,6 +99,8 @@ func TestLoopClosed(t *testing.T) {
 	cfg, _ := os.ReadFile(sampleConfig)
 	cfg2 := filepath.Join(dir, "config-v2.json")
 	os.WriteFile(cfg2, bytes.Replace(cfg, []byte(`"demo-2025-06-01"`), []byte(`"demo-2025-06-02"`), 1), 0o600)
+	pol, _ := os.ReadFile(filepath.Join(filepath.Dir(sampleConfig), "policy.yaml")) // the config names it beside itself
+	os.WriteFile(filepath.Join(dir, "policy.yaml"), pol, 0o600)
 	args[3] = cfg2
 	out.Reset()
 	if code := run(context.Background(), args, &out, &out, now.Add(time.Hour)); code != 0 {
@@ -155,7 +157,7 @@ func TestExitCodes(t *testing.T) {
 	}{
 		{"yellow", []string{"-traces", sampleTraces, "-config", sampleConfig}, 0},
 		{"red: a higher floor", []string{"-traces", sampleTraces, "-config", write("red.json", `{"version":"r","gate":{"floor":0.995}}`)}, 1},
-		{"green: a lower floor", []string{"-traces", sampleTraces, "-config", write("green.json", `{"version":"g","gate":{"floor":0.8},"assertions":{"json_routes":["order-api"]}}`)}, 0},
+		{"green: a lower floor", []string{"-traces", sampleTraces, "-config", write("green.json", `{"version":"g","gate":{"floor":0.8},"policy":"`+write("green.yaml", "json_routes: [order-api]\n")+`"}`)}, 0},
 		{"not enough: the last hour only", []string{"-traces", sampleTraces, "-since", "2025-06-01T23:00:00Z"}, 2},
 		{"no traces after since", []string{"-traces", sampleTraces, "-since", "2030-01-01"}, 2},
 		{"missing flag", []string{}, exitFailed},
