@@ -30,7 +30,7 @@ const RulePolicyChecks = "policy-checks"
 // cost units (about one per operation and per element a comprehension
 // visits): a check over a long list stops with an error rather than
 // stalling the step.
-const celCostLimit = 1_000_000
+const celCostLimit = 100_000
 
 // checksRule runs a policy's checks on tool calls. It is immutable after
 // compileChecks; withNow copies it.

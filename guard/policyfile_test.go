@@ -276,7 +276,8 @@ func ExampleLoadPolicy() {
 
 func FuzzLoadPolicy(f *testing.F) {
 	files, _ := filepath.Glob(filepath.Join("testdata", "policy", "*.json"))
-	for _, name := range files {
+	worked, _ := filepath.Glob(filepath.Join("..", "examples", "policies", "*.yaml"))
+	for _, name := range append(files, worked...) {
 		b, err := os.ReadFile(name)
 		if err != nil {
 			f.Fatal(err)
@@ -284,11 +285,15 @@ func FuzzLoadPolicy(f *testing.F) {
 		f.Add(string(b))
 	}
 	for _, s := range []string{``, `{}`, `null`, `[]`, `{"tools":{"a":{"schema":{"type":"object","properties":{"x":{"items":{}}}}}}}`,
-		`{"tools":{"a":{"schema":{"type":7}}}}`, `{"resilience":{"backoff":"-3h"}}`, `{"loop_limit":1e99}`, `{"tools":{"a":null}}`, `{"disable":[null]}`} {
+		`{"tools":{"a":{"schema":{"type":7}}}}`, `{"resilience":{"backoff":"-3h"}}`, `{"loop_limit":1e99}`, `{"tools":{"a":null}}`, `{"disable":[null]}`,
+		"penalty: 10\npenalty: 20\n", "a: &x 1\nb: *x\n", "tables: {t: [1, 2.5, x, null, true]}\n",
+		"checks:\n  - {name: c, when: 'has(args.x)', require: 'args.x > 1'}\n", "checks:\n  - {name: c, require: \"last('a', args.x).y == 1\"}\n",
+		"checks:\n  - {name: c, require: '[1,2,3].all(x, [1,2,3].all(y, x + y > 0))'}\n", "weights: {accuracy: 100}\n", "now: 2024-05-15\n",
+		"tools:\n  a:\n    schema: {properties: {x: {pattern: '^a+$', maxItems: 2}}}\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		cfg, err := guard.LoadPolicy(strings.NewReader(s))
+		p, err := guard.ReadPolicy("f.yaml", []byte(s))
 		if err != nil {
 			var ge *guard.Error
 			if !errors.As(err, &ge) || ge.Op != "policy" {
@@ -296,10 +301,14 @@ func FuzzLoadPolicy(f *testing.F) {
 			}
 			return
 		}
-		// A policy that loads makes a guard that judges a trace.
-		guard.New(cfg).Evaluate(&trace.Trace{ID: "f", Steps: []*trace.Step{
-			{Index: 0, Kind: trace.KindTool, Name: "a", Args: `{"x":1}`},
-			{Index: 1, Kind: trace.KindModel, Result: "done"},
+		// A policy that loads makes a guard that judges a trace, its
+		// checks included.
+		guard.New(p.Config()).Evaluate(&trace.Trace{ID: "f", UserTurns: []string{"hi"}, Steps: []*trace.Step{
+			{Index: 0, Kind: trace.KindTool, Name: "a", Args: `{"x":1}`, Result: `{"y":1}`},
+			{Index: 1, Kind: trace.KindTool, Name: "a", Args: `{"x":[1,{"z":null}]}`, Result: `not json`},
+			{Index: 2, Kind: trace.KindModel, Result: "done"},
 		}})
+		_ = p.Weights()
+		_ = p.Assertions()
 	})
 }

@@ -169,9 +169,31 @@ func parseJSONTree(file string, data []byte) (*yaml.Node, error) {
 }
 
 type jsonTree struct {
-	file string
-	data []byte
-	dec  *json.Decoder
+	file  string
+	data  []byte
+	dec   *json.Decoder
+	lines []int // offsets of the newlines in data, for lineCol
+}
+
+// lineCol turns a byte offset of the text into a line and a column, both
+// from 1, by a binary search of the newlines: a large file costs
+// O(tokens × log lines), not O(tokens × size).
+func (p *jsonTree) lineCol(off int) (int, int) {
+	if p.lines == nil {
+		p.lines = []int{}
+		for i, c := range p.data {
+			if c == '\n' {
+				p.lines = append(p.lines, i)
+			}
+		}
+	}
+	off = min(max(off, 0), len(p.data))
+	n, _ := slices.BinarySearch(p.lines, off) // newlines before off
+	start := 0
+	if n > 0 {
+		start = p.lines[n-1] + 1
+	}
+	return n + 1, off - start + 1
 }
 
 // next returns the next token and the line and column where it starts.
@@ -180,7 +202,7 @@ func (p *jsonTree) next() (json.Token, int, int, error) {
 	for off < len(p.data) && strings.IndexByte(" \t\r\n,:", p.data[off]) >= 0 {
 		off++
 	}
-	line, col := lineCol(p.data, off)
+	line, col := p.lineCol(off)
 	tok, err := p.dec.Token()
 	if err != nil {
 		var se *json.SyntaxError
@@ -193,7 +215,7 @@ func (p *jsonTree) next() (json.Token, int, int, error) {
 					off++
 				}
 			}
-			l, c := lineCol(p.data, off)
+			l, c := p.lineCol(off)
 			return nil, 0, 0, &posError{file: p.file, line: l, col: c, msg: err.Error()}
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 			return nil, 0, 0, &posError{file: p.file, msg: "unexpected end of file"}
