@@ -363,3 +363,35 @@ tools:
 		t.Errorf("fired %v on an exchange of a delivered order", got)
 	}
 }
+
+// TestChecksConcurrent runs one policy's checks in many sessions at once:
+// each session's index is its own, the compiled checks are shared (run
+// with -race).
+func TestChecksConcurrent(t *testing.T) {
+	p := checkPolicy(t, cancelPolicy)
+	g := checksOnly(p)
+	done := make(chan []string)
+	for i := range 8 {
+		go func() {
+			created := "2024-05-15T14:00:00" // booked an hour before now
+			if i%2 == 1 {
+				created = "2024-05-10T14:00:00"
+			}
+			var got []string
+			for range 50 {
+				tr := &trace.Trace{ID: fmt.Sprint(i), Steps: numbered(
+					tool("get_reservation", `{"reservation_id":"R"}`, `{"created_at":"`+created+`","cabin":"economy","insurance":"no"}`),
+					tool("cancel_reservation", `{"reservation_id":"R"}`, `ok`))}
+				got = append(got, fired(g, tr)...)
+			}
+			done <- got
+		}()
+	}
+	total := 0
+	for range 8 {
+		total += len(<-done)
+	}
+	if total != 4*50 {
+		t.Errorf("%d findings, want %d (one per late cancellation)", total, 4*50)
+	}
+}
