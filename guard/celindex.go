@@ -3,8 +3,10 @@ package guard
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
@@ -164,6 +166,9 @@ func decodeJSON(s string) (any, bool) {
 // null. Converting once, rather than wrapping Go maps, makes every later
 // field access a map lookup.
 func decodeJSONValue(s string) (ref.Val, bool) {
+	if v, ok := scanJSONValue(s); ok {
+		return v, true
+	}
 	v, ok := decodeJSON(s)
 	if !ok {
 		return nil, false
@@ -219,4 +224,167 @@ func plainNumbers(v any) any {
 		return f
 	}
 	return v
+}
+
+// scanJSONValue decodes a JSON text into CEL values as decodeJSONValue
+// does, without encoding/json's decoder and its intermediate Go values:
+// tool arguments are decoded on every checked call. It reports false for
+// what it does not handle alone (invalid JSON, escapes it leaves to
+// strconv's reading of JSON strings failing, nesting past maxDepth), and
+// the caller falls back to decodeJSONValue.
+func scanJSONValue(s string) (ref.Val, bool) {
+	sc := jsonScanner{s: s}
+	sc.space()
+	if sc.i == len(s) || (s[sc.i] != '{' && s[sc.i] != '[') {
+		return nil, false
+	}
+	v, ok := sc.value(0)
+	if !ok {
+		return nil, false
+	}
+	sc.space()
+	return v, sc.i == len(s)
+}
+
+type jsonScanner struct {
+	s string
+	i int
+}
+
+func (sc *jsonScanner) space() {
+	for sc.i < len(sc.s) && (sc.s[sc.i] == ' ' || sc.s[sc.i] == '\t' || sc.s[sc.i] == '\n' || sc.s[sc.i] == '\r') {
+		sc.i++
+	}
+}
+
+func (sc *jsonScanner) value(depth int) (ref.Val, bool) {
+	if depth > maxDepth {
+		return nil, false
+	}
+	sc.space()
+	if sc.i >= len(sc.s) {
+		return nil, false
+	}
+	switch c := sc.s[sc.i]; {
+	case c == '{':
+		sc.i++
+		m := map[ref.Val]ref.Val{}
+		sc.space()
+		if sc.i < len(sc.s) && sc.s[sc.i] == '}' {
+			sc.i++
+			return types.NewRefValMap(types.DefaultTypeAdapter, m), true
+		}
+		for {
+			sc.space()
+			k, ok := sc.str()
+			if !ok {
+				return nil, false
+			}
+			sc.space()
+			if sc.i >= len(sc.s) || sc.s[sc.i] != ':' {
+				return nil, false
+			}
+			sc.i++
+			v, ok := sc.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			m[types.String(k)] = v // a repeated key: the last wins, as in encoding/json
+			sc.space()
+			if sc.i >= len(sc.s) {
+				return nil, false
+			}
+			if sc.s[sc.i] == '}' {
+				sc.i++
+				return types.NewRefValMap(types.DefaultTypeAdapter, m), true
+			}
+			if sc.s[sc.i] != ',' {
+				return nil, false
+			}
+			sc.i++
+		}
+	case c == '[':
+		sc.i++
+		var l []ref.Val
+		sc.space()
+		if sc.i < len(sc.s) && sc.s[sc.i] == ']' {
+			sc.i++
+			return types.NewRefValList(types.DefaultTypeAdapter, []ref.Val{}), true
+		}
+		for {
+			v, ok := sc.value(depth + 1)
+			if !ok {
+				return nil, false
+			}
+			l = append(l, v)
+			sc.space()
+			if sc.i >= len(sc.s) {
+				return nil, false
+			}
+			if sc.s[sc.i] == ']' {
+				sc.i++
+				return types.NewRefValList(types.DefaultTypeAdapter, l), true
+			}
+			if sc.s[sc.i] != ',' {
+				return nil, false
+			}
+			sc.i++
+		}
+	case c == '"':
+		str, ok := sc.str()
+		return types.String(str), ok
+	case c == 't' && strings.HasPrefix(sc.s[sc.i:], "true"):
+		sc.i += 4
+		return types.True, true
+	case c == 'f' && strings.HasPrefix(sc.s[sc.i:], "false"):
+		sc.i += 5
+		return types.False, true
+	case c == 'n' && strings.HasPrefix(sc.s[sc.i:], "null"):
+		sc.i += 4
+		return types.NullValue, true
+	case c == '-' || (c >= '0' && c <= '9'):
+		start := sc.i
+		end := scanNumber(sc.s, sc.i)
+		if end == start {
+			return nil, false
+		}
+		sc.i = end
+		lit := sc.s[start:end]
+		if !strings.ContainsAny(lit, ".eE") {
+			if n, err := strconv.ParseInt(lit, 10, 64); err == nil {
+				return types.Int(n), true
+			}
+		}
+		f, err := strconv.ParseFloat(lit, 64)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return nil, false
+		}
+		return types.Double(f), true
+	}
+	return nil, false
+}
+
+// str reads a JSON string at sc.i; strings with escapes are read by
+// encoding/json, which knows JSON's escapes.
+func (sc *jsonScanner) str() (string, bool) {
+	if sc.i >= len(sc.s) || sc.s[sc.i] != '"' {
+		return "", false
+	}
+	end, esc, ok := scanString(sc.s, sc.i)
+	if !ok {
+		return "", false
+	}
+	raw := sc.s[sc.i:end]
+	sc.i = end
+	if !esc {
+		if !utf8.ValidString(raw) {
+			return "", false
+		}
+		return raw[1 : len(raw)-1], true
+	}
+	var out string
+	if json.Unmarshal([]byte(raw), &out) != nil {
+		return "", false
+	}
+	return out, true
 }
