@@ -395,3 +395,50 @@ func TestChecksConcurrent(t *testing.T) {
 		t.Errorf("%d findings, want %d (one per late cancellation)", total, 4*50)
 	}
 }
+
+func TestPolicySections(t *testing.T) {
+	p := checkPolicy(t, `
+weights: {accuracy: 40, coherence: 20, memory: 20, stability: 10, efficiency: 10}
+assertions:
+  disable: [allow-list]
+  guard_rules: [grounding, loop]
+  refusal_texts: [Sorry.]
+checks:
+  - {name: a, require: 'true'}
+tools:
+  t:
+    checks:
+      - {name: b, require: 'true'}
+`)
+	w := p.Weights()
+	if len(w) != 5 || w[trace.Accuracy] != 40 || w[trace.Efficiency] != 10 {
+		t.Errorf("weights %v", w)
+	}
+	w[trace.Accuracy] = 0 // the caller's copy
+	if p.Weights()[trace.Accuracy] != 40 {
+		t.Error("Weights shares its map")
+	}
+	a := p.Assertions()
+	if !slices.Equal(a.Disable, []string{"allow-list"}) || !slices.Equal(a.GuardRules, []string{"grounding", "loop"}) || !slices.Equal(a.RefusalTexts, []string{"Sorry."}) {
+		t.Errorf("assertions %+v", a)
+	}
+	if got := p.Checks(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Errorf("checks %v", got)
+	}
+	if got := p.Where("assertions.guard_rules[1]"); got != "test.yaml:5:28" {
+		t.Errorf("Where = %q", got)
+	}
+	if got := p.Where("no.such.key"); got != "test.yaml" {
+		t.Errorf("Where of a key the file lacks = %q", got)
+	}
+	if p.WithNow(time.Time{}) != p {
+		t.Error("WithNow of the zero time copies the policy")
+	}
+	empty := checkPolicy(t, "{}")
+	if empty.Weights() != nil || empty.Checks() != nil || len(empty.Config().Rules) != 0 {
+		t.Errorf("an empty policy: weights %v, checks %v, rules %v", empty.Weights(), empty.Checks(), empty.Config().Rules)
+	}
+	if _, err := guard.OpenPolicy("testdata/policy/no-such-file.yaml"); err == nil || !strings.Contains(err.Error(), "no-such-file.yaml") {
+		t.Errorf("missing file: %v", err)
+	}
+}
