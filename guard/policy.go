@@ -36,6 +36,12 @@ type ToolPolicy struct {
 	// and a record otherwise.
 	TrustedFields   []string `json:"trusted_fields,omitempty"`
 	UntrustedFields []string `json:"untrusted_fields,omitempty"`
+	// Channel names what the tool does to the world, for the false-claim
+	// rule: one of ClaimChannels ("sms", "email", "call", "refund",
+	// "handoff", ...). A claim in an answer about that channel is checked
+	// against this tool's calls. Empty means the channel is read from the
+	// tool's name, description and argument keys.
+	Channel string `json:"channel,omitempty"`
 	// Confirm requires the user's explicit confirmation, in the turn before
 	// the call, of a state-changing call; without it the verdict is Clarify.
 	Confirm bool `json:"confirm,omitempty"`

@@ -219,6 +219,7 @@ type policyTool struct {
 	Untrusted       bool            `json:"untrusted"`
 	TrustedFields   []string        `json:"trusted_fields"`
 	UntrustedFields []string        `json:"untrusted_fields"`
+	Channel         string          `json:"channel"`
 	Confirm         bool            `json:"confirm"`
 	Retrieval       bool            `json:"retrieval"`
 	Schema          json.RawMessage `json:"schema"`
@@ -489,6 +490,12 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 			tp.Effect = Effect(pt.Effect)
 		default:
 			return nil, d.at(path+".effect", `%q is not an effect (want "read", "write" or "auto")`, pt.Effect)
+		}
+		if pt.Channel != "" {
+			if !slices.Contains(ClaimChannels(), pt.Channel) {
+				return nil, d.at(path+".channel", "%q is not a channel (want one of %s)", pt.Channel, strings.Join(ClaimChannels(), ", "))
+			}
+			tp.Channel = pt.Channel
 		}
 		for _, field := range pt.TrustedFields {
 			if slices.Contains(pt.UntrustedFields, field) {
