@@ -99,6 +99,20 @@ func TestLoadPolicy(t *testing.T) {
 					t.Errorf("the checks run although disabled")
 				}
 			}},
+		{name: "every other key", in: "version: 1\nmemory: {budget: 500}\npenalty: 25\npass_score: 70\nmax_retries: -1\nrefusal_template: no\nhandoff_message: hold on\nmax_field: 4096\n" +
+			"resilience: {isolate_tools: true, tool_retries: 2, model_retries: -1}\ntools:\n  kb: {retrieval: true, isolate: true, channel: chat}\nnow: '2024-05-15T15:00:00Z'\ntables: {t: {a: 1}}\n",
+			check: func(t *testing.T, cfg guard.Config) {
+				if cfg.Memory == nil || cfg.Memory.Budget != 500 || cfg.Evaluation.Penalty != 25 || cfg.Evaluation.PassScore != 70 || cfg.Gates.MaxRetries != -1 ||
+					cfg.Answers.RefusalTemplate != "no" || cfg.Answers.HandoffMessage != "hold on" || cfg.Observe.MaxField != 4096 {
+					t.Errorf("got %+v", cfg)
+				}
+				if r := cfg.Resilience; !r.IsolateTools || r.ToolRetries != 2 || r.ModelRetries != -1 {
+					t.Errorf("resilience %+v", r)
+				}
+				if kb := cfg.Tools["kb"]; !kb.Retrieval || !kb.Isolate || kb.Channel != "chat" {
+					t.Errorf("kb %+v", kb)
+				}
+			}},
 		{name: "nulls mean the default", in: `{"tools": null, "allowed_tools": null, "resilience": null, "max_steps": null}`, check: func(t *testing.T, cfg guard.Config) {
 			if cfg.Tools != nil || cfg.Gates.AllowedTools != nil || cfg.Gates.MaxSteps != 0 {
 				t.Errorf("got %+v", cfg)
