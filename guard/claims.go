@@ -43,9 +43,12 @@ const RuleFalseClaim = "false-claim"
 // judging an answer does not cost more as the trace grows.
 func FalseClaims(tools ToolPolicies) Rule {
 	r := &falseClaims{tools: tools, profiles: make(map[string]toolProfile, len(tools))}
-	for name := range tools {
+	for name, tp := range tools {
 		r.named = append(r.named, name)
 		r.profiles[name] = profileOf(name, "", nil)
+		if p, ok := channelProfile(tp.Channel); ok {
+			r.profiles[name] = p // the policy says, over what the name suggests
+		}
 	}
 	slices.Sort(r.named)
 	return r

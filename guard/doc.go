@@ -99,8 +99,20 @@
 //
 // Evaluate scores a recorded trace (100 minus Config.Evaluation.Penalty per violation;
 // a critical violation fails it), TrajectoryMatch compares its tool calls
-// with an expected trajectory, and LoadPolicy reads a Config from a JSON
-// policy file, as "agentguard evaluate -policy" does.
+// with an expected trajectory, and LoadPolicy reads a Config from a policy
+// file (YAML or JSON), as "agentguard evaluate -policy" does.
+//
+// # Policy files
+//
+// OpenPolicy reads one YAML or JSON file that configures the guard, the
+// continuous evaluation (guard/conteval) and the health weights: tools,
+// rule switches and thresholds, and domain checks written in CEL over the
+// records the agent fetched earlier in the trace (last, calls, results),
+// the clock (now) and lookup tables. The checks run as one rule,
+// RulePolicyChecks, online and offline alike; their lookups read an index
+// kept in the trace's memo, so their cost does not grow with the session.
+// policy.md, beside this file, lists every key; examples/policies holds
+// worked policies.
 //
 // # Traces and the ledger
 //

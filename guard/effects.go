@@ -345,6 +345,9 @@ type toolProfile struct {
 // argument keys of its schema. The channels of a tool offered in
 // Trace.Tools are kept in the rule's cache in t's memo.
 func (r *falseClaims) profile(t *trace.Trace, name string) toolProfile {
+	if r.tools[name].Channel != "" {
+		return r.profiles[name] // the policy's channel
+	}
 	for i := range t.Tools {
 		if spec := &t.Tools[i]; spec.Name == name {
 			c := r.cache(t)
@@ -363,6 +366,26 @@ func (r *falseClaims) profile(t *trace.Trace, name string) toolProfile {
 		return p
 	}
 	return profileOf(name, "", nil)
+}
+
+// ClaimChannels returns the channels ToolPolicy.Channel may name, the
+// false-claim rule's vocabulary.
+func ClaimChannels() []string {
+	names := make([]string, len(claimVocabulary.Channels))
+	for i, ch := range claimVocabulary.Channels {
+		names[i] = ch.Name
+	}
+	return names
+}
+
+// channelProfile is the profile of a channel named by a policy.
+func channelProfile(name string) (toolProfile, bool) {
+	for i, ch := range claimVocabulary.Channels {
+		if ch.Name == name && name != "" {
+			return toolProfile{channelSet(1) << i}, true
+		}
+	}
+	return toolProfile{}, false
 }
 
 // profileOf derives a tool's channels. From its name, the channels of the

@@ -77,7 +77,7 @@ func (n *schemaNode) fastValue(s string, i, depth int) (int, bool) {
 	case "string":
 		var esc bool
 		end, esc, ok = scanString(s, i)
-		if !ok || (esc && len(n.Enum) > 0) {
+		if !ok || (esc && len(n.Enum) > 0) || n.pattern != nil {
 			return 0, false
 		}
 	case "boolean", "null":
@@ -213,8 +213,8 @@ func (n *schemaNode) fastArray(s string, i, depth int) (int, bool) {
 	if len(n.types) > 0 && !hasTypeName(n.types, "array") {
 		return 0, false
 	}
-	if len(n.Enum) > 0 {
-		return 0, false
+	if len(n.Enum) > 0 || n.MinItems != nil || n.MaxItems != nil {
+		return 0, false // the decoding validator counts
 	}
 	i = skipWS(s, i+1)
 	if i < len(s) && s[i] == ']' {

@@ -36,6 +36,14 @@ type ToolPolicy struct {
 	// and a record otherwise.
 	TrustedFields   []string `json:"trusted_fields,omitempty"`
 	UntrustedFields []string `json:"untrusted_fields,omitempty"`
+	// Channel names how the tool reaches the world: one of ClaimChannels
+	// ("sms", "email", "call", "push", "refund", "handoff", ...) or a
+	// contact channel of Config.Lexicon. The memory card's channel bans
+	// stop the tool's calls ("don't text me" stops an "sms" tool), and a
+	// claim in an answer about that channel is checked against its calls.
+	// Empty means the channel is read from the tool's name, description
+	// and argument keys.
+	Channel string `json:"channel,omitempty"`
 	// Confirm requires the user's explicit confirmation, in the turn before
 	// the call, of a state-changing call; without it the verdict is Clarify.
 	Confirm bool `json:"confirm,omitempty"`
@@ -64,11 +72,6 @@ type ToolPolicy struct {
 	// Schema is the JSON schema of the tool's arguments, for tools that do
 	// not publish one (see SchemaTool).
 	Schema json.RawMessage `json:"schema,omitempty"`
-	// Channel is the contact channel through which the tool reaches the
-	// user ("sms", "call", "email", "push", or any channel of
-	// Config.Lexicon), for the memory card's bans, when neither its name
-	// nor its description tells.
-	Channel string `json:"channel,omitempty"`
 }
 
 // channels maps the tools that declare a Channel to it.

@@ -1,127 +1,187 @@
 package guard
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
+	"go.yaml.in/yaml/v3"
 )
 
-// maxPolicySize is the largest policy file LoadPolicy reads, in bytes.
+// maxPolicySize is the largest policy file read, in bytes.
 const maxPolicySize = 16 << 20
 
-// LoadPolicy reads a policy file: a JSON object that configures a Guard, for
-// offline evaluation (the evaluate command's -policy flag) as for online
-// use. It returns the Config the file describes; set the fields a file
-// cannot hold (Ledger, Logger, Classifier, Rules, Invariants,
-// Resilience.Fallback, and ToolPolicy.IsEmpty beyond empty_ok) on it before
-// calling New. LoadPolicy is safe for concurrent use.
-//
-// The reading is strict, so that a typo never silently turns a rule off: an
-// unknown key, a value of the wrong type, an unknown verdict, effect or rule
-// name, a schema that is not valid JSON, or anything after the object is an
-// error (a *Error with Op "policy") that names the key, such as
-//
-//	guard: policy: tools.send_email: unknown field "efect" (did you mean "effect"?)
-//	guard: policy: empty_result: "ask" is not a verdict for empty results (want "clarify", "retry" or "handoff")
-//	guard: policy: line 3, column 1: invalid character '}' looking for beginning of object key string
-//
-// Every key is optional and an absent key, like 0, false or "", means the
-// default of the Config field it sets, so {} is the default guard. A file
-// looks like this:
-//
-//	{
-//	  "version": 1,
-//	  "allowed_tools": ["search_contact", "get_quote_history", "send_email"],
-//	  "loop_limit": 3,
-//	  "max_steps": 25,
-//	  "confirm_writes": false,
-//	  "disable": ["max-steps"],
-//	  "tools": {
-//	    "get_webpage": {"effect": "read", "untrusted": true},
-//	    "send_email":  {"effect": "write", "confirm": true,
-//	                    "schema": {"type": "object", "required": ["to"]}},
-//	    "search_kb":   {"retrieval": true, "timeout": "5s", "retries": 2}
-//	  }
-//	}
-//
-// The keys, and the Config field each one sets:
-//
-//	version                integer    the format version: 1 (the default)
-//	allowed_tools          [string]   AllowedTools: the tool allow-list; absent or [] means the tools the run offered (Trace.Tools)
-//	loop_limit             integer    LoopLimit: block the n-th identical call in a row; 0 means 3, negative disables the rule
-//	max_steps              integer    MaxSteps: hand off after this many tool calls; 0 means 25, negative disables the rule
-//	intents                [string]   Intents: the intents the agent serves; absent means any
-//	min_intent_confidence  number     MinIntentConfidence, from 0 to 1; 0 means 0.6
-//	empty_result           string     EmptyResult: "clarify" (the default), "retry" or "handoff"
-//	min_similarity         number     MinSimilarity: refuse below this best retrieval score; 0 refuses only on no documents
-//	route_similarity       object     RouteSimilarity: route name -> threshold, overriding min_similarity
-//	json_routes            [string]   JSONRoutes: routes whose answers must be JSON
-//	confirm_writes         boolean    ConfirmWrites: every state-changing call needs the user's confirmation
-//	disable                [string]   Disable: built-in rules to leave out, by name (see below)
-//	require_approval       [string]   RequireApproval: tools whose calls pause Run for a human
-//	pass_score             integer    PassScore: the trajectory score a trace needs to pass; 0 means 80
-//	memory                 object     Memory: {"budget": N} sets the card's token budget; {"off": true} turns the card off
-//	penalty                integer    Penalty: points off the score per violation; 0 means 20
-//	shadow                 boolean    Shadow: detect only, enforce nothing
-//	max_retries            integer    MaxRetries: model retries after a Retry verdict; 0 means 1, negative never
-//	refusal_template       string     RefusalTemplate; "" means the lexicon's, in the user's language
-//	handoff_message        string     HandoffMessage; "" means the lexicon's, in the user's language
-//	max_field              integer    MaxField: cap on recorded arguments and results, in bytes; 0 means the default
-//	resilience             object     Resilience (below)
-//	tools                  object     Tools: tool name -> tool policy (below)
-//
-// A tool policy (ToolPolicy):
-//
-//	effect      string    "read", "write", or "auto" / "" to infer it from the name's verb (see StateChanging)
-//	untrusted   boolean   results carry third-party content (web pages, files, e-mails, messages, reviews)
-//	confirm     boolean   a state-changing call needs the user's confirmation in the turn before
-//	retrieval   boolean   results are documents with ids and scores (see Documents)
-//	schema      object    the JSON schema of the arguments (see ValidateArguments); it must be valid
-//	timeout     string    a Go duration such as "5s"; "" means Resilience.ToolTimeout
-//	isolate     boolean   run each call on its own goroutine, abandoned at the timeout (the tool may ignore its context)
-//	retries     integer   retries of a failed call; 0 means Resilience.ToolRetries, negative never
-//	empty_ok    boolean   an empty result is the tool's normal answer (a "think" or "log" tool): the
-//	                      empty-result gate ignores it (IsEmpty always reports false)
-//	channel     string    the contact channel the tool reaches the user by ("sms", "call", "email", "push"), for the memory card's bans
-//
-// Resilience, durations as Go duration strings ("200ms", "30s", "2m"):
-//
-//	tool_timeout, model_timeout     string    0 or "" means 30s and 2m; negative means none
-//	tool_retries, model_retries     integer   retries of read-only tool calls (0: none) and of model calls (0 means 2); negative, none
-//	isolate_tools                   boolean   isolate every tool call (see Resilience.IsolateTools)
-//	backoff                         string    "" means 200ms
-//	breaker_failures                integer   0 means 5
-//	breaker_open_for                string    "" means 30s
-//
-// The names disable accepts are those of the built-in rules: tool-allow-list,
-// tool-arguments, loop, max-steps, intent-confidence, empty-result,
-// retrieval-similarity, grounding, value-invariant, argument-provenance
-// (which also reports injected-argument findings) and confirmation.
+// LoadPolicy reads a policy file (see ReadPolicy) and returns the Config
+// it describes; errors name the file "policy". It is ReadPolicy followed by
+// Policy.Config, for callers that need nothing but the guard's settings.
 func LoadPolicy(r io.Reader) (Config, error) {
-	p, err := readPolicy(r)
+	data, err := io.ReadAll(io.LimitReader(r, maxPolicySize+1))
 	if err != nil {
 		return Config{}, &Error{Op: "policy", Err: err}
 	}
-	cfg, err := p.config()
+	p, err := ReadPolicy("policy", data)
 	if err != nil {
-		return Config{}, &Error{Op: "policy", Err: err}
+		return Config{}, err
 	}
-	return cfg, nil
+	return p.Config(), nil
+}
+
+// Policy is a loaded policy file: one file, YAML or JSON, for everything
+// the guard, continuous evaluation (guard/conteval) and the health check
+// (guard/health) read about an agent: its tools (effect, trust,
+// confirmation, schema), the built-in rules' switches and thresholds, the
+// domain checks written as CEL expressions, the assertions of continuous
+// evaluation and the health weights. policy.md, beside this file, lists
+// every key.
+//
+// A Policy is immutable and safe for concurrent use.
+type Policy struct {
+	name       string
+	cfg        Config      // the settings, without the checks
+	checks     *checksRule // nil when the file has none
+	weights    map[trace.Dimension]float64
+	assertions PolicyAssertions
+	pos        map[string]*yaml.Node
+}
+
+// PolicyAssertions is the policy file's "assertions" section, read by
+// guard/conteval: which of its built-in assertions to leave out, which of
+// the guard's rules to run as assertions, and which answers count as
+// refusals. The guard does not read it; conteval checks the names.
+type PolicyAssertions struct {
+	Disable      []string
+	GuardRules   []string
+	RefusalTexts []string
+}
+
+// ReadPolicy reads a policy file's text; name is what errors call the file
+// (usually its path). The text is YAML (comments welcome) or JSON (when it
+// starts with '{'). The reading is strict, so that a typo never silently
+// turns a rule off: an unknown key, a repeated key, a value of the wrong
+// type or out of range, an unknown verdict, effect, dimension or rule
+// name, a schema or CEL expression that does not compile — each is an
+// error (a *Error with Op "policy") that says where, such as
+//
+//	guard: policy: airline.yaml:12:7: tools.send_email: unknown field "efect" (did you mean "effect"?)
+//	guard: policy: airline.yaml:3:1: key "penalty" repeats the key at line 2, column 1
+//	guard: policy: airline.yaml:30:21: tools.cancel_reservation.checks[0].require: undeclared reference to 'reservation'
+//
+// Every key is optional; an absent key, like 0, false or "", means the
+// default of what it sets, so {} is the default guard.
+func ReadPolicy(name string, data []byte) (*Policy, error) {
+	if len(data) > maxPolicySize {
+		return nil, &Error{Op: "policy", Err: fmt.Errorf("%s: file larger than %d bytes", name, maxPolicySize)}
+	}
+	p, err := readPolicy(name, data)
+	if err != nil {
+		return nil, &Error{Op: "policy", Err: err}
+	}
+	return p, nil
+}
+
+// OpenPolicy reads the policy file at path; see ReadPolicy.
+func OpenPolicy(path string) (*Policy, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Op: "policy", Err: err}
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxPolicySize+1))
+	if err != nil {
+		return nil, &Error{Op: "policy", Err: fmt.Errorf("%s: %v", path, err)}
+	}
+	return ReadPolicy(path, data)
+}
+
+// Config returns the guard configuration the policy describes, its checks
+// in Rules as one rule named RulePolicyChecks. Set the fields a file cannot
+// hold (Ledger, Logger, Classifier, Invariants, Resilience.Fallback, and
+// ToolPolicy.IsEmpty beyond empty_ok) on it before calling New; append to
+// Rules rather than replacing it. Each call returns a Config of its own.
+func (p *Policy) Config() Config {
+	cfg := p.cfg
+	cfg.Disable = slices.Clone(cfg.Disable)
+	if cfg.Tools != nil {
+		cfg.Tools = make(ToolPolicies, len(p.cfg.Tools))
+		for k, v := range p.cfg.Tools {
+			cfg.Tools[k] = v
+		}
+	}
+	if p.checks != nil {
+		cfg.Rules = []Rule{p.checks}
+	}
+	return cfg
+}
+
+// WithNow returns a copy of p whose checks read now as t, whatever the
+// file's "now" and the steps' times say: the evaluate command's -now flag,
+// for traces recorded in a simulated world or without times. The zero t
+// returns p.
+func (p *Policy) WithNow(t time.Time) *Policy {
+	if t.IsZero() || p.checks == nil {
+		return p
+	}
+	q := *p
+	q.checks = p.checks.withNow(t)
+	return &q
+}
+
+// Checks returns the names of the policy's checks, in file order: the
+// Rule of their findings.
+func (p *Policy) Checks() []string {
+	if p.checks == nil {
+		return nil
+	}
+	names := make([]string, len(p.checks.all))
+	for i, c := range p.checks.all {
+		names[i] = c.name
+	}
+	return names
+}
+
+// Weights returns the health weights the file sets (key "weights"), by
+// dimension: each at least 0, summing to 100. Nil means the file sets none
+// and the health check's defaults apply.
+func (p *Policy) Weights() map[trace.Dimension]float64 {
+	if p.weights == nil {
+		return nil
+	}
+	w := make(map[trace.Dimension]float64, len(p.weights))
+	for k, v := range p.weights {
+		w[k] = v
+	}
+	return w
+}
+
+// Assertions returns the file's "assertions" section, for guard/conteval.
+func (p *Policy) Assertions() PolicyAssertions {
+	a := p.assertions
+	return PolicyAssertions{slices.Clone(a.Disable), slices.Clone(a.GuardRules), slices.Clone(a.RefusalTexts)}
+}
+
+// Where returns "file:line:col" of the value at key (such as
+// "assertions.disable[1]"), or the file's name when the file does not
+// hold the key: for errors found by the packages that read a section.
+func (p *Policy) Where(key string) string {
+	n := p.pos[key]
+	if n == nil {
+		return p.name
+	}
+	return fmt.Sprintf("%s:%d:%d", p.name, n.Line, n.Column)
 }
 
 // policyFile is the policy file's shape; the json tags are its keys.
 type policyFile struct {
 	Version             int                   `json:"version"`
+	Profile             string                `json:"profile"`
 	AllowedTools        []string              `json:"allowed_tools"`
 	LoopLimit           int                   `json:"loop_limit"`
 	MaxSteps            int                   `json:"max_steps"`
@@ -144,6 +204,11 @@ type policyFile struct {
 	Penalty             int                   `json:"penalty"`
 	Resilience          policyResilience      `json:"resilience"`
 	Tools               map[string]policyTool `json:"tools"`
+	Now                 string                `json:"now"`
+	Tables              map[string]any        `json:"tables"`
+	Checks              []policyCheck         `json:"checks"`
+	Assertions          policyAssertions      `json:"assertions"`
+	Weights             map[string]float64    `json:"weights"`
 }
 
 type policyMemory struct {
@@ -152,16 +217,19 @@ type policyMemory struct {
 }
 
 type policyTool struct {
-	Effect    string          `json:"effect"`
-	Untrusted bool            `json:"untrusted"`
-	Confirm   bool            `json:"confirm"`
-	Retrieval bool            `json:"retrieval"`
-	Schema    json.RawMessage `json:"schema"`
-	Timeout   duration        `json:"timeout"`
-	Isolate   bool            `json:"isolate"`
-	Retries   int             `json:"retries"`
-	EmptyOK   bool            `json:"empty_ok"`
-	Channel   string          `json:"channel"`
+	Effect          string          `json:"effect"`
+	Untrusted       bool            `json:"untrusted"`
+	TrustedFields   []string        `json:"trusted_fields"`
+	UntrustedFields []string        `json:"untrusted_fields"`
+	Channel         string          `json:"channel"`
+	Confirm         bool            `json:"confirm"`
+	Retrieval       bool            `json:"retrieval"`
+	Schema          json.RawMessage `json:"schema"`
+	Timeout         duration        `json:"timeout"`
+	Isolate         bool            `json:"isolate"`
+	Retries         int             `json:"retries"`
+	EmptyOK         bool            `json:"empty_ok"`
+	Checks          []policyCheck   `json:"checks"`
 }
 
 type policyResilience struct {
@@ -175,25 +243,34 @@ type policyResilience struct {
 	BreakerOpenFor  duration `json:"breaker_open_for"`
 }
 
+// policyCheck is one domain check: when (scope) and require (must hold).
+type policyCheck struct {
+	Name      string     `json:"name"`
+	When      policyExpr `json:"when"`
+	Require   policyExpr `json:"require"`
+	Message   string     `json:"message"`
+	Verdict   string     `json:"verdict"`
+	Severity  string     `json:"severity"`
+	Dimension string     `json:"dimension"`
+	Tags      []string   `json:"tags"`
+}
+
+// policyExpr is a CEL expression with where the file holds it.
+type policyExpr struct {
+	src       string
+	line, col int
+	style     yaml.Style
+	path      string
+}
+
+type policyAssertions struct {
+	Disable      []string `json:"disable"`
+	GuardRules   []string `json:"guard_rules"`
+	RefusalTexts []string `json:"refusal_texts"`
+}
+
 // duration is a time.Duration written as a Go duration string.
 type duration time.Duration
-
-func (d *duration) UnmarshalJSON(b []byte) error {
-	var s string
-	if err := json.Unmarshal(b, &s); err != nil {
-		return errWant
-	}
-	if s == "" {
-		*d = 0
-		return nil
-	}
-	v, err := time.ParseDuration(s)
-	if err != nil {
-		return fmt.Errorf("%q is not a duration (want a Go duration such as \"30s\" or \"1m30s\")", s)
-	}
-	*d = duration(v)
-	return nil
-}
 
 func (m *policyMemory) options() *MemoryOptions {
 	if m == nil {
@@ -205,127 +282,21 @@ func (m *policyMemory) options() *MemoryOptions {
 // neverEmpty is the IsEmpty of tools whose empty result is their normal answer.
 func neverEmpty(string) bool { return false }
 
-// readPolicy decodes the file strictly, with errors that name the key.
-func readPolicy(r io.Reader) (*policyFile, error) {
-	data, err := io.ReadAll(io.LimitReader(r, maxPolicySize+1))
+// readPolicy parses, decodes and validates a policy file.
+func readPolicy(name string, data []byte) (*Policy, error) {
+	root, err := parseTree(name, data)
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > maxPolicySize {
-		return nil, fmt.Errorf("file larger than %d bytes", maxPolicySize)
+	if root.Kind != yaml.MappingNode {
+		return nil, &posError{file: name, line: root.Line, col: root.Column, msg: "want an object of keys, got " + describeNode(root)}
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
-		return nil, errors.New("empty file (the smallest policy is {})")
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	var raw json.RawMessage
-	if err := dec.Decode(&raw); err != nil {
-		return nil, syntaxError(data, err)
-	}
-	if rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
-		return nil, fmt.Errorf("%s: data after the policy object", position(data, int64(len(data)-len(rest))))
-	}
-	if raw[0] != '{' {
-		return nil, fmt.Errorf("want a JSON object, got %s", describeJSON(raw))
-	}
-	p := new(policyFile)
-	if err := decodeStrict(raw, "", reflect.ValueOf(p).Elem()); err != nil {
+	d := &decoder{file: name, pos: map[string]*yaml.Node{}}
+	f := new(policyFile)
+	if err := d.decode(root, "", reflect.ValueOf(f).Elem()); err != nil {
 		return nil, err
 	}
-	return p, nil
-}
-
-func syntaxError(data []byte, err error) error {
-	var se *json.SyntaxError
-	switch {
-	case errors.As(err, &se):
-		return fmt.Errorf("%s: %v", position(data, se.Offset-1), err)
-	case errors.Is(err, io.ErrUnexpectedEOF):
-		return errors.New("unexpected end of file")
-	}
-	return err
-}
-
-// position turns a byte offset into "line L, column C".
-func position(data []byte, off int64) string {
-	off = min(max(off, 0), int64(len(data)))
-	before := data[:off]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(off) - bytes.LastIndexByte(before, '\n')
-	return fmt.Sprintf("line %d, column %d", line, col)
-}
-
-var (
-	rawMessageType = reflect.TypeFor[json.RawMessage]()
-	unmarshalType  = reflect.TypeFor[json.Unmarshaler]()
-	errWant        = errors.New("wrong type")
-)
-
-// decodeStrict decodes raw into v, refusing unknown keys; path names v in
-// errors ("" for the file, "tools.send_email" for a tool).
-func decodeStrict(raw json.RawMessage, path string, v reflect.Value) error {
-	t := v.Type()
-	if string(raw) == "null" {
-		return nil // the default
-	}
-	switch {
-	case t == rawMessageType:
-		v.SetBytes(slices.Clone(raw))
-		return nil
-	case t.Kind() == reflect.Struct && !reflect.PointerTo(t).Implements(unmarshalType):
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil {
-			return wrongType(path, t, raw)
-		}
-		fields := map[string]int{}
-		for i := range t.NumField() {
-			fields[jsonKey(t.Field(i))] = i
-		}
-		for _, k := range sortedKeys(m) {
-			i, ok := fields[k]
-			if !ok {
-				return unknownField(path, k, sortedKeys(fields))
-			}
-			if err := decodeStrict(m[k], join(path, k), v.Field(i)); err != nil {
-				return err
-			}
-		}
-		return nil
-	case t.Kind() == reflect.Map:
-		var m map[string]json.RawMessage
-		if json.Unmarshal(raw, &m) != nil {
-			return wrongType(path, t, raw)
-		}
-		v.Set(reflect.MakeMapWithSize(t, len(m)))
-		for _, k := range sortedKeys(m) {
-			e := reflect.New(t.Elem()).Elem()
-			if err := decodeStrict(m[k], join(path, k), e); err != nil {
-				return err
-			}
-			v.SetMapIndex(reflect.ValueOf(k), e)
-		}
-		return nil
-	case t.Kind() == reflect.Slice:
-		var list []json.RawMessage
-		if json.Unmarshal(raw, &list) != nil {
-			return wrongType(path, t, raw)
-		}
-		v.Set(reflect.MakeSlice(t, len(list), len(list)))
-		for i, e := range list {
-			if err := decodeStrict(e, fmt.Sprintf("%s[%d]", path, i), v.Index(i)); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-	if err := json.Unmarshal(raw, v.Addr().Interface()); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.Is(err, errWant) || errors.As(err, &te) {
-			return wrongType(path, t, raw)
-		}
-		return fmt.Errorf("%s%v", at(path), err)
-	}
-	return nil
+	return f.policy(d)
 }
 
 func jsonKey(f reflect.StructField) string {
@@ -334,28 +305,21 @@ func jsonKey(f reflect.StructField) string {
 }
 
 func join(path, key string) string {
-	if path == "" {
+	switch {
+	case path == "":
 		return key
+	case key == "":
+		return path
 	}
 	return path + "." + key
-}
-
-func wrongType(path string, t reflect.Type, raw json.RawMessage) error {
-	return fmt.Errorf("%swant %s, got %s", at(path), describeType(t), describeJSON(raw))
-}
-
-// at prefixes an error message with the key it is about.
-func at(path string) string {
-	if path == "" {
-		return ""
-	}
-	return path + ": "
 }
 
 func describeType(t reflect.Type) string {
 	switch {
 	case t == reflect.TypeFor[duration]():
 		return `a duration string such as "30s"`
+	case t == reflect.TypeFor[policyExpr]():
+		return "a CEL expression (a string)"
 	case t.Kind() == reflect.Bool:
 		return "true or false"
 	case t.Kind() == reflect.Int:
@@ -372,43 +336,6 @@ func describeType(t reflect.Type) string {
 		return "an object of " + strings.TrimPrefix(strings.TrimPrefix(describeType(t.Elem()), "an "), "a ") + "s"
 	}
 	return "an object"
-}
-
-func describeJSON(raw json.RawMessage) string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return "invalid JSON"
-	}
-	switch x := v.(type) {
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "an array"
-	case string:
-		if len(x) > 40 {
-			x = x[:40] + "…"
-		}
-		return strconv.Quote(x)
-	}
-	s := string(raw)
-	if len(s) > 40 {
-		s = s[:40] + "…"
-	}
-	return s
-}
-
-func unknownField(path, key string, known []string) error {
-	in := at(path)
-	best, bestDist := "", 3 // suggest only close names
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(key), k); d < bestDist {
-			best, bestDist = k, d
-		}
-	}
-	if best != "" {
-		return fmt.Errorf("%sunknown field %q (did you mean %q?)", in, key, best)
-	}
-	return fmt.Errorf("%sunknown field %q (known: %s)", in, key, strings.Join(known, ", "))
 }
 
 // editDistance is the Levenshtein distance of a and b, in bytes; it gives
@@ -436,97 +363,126 @@ func editDistance(a, b string) int {
 	return prev[len(b)]
 }
 
-// config validates the decoded file and builds the Config.
-func (p *policyFile) config() (Config, error) {
-	if p.Version != 0 && p.Version != 1 {
-		return Config{}, fmt.Errorf("version: unsupported version %d (want 1)", p.Version)
+// policy validates the decoded file and builds the Policy.
+func (f *policyFile) policy(d *decoder) (*Policy, error) {
+	p := &Policy{name: d.file, pos: d.pos}
+	if f.Version != 0 && f.Version != 1 {
+		return nil, d.at("version", "unsupported version %d (want 1)", f.Version)
 	}
 	for _, l := range []struct {
 		key   string
 		names []string
-	}{{"allowed_tools", p.AllowedTools}, {"intents", p.Intents}, {"json_routes", p.JSONRoutes}, {"require_approval", p.RequireApproval}} {
+	}{{"allowed_tools", f.AllowedTools}, {"intents", f.Intents}, {"json_routes", f.JSONRoutes}, {"require_approval", f.RequireApproval}} {
 		if i := slices.Index(l.names, ""); i >= 0 {
-			return Config{}, fmt.Errorf("%s[%d]: empty name", l.key, i)
+			key := fmt.Sprintf("%s[%d]", l.key, i)
+			return nil, d.at(key, "empty name")
 		}
 	}
-	if c := p.MinIntentConfidence; c < 0 || c > 1 {
-		return Config{}, fmt.Errorf("min_intent_confidence: %v is not between 0 and 1", c)
+	switch pr := Profile(f.Profile); pr {
+	case "", ProfileConversational, ProfileAutonomous:
+	default:
+		return nil, d.at("profile", "%q is not a profile (want %q or %q)", pr, ProfileConversational, ProfileAutonomous)
 	}
-	switch v := trace.Verdict(p.EmptyResult); v {
+	if c := f.MinIntentConfidence; c < 0 || c > 1 {
+		return nil, d.at("min_intent_confidence", "%v is not between 0 and 1", c)
+	}
+	switch v := trace.Verdict(f.EmptyResult); v {
 	case "", trace.Clarify, trace.Retry, trace.Handoff:
 	default:
-		return Config{}, fmt.Errorf(`empty_result: %q is not a verdict for empty results (want "clarify", "retry" or "handoff")`, v)
+		return nil, d.at("empty_result", `%q is not a verdict for empty results (want "clarify", "retry" or "handoff")`, v)
 	}
-	if p.MinSimilarity < 0 {
-		return Config{}, fmt.Errorf("min_similarity: %v is negative", p.MinSimilarity)
+	if f.MinSimilarity < 0 || f.MinSimilarity > 1 {
+		return nil, d.at("min_similarity", "%v is not between 0 and 1", f.MinSimilarity)
 	}
-	for _, route := range sortedKeys(p.RouteSimilarity) {
+	for _, route := range sortedKeys(f.RouteSimilarity) {
+		key := join("route_similarity", route)
 		if route == "" {
-			return Config{}, errors.New("route_similarity: empty route name")
+			return nil, d.at("route_similarity", "empty route name")
 		}
-		if v := p.RouteSimilarity[route]; v < 0 {
-			return Config{}, fmt.Errorf("route_similarity.%s: %v is negative", route, v)
-		}
-	}
-	for i, name := range p.Disable {
-		if !slices.Contains(BuiltinRules(), name) {
-			return Config{}, fmt.Errorf("disable[%d]: %q is not a built-in rule (known: %s)", i, name, strings.Join(BuiltinRules(), ", "))
+		if v := f.RouteSimilarity[route]; v < 0 || v > 1 {
+			return nil, d.at(key, "%v is not between 0 and 1", v)
 		}
 	}
-	if p.MaxField < 0 {
-		return Config{}, fmt.Errorf("max_field: %d is negative", p.MaxField)
+	for i, name := range f.Disable {
+		if !slices.Contains(BuiltinRules(), name) && name != RulePolicyChecks {
+			return nil, d.at(fmt.Sprintf("disable[%d]", i), "%q is not a built-in rule (known: %s)", name, strings.Join(BuiltinRules(), ", "))
+		}
 	}
-	if f := p.Resilience.BreakerFailures; f < 0 || f > math.MaxUint32 {
-		return Config{}, fmt.Errorf("resilience.breaker_failures: %d is out of range", f)
+	for _, r := range []struct {
+		key       string
+		v, lo, hi int
+		want      string
+	}{
+		{"max_field", f.MaxField, 0, math.MaxInt32, "at least 0"},
+		{"pass_score", f.PassScore, 0, 100, "a score from 1 to 100 (0: the default, 80)"},
+		{"penalty", f.Penalty, 0, 100, "points from 1 to 100 (0: the default, 20)"},
+		{"resilience.breaker_failures", f.Resilience.BreakerFailures, 0, math.MaxInt32, "at least 0"},
+	} {
+		if r.v < r.lo || r.v > r.hi {
+			return nil, d.at(r.key, "%d is out of range (want %s)", r.v, r.want)
+		}
+	}
+	if f.Memory != nil && f.Memory.Budget < 0 {
+		return nil, d.at("memory.budget", "%d is out of range (want at least 0)", f.Memory.Budget)
+	}
+	for _, r := range []struct {
+		key string
+		v   duration
+	}{{"resilience.backoff", f.Resilience.Backoff}, {"resilience.breaker_open_for", f.Resilience.BreakerOpenFor}} {
+		if r.v < 0 {
+			return nil, d.at(r.key, "%v is negative", time.Duration(r.v))
+		}
 	}
 
 	cfg := Config{
-		Disable: p.Disable,
-		Shadow:  p.Shadow,
-		Memory:  p.Memory.options(),
+		Disable: f.Disable,
+		Shadow:  f.Shadow,
+		Memory:  f.Memory.options(),
 		Resilience: Resilience{
-			ToolTimeout:     time.Duration(p.Resilience.ToolTimeout),
-			ModelTimeout:    time.Duration(p.Resilience.ModelTimeout),
-			IsolateTools:    p.Resilience.IsolateTools,
-			ToolRetries:     p.Resilience.ToolRetries,
-			ModelRetries:    p.Resilience.ModelRetries,
-			Backoff:         time.Duration(p.Resilience.Backoff),
-			BreakerFailures: uint32(p.Resilience.BreakerFailures),
-			BreakerOpenFor:  time.Duration(p.Resilience.BreakerOpenFor),
+			ToolTimeout:     time.Duration(f.Resilience.ToolTimeout),
+			ModelTimeout:    time.Duration(f.Resilience.ModelTimeout),
+			IsolateTools:    f.Resilience.IsolateTools,
+			ToolRetries:     f.Resilience.ToolRetries,
+			ModelRetries:    f.Resilience.ModelRetries,
+			Backoff:         time.Duration(f.Resilience.Backoff),
+			BreakerFailures: uint32(f.Resilience.BreakerFailures),
+			BreakerOpenFor:  time.Duration(f.Resilience.BreakerOpenFor),
 		},
 		Gates: Gates{
-			AllowedTools:        p.AllowedTools,
-			LoopLimit:           p.LoopLimit,
-			MaxSteps:            p.MaxSteps,
-			Intents:             p.Intents,
-			MinIntentConfidence: p.MinIntentConfidence,
-			EmptyResult:         trace.Verdict(p.EmptyResult),
-			MinSimilarity:       p.MinSimilarity,
-			RouteSimilarity:     p.RouteSimilarity,
-			JSONRoutes:          p.JSONRoutes,
-			ConfirmWrites:       p.ConfirmWrites,
-			RequireApproval:     p.RequireApproval,
-			MaxRetries:          p.MaxRetries,
+			AllowedTools:        f.AllowedTools,
+			LoopLimit:           f.LoopLimit,
+			MaxSteps:            f.MaxSteps,
+			Intents:             f.Intents,
+			MinIntentConfidence: f.MinIntentConfidence,
+			EmptyResult:         trace.Verdict(f.EmptyResult),
+			MinSimilarity:       f.MinSimilarity,
+			RouteSimilarity:     f.RouteSimilarity,
+			JSONRoutes:          f.JSONRoutes,
+			ConfirmWrites:       f.ConfirmWrites,
+			RequireApproval:     f.RequireApproval,
+			MaxRetries:          f.MaxRetries,
+			Profile:             Profile(f.Profile),
 		},
 		Answers: Answers{
-			RefusalTemplate: p.RefusalTemplate,
-			HandoffMessage:  p.HandoffMessage,
+			RefusalTemplate: f.RefusalTemplate,
+			HandoffMessage:  f.HandoffMessage,
 		},
 		Observe: Observation{
-			MaxField: p.MaxField,
+			MaxField: f.MaxField,
 		},
 		Evaluation: Evaluation{
-			PassScore: p.PassScore,
-			Penalty:   p.Penalty,
+			PassScore: f.PassScore,
+			Penalty:   f.Penalty,
 		},
 	}
-	for _, name := range sortedKeys(p.Tools) {
-		pt := p.Tools[name]
-		path := "tools." + name
+	for _, name := range sortedKeys(f.Tools) {
+		pt := f.Tools[name]
+		path := join("tools", name)
 		if strings.TrimSpace(name) == "" {
-			return Config{}, errors.New("tools: empty tool name")
+			return nil, d.at(path, "empty tool name")
 		}
-		tp := ToolPolicy{Untrusted: pt.Untrusted, Confirm: pt.Confirm, Retrieval: pt.Retrieval, Timeout: time.Duration(pt.Timeout), Isolate: pt.Isolate, Retries: pt.Retries, Channel: strings.ToLower(strings.TrimSpace(pt.Channel))}
+		tp := ToolPolicy{Untrusted: pt.Untrusted, TrustedFields: pt.TrustedFields, UntrustedFields: pt.UntrustedFields,
+			Confirm: pt.Confirm, Retrieval: pt.Retrieval, Timeout: time.Duration(pt.Timeout), Isolate: pt.Isolate, Retries: pt.Retries}
 		if pt.EmptyOK {
 			tp.IsEmpty = neverEmpty
 		}
@@ -535,25 +491,93 @@ func (p *policyFile) config() (Config, error) {
 		case EffectRead, EffectWrite:
 			tp.Effect = Effect(pt.Effect)
 		default:
-			return Config{}, fmt.Errorf(`%s.effect: %q is not an effect (want "read", "write" or "auto")`, path, pt.Effect)
+			return nil, d.at(path+".effect", `%q is not an effect (want "read", "write" or "auto")`, pt.Effect)
+		}
+		if ch := strings.ToLower(strings.TrimSpace(pt.Channel)); ch != "" {
+			if !slices.Contains(policyChannels(), ch) {
+				return nil, d.at(path+".channel", "%q is not a channel (want one of %s)", pt.Channel, strings.Join(policyChannels(), ", "))
+			}
+			tp.Channel = ch
+		}
+		for _, field := range pt.TrustedFields {
+			if slices.Contains(pt.UntrustedFields, field) {
+				return nil, d.at(path+".untrusted_fields", "%q is also a trusted field", field)
+			}
 		}
 		if len(pt.Schema) > 0 {
-			var b bytes.Buffer
-			if err := json.Compact(&b, pt.Schema); err != nil {
-				return Config{}, fmt.Errorf("%s.schema: %v", path, err)
+			if pt.Schema[0] != '{' {
+				return nil, d.at(path+".schema", "want an object, got %s", describeNode(d.pos[path+".schema"]))
 			}
-			if b.Bytes()[0] != '{' {
-				return Config{}, fmt.Errorf("%s.schema: want an object, got %s", path, describeJSON(pt.Schema))
+			if _, err := compileSchema(pt.Schema); err != nil {
+				return nil, d.at(path+".schema", "%v", err)
 			}
-			if _, err := compileSchema(b.Bytes()); err != nil {
-				return Config{}, fmt.Errorf("%s.schema: %v", path, err)
-			}
-			tp.Schema = b.Bytes()
+			tp.Schema = pt.Schema
 		}
 		if cfg.Tools == nil {
-			cfg.Tools = make(ToolPolicies, len(p.Tools))
+			cfg.Tools = make(ToolPolicies, len(f.Tools))
 		}
 		cfg.Tools[name] = tp
 	}
-	return cfg, nil
+	p.cfg = cfg
+
+	if len(f.Weights) > 0 {
+		w, err := f.weights(d)
+		if err != nil {
+			return nil, err
+		}
+		p.weights = w
+	}
+	a := f.Assertions
+	for _, l := range []struct {
+		key   string
+		names []string
+	}{{"assertions.disable", a.Disable}, {"assertions.guard_rules", a.GuardRules}} {
+		if i := slices.Index(l.names, ""); i >= 0 {
+			return nil, d.at(fmt.Sprintf("%s[%d]", l.key, i), "empty name")
+		}
+	}
+	p.assertions = PolicyAssertions{Disable: a.Disable, GuardRules: a.GuardRules, RefusalTexts: a.RefusalTexts}
+
+	checks, err := compileChecks(d, f)
+	if err != nil {
+		return nil, err
+	}
+	p.checks = checks
+	return p, nil
+}
+
+// weights validates the health weights: the five dimensions, each a finite
+// number of at least 0, summing to 100.
+func (f *policyFile) weights(d *decoder) (map[trace.Dimension]float64, error) {
+	dims := []trace.Dimension{trace.Accuracy, trace.Coherence, trace.Memory, trace.Stability, trace.Efficiency}
+	w := make(map[trace.Dimension]float64, len(dims))
+	sum := 0.0
+	for _, k := range sortedKeys(f.Weights) {
+		v := f.Weights[k]
+		key := join("weights", k)
+		if !slices.Contains(dims, trace.Dimension(k)) {
+			return nil, d.at(key, "%q is not a dimension (want accuracy, coherence, memory, stability or efficiency)", k)
+		}
+		if v < 0 || v > 100 {
+			return nil, d.at(key, "%v is out of range (want 0 to 100)", v)
+		}
+		w[trace.Dimension(k)] = v
+		sum += v
+	}
+	if math.Abs(sum-100) > 1e-9 {
+		return nil, d.at("weights", "the weights sum to %v, not 100", sum)
+	}
+	return w, nil
+}
+
+// policyChannels are the channels a tool may declare: the false-claim
+// rule's (ClaimChannels) and the default lexicon's contact channels.
+func policyChannels() []string {
+	out := ClaimChannels()
+	for _, ch := range lexicon.Default().Memory.Channels {
+		if !slices.Contains(out, ch.Name) {
+			out = append(out, ch.Name)
+		}
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -15,7 +16,8 @@ import (
 // ValidateArguments checks tool arguments against a JSON schema. It
 // understands the subset of JSON Schema that model providers accept for tool
 // parameters: type (one or a list), properties, required, enum, items,
-// additionalProperties: false, minimum and maximum. Other keywords are
+// additionalProperties: false, minimum and maximum, minItems and maxItems,
+// and pattern (Go's regexp syntax, unanchored). Other keywords are
 // ignored, so a schema never fails to load because of them.
 //
 // The arguments must be a JSON object. A schema whose only property is
@@ -73,8 +75,12 @@ type schemaNode struct {
 	AdditionalProperties any                    `json:"additionalProperties"`
 	Minimum              *float64               `json:"minimum"`
 	Maximum              *float64               `json:"maximum"`
+	MinItems             *int                   `json:"minItems"`
+	MaxItems             *int                   `json:"maxItems"`
+	Pattern              string                 `json:"pattern"`
 
 	types    []string
+	pattern  *regexp.Regexp
 	catchAll bool
 }
 
@@ -106,6 +112,16 @@ func compileSchema(raw json.RawMessage) (*schemaNode, error) {
 func (s *schemaNode) prepare(depth int) error {
 	if depth > 64 {
 		return errors.New("tool schema nests too deeply")
+	}
+	if s.Pattern != "" {
+		re, err := regexp.Compile(s.Pattern)
+		if err != nil {
+			return fmt.Errorf("tool schema: pattern %q: %v", s.Pattern, err)
+		}
+		s.pattern = re
+	}
+	if (s.MinItems != nil && *s.MinItems < 0) || (s.MaxItems != nil && *s.MaxItems < 0) {
+		return errors.New("tool schema: minItems and maxItems are at least 0")
 	}
 	switch t := s.Type.(type) {
 	case string:
@@ -145,6 +161,17 @@ func (s *schemaNode) validate(path string, v any) error {
 		}
 		if s.Maximum != nil && f > *s.Maximum {
 			return fmt.Errorf("%s: %v is above the maximum %v", where(path), n, *s.Maximum)
+		}
+	}
+	if str, ok := v.(string); ok && s.pattern != nil && !s.pattern.MatchString(str) {
+		return fmt.Errorf("%s: %q does not match the pattern %s", where(path), str, s.Pattern)
+	}
+	if l, ok := v.([]any); ok {
+		if s.MinItems != nil && len(l) < *s.MinItems {
+			return fmt.Errorf("%s: %d items, fewer than the minimum %d", where(path), len(l), *s.MinItems)
+		}
+		if s.MaxItems != nil && len(l) > *s.MaxItems {
+			return fmt.Errorf("%s: %d items, more than the maximum %d", where(path), len(l), *s.MaxItems)
 		}
 	}
 	switch x := v.(type) {

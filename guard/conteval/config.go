@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -34,8 +35,18 @@ type Config struct {
 	Gate Gate `json:"gate,omitzero"`
 	// Judge sets how much an optional judge model scores and what it costs.
 	Judge JudgeConfig `json:"judge,omitzero"`
+	// Policy names the agent's policy file (guard.ReadPolicy), the one the
+	// guard and the health check read: its allow-list, JSON routes,
+	// retrieval tools, similarity thresholds and "assertions" section set
+	// Assertions. A relative path is relative to the config file (to the
+	// working directory for ParseConfig). Empty means the default
+	// assertions.
+	Policy string `json:"policy,omitempty"`
 	// Assertions parameterises the built-in assertions (see Defaults).
-	Assertions AssertionConfig `json:"assertions,omitzero"`
+	// LoadConfig and ParseConfig set it from Policy (AssertionsFromPolicy);
+	// a config file has no key of its own for it, so that each setting
+	// lives in one file.
+	Assertions AssertionConfig `json:"-"`
 	// CostPerSample is what evaluating one sample costs besides the judge
 	// (compute, storage, a reviewer's glance), in the currency of Step.Cost.
 	// Zero means the assertions are free.
@@ -103,7 +114,8 @@ func (j JudgeConfig) Pricing() guard.Pricing {
 	return guard.Pricing{InputPerMillion: j.InputPerMillion, OutputPerMillion: j.OutputPerMillion}
 }
 
-// AssertionConfig parameterises the built-in assertions (see Defaults).
+// AssertionConfig parameterises the built-in assertions (see Defaults). It
+// is read from the policy file (AssertionsFromPolicy).
 type AssertionConfig struct {
 	// AllowedTools is the allow-list of AllowedTools. Empty means each
 	// trace's own offered tools (Trace.Tools).
@@ -135,6 +147,46 @@ type AssertionConfig struct {
 	// after an empty lookup, "confirmation" writes the user did not
 	// confirm.
 	GuardRules []string `json:"guard_rules,omitempty"`
+}
+
+// AssertionsFromPolicy returns the assertions' parameters from the
+// agent's policy file: allowed_tools, json_routes, min_similarity and
+// route_similarity as the guard reads them, the tools marked retrieval,
+// and the "assertions" section (disable, guard_rules, refusal_texts). An
+// unknown assertion or guard rule name is an error wrapping ErrConfig that
+// names its place in the policy file.
+func AssertionsFromPolicy(p *guard.Policy) (AssertionConfig, error) {
+	cfg := p.Config()
+	pa := p.Assertions()
+	a := AssertionConfig{
+		AllowedTools:    cfg.Gates.AllowedTools,
+		JSONRoutes:      cfg.Gates.JSONRoutes,
+		MinSimilarity:   cfg.Gates.MinSimilarity,
+		RouteSimilarity: cfg.Gates.RouteSimilarity,
+		RefusalTexts:    pa.RefusalTexts,
+		Disable:         pa.Disable,
+		GuardRules:      pa.GuardRules,
+	}
+	for name, tp := range cfg.Tools {
+		if tp.Retrieval {
+			a.RetrievalTools = append(a.RetrievalTools, name)
+		}
+	}
+	slices.Sort(a.RetrievalTools)
+	known := DefaultNames()
+	for i, name := range a.Disable {
+		if !slices.Contains(known, name) {
+			key := fmt.Sprintf("assertions.disable[%d]", i)
+			return AssertionConfig{}, &Error{Op: "config", Err: fmt.Errorf("%w: %s: %s: %q is not an assertion (want one of %s)", ErrConfig, p.Where(key), key, name, strings.Join(known, ", "))}
+		}
+	}
+	for i, name := range a.GuardRules {
+		if !slices.Contains(GuardRuleNames(), name) || slices.Contains(a.GuardRules[:i], name) {
+			key := fmt.Sprintf("assertions.guard_rules[%d]", i)
+			return AssertionConfig{}, &Error{Op: "config", Err: fmt.Errorf("%w: %s: %s: %q: want each of %s at most once", ErrConfig, p.Where(key), key, name, strings.Join(GuardRuleNames(), ", "))}
+		}
+	}
+	return a, nil
 }
 
 // GuardRuleNames returns the guard rules AssertionConfig.GuardRules may
@@ -298,40 +350,61 @@ func (c Config) validate() error {
 func (c Config) Fingerprint() string {
 	d := c.withDefaults()
 	d.Version = ""
+	d.Policy = "" // what it sets is in Assertions; a moved file is the same config
 	if d.Judge.PassScore == DefaultJudgePassScore {
 		// Left out at its default, so that a config written before the
 		// key existed keeps its fingerprint.
 		d.Judge.PassScore = 0
 	}
-	b, _ := json.Marshal(d) // map keys are sorted
+	// The fields in the order the file had them before the assertions
+	// moved to the policy file, so that a fingerprint does not change with
+	// the move.
+	b, _ := json.Marshal(struct {
+		Version       string          `json:"version"`
+		Sampling      Sampling        `json:"sampling,omitzero"`
+		Gate          Gate            `json:"gate,omitzero"`
+		Judge         JudgeConfig     `json:"judge,omitzero"`
+		Assertions    AssertionConfig `json:"assertions,omitzero"`
+		CostPerSample float64         `json:"cost_per_sample,omitempty"`
+		HistoryRounds int             `json:"history_rounds,omitempty"`
+	}{d.Version, d.Sampling, d.Gate, d.Judge, d.Assertions, d.CostPerSample, d.HistoryRounds}) // map keys are sorted
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:6])
 }
 
-// ParseConfig reads a config from its JSON text. Unknown keys, a missing or
-// empty "version" and out-of-range values are errors wrapping ErrConfig.
+// ParseConfig reads a config from its JSON text, and the policy file it
+// names (relative to the working directory). Unknown keys, a missing or
+// empty "version" and out-of-range values are errors wrapping ErrConfig;
+// a policy file that does not load is an error wrapping the guard's.
 func ParseConfig(data []byte) (Config, error) {
-	c, err := parseConfig(data)
+	c, err := parseConfig(data, "")
 	if err != nil {
 		return Config{}, &Error{Op: "config", Err: err}
 	}
 	return c, nil
 }
 
-// LoadConfig reads a config file; see ParseConfig.
+// LoadConfig reads a config file; see ParseConfig. A relative policy path
+// is relative to the config file.
 func LoadConfig(path string) (Config, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return Config{}, &Error{Op: "config", Path: path, Err: err}
 	}
-	c, err := parseConfig(data)
+	c, err := parseConfig(data, filepath.Dir(path))
 	if err != nil {
 		return Config{}, &Error{Op: "config", Path: path, Err: err}
 	}
 	return c, nil
 }
 
-func parseConfig(data []byte) (Config, error) {
+func parseConfig(data []byte, dir string) (Config, error) {
+	var keys map[string]json.RawMessage
+	if json.Unmarshal(data, &keys) == nil {
+		if _, ok := keys["assertions"]; ok {
+			return Config{}, fmt.Errorf(`%w: "assertions" moved to the agent's policy file (its allow-list, json_routes, retrieval tools, similarity thresholds and "assertions" section): name the file with "policy"`, ErrConfig)
+		}
+	}
 	var c Config
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -343,6 +416,25 @@ func parseConfig(data []byte) (Config, error) {
 	}
 	if c.Version == "" {
 		return Config{}, fmt.Errorf(`%w: no "version"`, ErrConfig)
+	}
+	if c.Policy != "" {
+		path := c.Policy
+		if !filepath.IsAbs(path) && dir != "" {
+			path = filepath.Join(dir, path)
+		}
+		p, err := guard.OpenPolicy(path)
+		if err != nil {
+			return Config{}, fmt.Errorf("%w: policy: %w", ErrConfig, err)
+		}
+		a, err := AssertionsFromPolicy(p)
+		if err != nil {
+			var e *Error
+			if errors.As(err, &e) {
+				return Config{}, e.Err
+			}
+			return Config{}, err
+		}
+		c.Assertions = a
 	}
 	if err := c.validate(); err != nil {
 		return Config{}, fmt.Errorf("%w: %v", ErrConfig, err)

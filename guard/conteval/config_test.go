@@ -16,9 +16,7 @@ const fullConfig = `{
                "route_cost": {"order-status": 0.004}},
   "gate": {"floor": 0.9, "max_width": 0.1, "level": 0.9, "resamples": 5000, "seed": 3},
   "judge": {"head_share": 0.25, "max_calls": 20, "pass_score": 3, "input_per_million": 0.15, "output_per_million": 0.6},
-  "assertions": {"allowed_tools": ["query_order"], "json_routes": ["order-api"], "retrieval_tools": ["search_kb"],
-                 "min_similarity": 0.2, "route_similarity": {"after-sales": 0.3},
-                 "refusal_texts": ["Sorry."], "disable": ["allow-list"]},
+  "policy": "testdata/policy.yaml",
   "cost_per_sample": 0.0001,
   "history_rounds": 5
 }`
@@ -32,8 +30,9 @@ func TestParseConfig(t *testing.T) {
 		Version: "2025-06-01",
 		Sampling: Sampling{Seed: 7, HashConsistent: true, HeadRate: 0.02, TailPerRoute: 5, MinConfidence: 0.5,
 			CostPercentile: 0.95, CostMultiplier: 3, RouteCost: map[string]float64{"order-status": 0.004}},
-		Gate:  Gate{Floor: 0.9, MaxWidth: 0.1, Level: 0.9, Resamples: 5000, Seed: 3},
-		Judge: JudgeConfig{HeadShare: 0.25, MaxCalls: 20, PassScore: 3, InputPerMillion: 0.15, OutputPerMillion: 0.6},
+		Gate:   Gate{Floor: 0.9, MaxWidth: 0.1, Level: 0.9, Resamples: 5000, Seed: 3},
+		Judge:  JudgeConfig{HeadShare: 0.25, MaxCalls: 20, PassScore: 3, InputPerMillion: 0.15, OutputPerMillion: 0.6},
+		Policy: "testdata/policy.yaml",
 		Assertions: AssertionConfig{AllowedTools: []string{"query_order"}, JSONRoutes: []string{"order-api"},
 			RetrievalTools: []string{"search_kb"}, MinSimilarity: 0.2, RouteSimilarity: map[string]float64{"after-sales": 0.3},
 			RefusalTexts: []string{"Sorry."}, Disable: []string{"allow-list"}},
@@ -69,10 +68,11 @@ func TestParseConfigErrors(t *testing.T) {
 		{"pass score not an integer", `{"version":"v","judge":{"pass_score":3.5}}`, "cannot unmarshal"},
 		{"the judge's old key", `{"version":"v","judge":{"pass":true}}`, `unknown field "pass"`},
 		{"route cost", `{"version":"v","sampling":{"route_cost":{"a":-1}}}`, `route_cost["a"]`},
-		{"disable", `{"version":"v","assertions":{"disable":["nope"]}}`, `names "nope"`},
+		{"the old assertions key", `{"version":"v","assertions":{"json_routes":["x"]}}`, `"assertions" moved to the agent's policy file`},
+		{"policy missing", `{"version":"v","policy":"testdata/nope.yaml"}`, `policy: guard: policy: open testdata/nope.yaml`},
+		{"policy with a bad assertion", `{"version":"v","policy":"testdata/bad-assertion.yaml"}`, `testdata/bad-assertion.yaml:3:13: assertions.disable[0]: "nope" is not an assertion`},
+		{"policy with a bad guard rule", `{"version":"v","policy":"testdata/bad-guard-rule.yaml"}`, `testdata/bad-guard-rule.yaml:2:23: assertions.guard_rules[1]: "loop": want each of`},
 		{"type", `{"version":"v","sampling":{"seed":"1"}}`, "cannot unmarshal"},
-		{"guard rule", `{"version":"v","assertions":{"guard_rules":["tool-allow-list"]}}`, `guard_rules names "tool-allow-list"`},
-		{"guard rule twice", `{"version":"v","assertions":{"guard_rules":["loop","loop"]}}`, `guard_rules names "loop"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -101,6 +101,12 @@ func TestLoadConfig(t *testing.T) {
 	_, err = LoadConfig(filepath.Join(dir, "missing.json"))
 	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "missing.json") {
 		t.Errorf("missing file: %v", err)
+	}
+	// A relative policy path is relative to the config file.
+	os.WriteFile(filepath.Join(dir, "p.yaml"), []byte("json_routes: [api]\n"), 0o600)
+	os.WriteFile(path, []byte(`{"version":"v9","policy":"p.yaml"}`), 0o600)
+	if c, err := LoadConfig(path); err != nil || !reflect.DeepEqual(c.Assertions.JSONRoutes, []string{"api"}) {
+		t.Errorf("LoadConfig with a policy = %+v, %v", c.Assertions, err)
 	}
 	os.WriteFile(path, []byte(`{"version":"v9","gate":{"floor":2}}`), 0o600)
 	if _, err := LoadConfig(path); !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), `"`+path+`"`) {

@@ -64,15 +64,15 @@ JSON check), [NonNegativeAmounts] (guard.NonNegativeAmounts),
 [CitationsRetrieved] (guard.Grounding, via guard.Citations), [AllowedTools]
 (guard.AllowList) and [RefusalWithoutEvidence] (guard.SimilarityGate).
 [Assert] makes one from a function; [FromRule] turns any guard.Rule into
-one and [FromEvaluate] any guard.Evaluate; the config's guard_rules runs
+one and [FromEvaluate] any guard.Evaluate; the policy file's assertions.guard_rules runs
 some of the guard's rules as assertions by name. An assertion passes,
 fails or is skipped where it does not apply; a sample is red when any
 fails.
 
-Which tools return documents is the config's retrieval_tools (the guard's
-ToolPolicy.Retrieval); besides, retrieval steps and tool steps recorded
+Which tools return documents is the policy file's tools marked retrieval
+(the guard's ToolPolicy.Retrieval); besides, retrieval steps and tool steps recorded
 with document ids count as retrievals. A retrieval that returned nothing
-records no ids, so only retrieval_tools can tell RefusalWithoutEvidence
+records no ids, so only the policy's retrieval tools can tell RefusalWithoutEvidence
 that it was one.
 
 The built-in assertions and FromRule judge outcomes, not attempts: what
@@ -178,15 +178,11 @@ are errors.
 	    "pass_score": 4,                 lowest judge score (1–5) that passes a sample
 	    "input_per_million": 0.15, "output_per_million": 0.6
 	  },
-	  "assertions": {
-	    "allowed_tools": ["query_order", "search_kb"],   (each trace's offered tools)
-	    "json_routes": ["order-api"],
-	    "retrieval_tools": ["search_kb"],
-	    "min_similarity": 0, "route_similarity": {},
-	    "refusal_texts": [],             (the guard's refusal and handoff, every language)
-	    "disable": [],                   built-in assertions to leave out
-	    "guard_rules": ["grounding"]     guard rules to add, by name (GuardRuleNames)
-	  },
+	  "policy": "agent.yaml",            the agent's policy file (guard.ReadPolicy), relative
+	                                     to this file: its allowed_tools, json_routes,
+	                                     retrieval tools, min_similarity, route_similarity
+	                                     and "assertions" section (disable, guard_rules,
+	                                     refusal_texts) configure the assertions
 	  "cost_per_sample": 0,              cost of evaluating one sample besides the judge
 	  "history_rounds": 10               rounds of route history in a case
 	}

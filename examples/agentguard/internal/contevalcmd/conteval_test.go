@@ -102,6 +102,8 @@ func TestLoopClosed(t *testing.T) {
 	cfg, _ := os.ReadFile(sampleConfig)
 	cfg2 := filepath.Join(dir, "config-v2.json")
 	os.WriteFile(cfg2, bytes.Replace(cfg, []byte(`"demo-2025-06-01"`), []byte(`"demo-2025-06-02"`), 1), 0o600)
+	pol, _ := os.ReadFile(filepath.Join(filepath.Dir(sampleConfig), "policy.yaml")) // the config names it beside itself
+	os.WriteFile(filepath.Join(dir, "policy.yaml"), pol, 0o600)
 	args[3] = cfg2
 	out.Reset()
 	if code := run(context.Background(), args, &out, &out, now.Add(time.Hour)); code != 1 { // red again: the privilege band
@@ -161,9 +163,9 @@ func TestExitCodes(t *testing.T) {
 		want int
 	}{
 		{"red: tools outside the allow-list", []string{"-traces", sampleTraces, "-config", sampleConfig}, 1},
-		{"yellow: those tools allowed", []string{"-traces", sampleTraces, "-config", write("yellow.json", allowAll)}, 0},
+		{"yellow: those tools allowed", []string{"-traces", sampleTraces, "-config", write("yellow.json", `{"version":"y","gate":{"floor":0.95,"max_width":0.15},"policy":"`+write("yellow.yaml", allowedPolicy)+`"}`)}, 0},
 		{"red: a higher floor", []string{"-traces", sampleTraces, "-config", write("red.json", `{"version":"r","gate":{"floor":0.995}}`)}, 1},
-		{"green: a lower floor", []string{"-traces", sampleTraces, "-config", write("green.json", `{"version":"g","gate":{"floor":0.8},"assertions":{"json_routes":["order-api"],"allowed_tools":`+allowed+`}}`)}, 0},
+		{"green: a lower floor", []string{"-traces", sampleTraces, "-config", write("green.json", `{"version":"g","gate":{"floor":0.8},"policy":"`+write("green.yaml", "json_routes: [order-api]\nallowed_tools: [query_order, logistics, search_kb, submit_return, update_address, send_sms, issue_voucher, cancel_order]\n")+`"}`)}, 0},
 		{"not enough: the last hour only", []string{"-traces", sampleTraces, "-since", "2025-06-01T23:00:00Z"}, cli.ExitNotEnough},
 		{"no traces after since", []string{"-traces", sampleTraces, "-since", "2030-01-01"}, cli.ExitNotEnough},
 		{"missing flag", []string{}, exitFailed},
@@ -183,12 +185,15 @@ func TestExitCodes(t *testing.T) {
 	}
 }
 
-// allowed is the sample config's allow-list with the two tools the demo's
-// model calls outside it; allowAll is the sample config with it.
-const (
-	allowed  = `["query_order","logistics","search_kb","submit_return","update_address","send_sms","issue_voucher","cancel_order"]`
-	allowAll = `{"version":"y","gate":{"floor":0.95,"max_width":0.15},"assertions":{"allowed_tools":` + allowed + `,"json_routes":["order-api"],"retrieval_tools":["search_kb"],"guard_rules":["grounding","argument-provenance","loop","empty-result"]}}`
-)
+// allowedPolicy is the sample policy with the two tools the demo's model
+// calls outside its allow-list allowed.
+const allowedPolicy = `allowed_tools: [query_order, logistics, search_kb, submit_return, update_address, send_sms, issue_voucher, cancel_order]
+json_routes: [order-api]
+tools:
+  search_kb: {retrieval: true}
+assertions:
+  guard_rules: [grounding, argument-provenance, loop, empty-result]
+`
 
 func truncatedCopy(t *testing.T, dir string) string {
 	b, err := os.ReadFile(sampleTraces)

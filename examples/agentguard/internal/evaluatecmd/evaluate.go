@@ -2,7 +2,7 @@
 // rules and prints a trajectory score per trace, so that a set of recorded
 // runs can gate a release.
 //
-//	agentguard evaluate [-format NAME] [-policy FILE] [-profile conversational|autonomous] FILE...
+//	agentguard evaluate [-format NAME] [-policy FILE] [-now TIME] [-profile conversational|autonomous] FILE...
 //
 // Each FILE holds recorded runs in a format trace.Import reads, detected
 // from its first line unless -format names it: agentguard's trace JSONL,
@@ -10,10 +10,13 @@
 // "tools"}; see trace.ImportOpenAI), whose "id" is the trace id and whose
 // "tools" list is the allow-list, or OpenAI chat messages one per line (the
 // file one conversation). A gzipped file is read as such; FILE "-" is the
-// standard input. -policy names a policy file (see guard.LoadPolicy) that
-// sets thresholds, the allow-list, which tools change state or read
-// untrusted content, confirmations and schemas; without it the guard has its
-// default rules. An allow-list in the policy replaces the traces' own.
+// standard input. -policy names a policy file, YAML or JSON (see
+// guard/policy.md), that sets thresholds, the allow-list, which tools change
+// state or read untrusted content, confirmations, schemas and the domain's
+// checks; without it the guard has its default rules. An allow-list in the
+// policy replaces the traces' own. The checks read "now" as each step's
+// recorded time, the policy's "now", or -now (RFC 3339 or a date), which
+// overrides both: for traces recorded in a simulated world.
 //
 // For each trace it prints one JSON line,
 //
@@ -43,7 +46,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"time"
 
 	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
 	"github.com/agentguard/agentguard/guard"
@@ -52,7 +55,7 @@ import (
 
 var verb = cli.Verb{
 	Name:     "evaluate",
-	Synopsis: "[-format NAME] [-policy FILE] [-profile conversational|autonomous] FILE...",
+	Synopsis: "[-format NAME] [-policy FILE] [-now TIME] [-profile conversational|autonomous] FILE...",
 	Doc: `Judges recorded traces with agentguard's rules and prints one JSON line per
 trace (score, passed, violations) and a summary line. The format of each
 FILE is detected from its first line unless -format names it. FILE "-" is
@@ -106,7 +109,8 @@ type summary struct {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs := verb.FlagSet()
 	format := fs.String("format", "", "input format, one of "+trace.FormatNames()+" (default: detected from the first line)")
-	policy := fs.String("policy", "", "policy `FILE` (JSON) configuring the guard; default: the default rules")
+	policy := fs.String("policy", "", "policy `FILE` (YAML or JSON, see guard/policy.md) configuring the guard; default: the default rules")
+	now := fs.String("now", "", "the `TIME` the policy's checks read as now (RFC 3339 or 2006-01-02); default: each step's recorded time")
 	profile := fs.String("profile", "", "who authorizes writes: conversational (the default: the user, turn by turn) or autonomous (the user's task); overrides the policy's")
 	files, code, ok := verb.Parse(fs, args, stdout, stderr)
 	if !ok {
@@ -116,13 +120,23 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return verb.Fail(stderr, fs, fmt.Sprintf("-format %q: want one of %s", *format, trace.FormatNames()))
 	}
 
+	var at time.Time
+	if *now != "" {
+		var err error
+		if at, err = cli.ParseTime("now", *now, time.Now()); err != nil {
+			return verb.Fail(stderr, fs, err.Error())
+		}
+	}
 	var cfg guard.Config
 	if *policy != "" {
-		var err error
-		if cfg, err = loadPolicy(*policy); err != nil {
-			fmt.Fprintf(stderr, "agentguard evaluate: %s: %v\n", *policy, err)
+		p, err := guard.OpenPolicy(*policy)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentguard evaluate: %v\n", err)
 			return exitBadInput
 		}
+		cfg = p.WithNow(at).Config()
+	} else if *now != "" {
+		return verb.Fail(stderr, fs, "-now needs -policy: only a policy's checks read the clock")
 	}
 	switch p := guard.Profile(*profile); p {
 	case "":
@@ -197,13 +211,4 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitPassed
-}
-
-func loadPolicy(name string) (guard.Config, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return guard.Config{}, err
-	}
-	defer f.Close()
-	return guard.LoadPolicy(f)
 }

@@ -161,3 +161,20 @@ func TestHeadline(t *testing.T) {
 		}
 	}
 }
+
+// TestWeightsFromPolicy: the health check reads the weights of the agent's
+// policy file; a file whose weights do not sum to 100 is an input error.
+func TestWeightsFromPolicy(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	if err := os.WriteFile(bad, []byte("weights: {accuracy: 50, coherence: 25, memory: 20, stability: 15, efficiency: 10}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := Run(context.Background(), []string{"-policy", bad, "-out", dir}, &out, &errOut); code != 2 {
+		t.Fatalf("exit %d, want 2:\n%s", code, errOut.String())
+	}
+	if !strings.Contains(errOut.String(), "bad.yaml:1") {
+		t.Errorf("the error does not name the file and line:\n%s", errOut.String())
+	}
+}

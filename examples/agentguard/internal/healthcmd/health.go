@@ -6,7 +6,7 @@
 // no network and no API key.
 //
 //	agentguard health [-out DIR] [-repeats N] [-floor F] [-cases FILE] [-tags T,...]
-//	                  [-weights D=W,...] [-targets D,...] [-baseline REPORT.json] [-strict]
+//	                  [-weights D=W,...] [-policy FILE] [-targets D,...] [-baseline REPORT.json] [-strict]
 //	                  [-parallel N] [-model SPEC] [-judge SPEC] [-scores FILE] [-cite ROUTES] [-timeout D] [-raw]
 //
 // DIR receives unguarded/ and guarded/, each with execution_trace.jsonl
@@ -46,7 +46,9 @@
 // overlaid on one radar. -targets names the dimensions the change aimed
 // at (default accuracy, coherence and memory: what enforcing aims at).
 // -weights sets the dimension weights, "accuracy=25,coherence=25,memory=20,
-// stability=10,efficiency=20", all five, summing to 100. -tags reruns the
+// stability=10,efficiency=20", all five, summing to 100; -policy reads
+// them from the agent's policy file (its "weights"), the one its guard and
+// continuous evaluation read. -weights wins over the file. -tags reruns the
 // subset of cases with one of the tags, the cases a prompt change touches.
 //
 // # Models
@@ -95,6 +97,7 @@ import (
 	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
 	"github.com/agentguard/agentguard/examples/agentguard/internal/models"
 	"github.com/agentguard/agentguard/examples/agentguard/internal/shop"
+	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/health"
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
@@ -138,7 +141,7 @@ type options struct {
 
 var verb = cli.Verb{
 	Name:     "health",
-	Synopsis: "[-out DIR] [-repeats N] [-floor F] [-cases FILE] [-tags T,...] [-weights D=W,...] [-targets D,...] [-baseline REPORT.json] [-strict] [-parallel N] [-model SPEC] [-judge SPEC] [-scores FILE] [-cite ROUTES] [-timeout D] [-raw]",
+	Synopsis: "[-out DIR] [-repeats N] [-floor F] [-cases FILE] [-tags T,...] [-weights D=W,...] [-policy FILE] [-targets D,...] [-baseline REPORT.json] [-strict] [-parallel N] [-model SPEC] [-judge SPEC] [-scores FILE] [-cite ROUTES] [-timeout D] [-raw]",
 	Doc: `Replays the golden set through the demo agent twice, its guard rails only
 watching ("unguarded") and enforcing ("guarded"), scores both on five
 dimensions, prints the comparison and writes the reports into DIR.
@@ -160,6 +163,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.Float64Var(&o.floor, "floor", 50, "lowest acceptable guarded total, on the 100-point scale (0 to 100)")
 	fs.StringVar(&o.cases, "cases", "", "golden set, JSONL (default: the demo's 30 cases)")
 	weights := fs.String("weights", "", "dimension weights summing to 100, accuracy=30,coherence=25,memory=20,stability=15,efficiency=10 (the default)")
+	policy := fs.String("policy", "", "the agent's policy `FILE` (YAML or JSON): its health weights, unless -weights")
 	targets := fs.String("targets", "accuracy,coherence,memory", "dimensions the change aims at; the others are watched for side effects")
 	tags := fs.String("tags", "", "run only the cases with one of these tags, comma-separated")
 	fs.StringVar(&o.baseline, "baseline", "", "report.json of an earlier run to compare this run with (before/after)")
@@ -177,9 +181,26 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return verb.Fail(stderr, fs, "-floor: "+err.Error())
 	}
 	var err error
-	if *weights != "" {
+	switch {
+	case *weights != "":
 		if o.weights, err = health.ParseWeights(*weights); err != nil {
 			return verb.Fail(stderr, fs, "-weights: "+err.Error())
+		}
+	case *policy != "":
+		p, err := guard.OpenPolicy(*policy)
+		if err != nil {
+			fmt.Fprintf(stderr, "agentguard health: %v\n", err)
+			return cli.ExitUsage
+		}
+		if w := p.Weights(); w != nil {
+			m := make(map[string]float64, len(w))
+			for d, v := range w {
+				m[string(d)] = v
+			}
+			if o.weights, err = health.WeightsFrom(m); err != nil {
+				fmt.Fprintf(stderr, "agentguard health: %s: weights: %v\n", *policy, err)
+				return cli.ExitUsage
+			}
 		}
 	}
 	if o.targets, err = health.ParseDimensions(*targets); err != nil {
