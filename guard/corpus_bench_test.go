@@ -16,11 +16,11 @@ import (
 )
 
 // corpusBytes reads every trace file of the shared corpus into memory, so
-// the benchmarks below measure decoding and judging, not the disk.
-func corpusBytes(b *testing.B) [][]byte {
+// the benchmarks below measure decoding and judging, not the disk, and
+// counts the steps its traces hold.
+func corpusBytes(b *testing.B) (lines [][]byte, steps int) {
 	b.Helper()
 	dir := corpusDir(b)
-	var lines [][]byte
 	for _, name := range []string{"taubench_airline.jsonl", "tau2_retail.jsonl", "tau2_telecom.jsonl", "agentdojo.jsonl"} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -34,22 +34,24 @@ func corpusBytes(b *testing.B) [][]byte {
 			}
 		}
 	}
-	return lines
-}
-
-// BenchmarkCorpusDecode is the yardstick for BenchmarkCorpusEvaluate: the
-// same corpus decoded with encoding/json and nothing else.
-func BenchmarkCorpusDecode(b *testing.B) {
-	lines := corpusBytes(b)
-	steps := 0
 	for _, line := range lines {
 		var l corpusLine
 		if err := json.Unmarshal(line, &l); err != nil {
 			b.Fatal(err)
 		}
-		tr, _, _ := l.toTrace()
+		tr, _, err := l.toTrace()
+		if err != nil {
+			b.Fatal(err)
+		}
 		steps += len(tr.Steps)
 	}
+	return lines, steps
+}
+
+// BenchmarkCorpusDecode is the yardstick for BenchmarkCorpusEvaluate: the
+// same corpus decoded with encoding/json and nothing else.
+func BenchmarkCorpusDecode(b *testing.B) {
+	lines, steps := corpusBytes(b)
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, line := range lines {
@@ -66,17 +68,8 @@ func BenchmarkCorpusDecode(b *testing.B) {
 // real trajectories) and judges it offline with the default rules, the way
 // `agentguard evaluate` does: decode, convert, Evaluate.
 func BenchmarkCorpusEvaluate(b *testing.B) {
-	lines := corpusBytes(b)
+	lines, steps := corpusBytes(b)
 	g := guard.New(guard.Config{})
-	steps := 0
-	for _, line := range lines {
-		var l corpusLine
-		if err := json.Unmarshal(line, &l); err != nil {
-			b.Fatal(err)
-		}
-		tr, _, _ := l.toTrace()
-		steps += len(tr.Steps)
-	}
 	b.ReportAllocs()
 	for b.Loop() {
 		for _, line := range lines {

@@ -182,3 +182,29 @@ func (c *conversation) result(id, name, text string, failed bool) {
 		s.Name = name
 	}
 }
+
+// yieldTraces ends an importer of whole documents: it builds the trace of
+// each id in order and yields it, checked as the JSONL reader checks a
+// line (checkRanges), or the *ParseError saying why it could not be built;
+// then readErr, if reading stopped early. A build that returns no trace
+// and no error is skipped.
+func yieldTraces(yield func(*Trace, error) bool, source string, order []string, build func(id string) (*Trace, error), readErr error) {
+	for _, id := range order {
+		t, err := build(id)
+		if t == nil && err == nil {
+			continue
+		}
+		if err == nil {
+			err = checkRanges(t) // a negative token count or cost
+		}
+		if err != nil {
+			t, err = nil, &ParseError{Source: source, Line: 1, Err: fmt.Errorf("trace %s: %w", id, err)}
+		}
+		if !yield(t, err) {
+			return
+		}
+	}
+	if readErr != nil {
+		yield(nil, readErr)
+	}
+}

@@ -90,21 +90,7 @@ func ImportLangfuse(r io.Reader, source string) iter.Seq2[*Trace, error] {
 				return
 			}
 		}
-		for _, id := range order {
-			t, err := langfuseTrace(traces[id])
-			if err == nil {
-				err = checkRanges(t) // a negative token count or cost, as the JSONL reader refuses
-			}
-			if err != nil {
-				err = &ParseError{Source: source, Line: 1, Err: fmt.Errorf("trace %s: %w", id, err)}
-			}
-			if !yield(t, err) {
-				return
-			}
-		}
-		if readErr != nil {
-			yield(nil, readErr)
-		}
+		yieldTraces(yield, source, order, func(id string) (*Trace, error) { return langfuseTrace(traces[id]) }, readErr)
 	}
 }
 

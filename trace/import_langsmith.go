@@ -95,24 +95,12 @@ func ImportLangSmith(r io.Reader, source string) iter.Seq2[*Trace, error] {
 			}
 			byTrace[key] = append(byTrace[key], run)
 		}
-		for _, key := range order {
+		yieldTraces(yield, source, order, func(key string) (*Trace, error) {
 			if len(byTrace[key]) == 0 {
-				continue
+				return nil, nil
 			}
-			t, err := langsmithTrace(key, byTrace[key])
-			if err == nil {
-				err = checkRanges(t) // a negative token count or cost, as the JSONL reader refuses
-			}
-			if err != nil {
-				err = &ParseError{Source: source, Line: 1, Err: fmt.Errorf("trace %s: %w", key, err)}
-			}
-			if !yield(t, err) {
-				return
-			}
-		}
-		if readErr != nil {
-			yield(nil, readErr)
-		}
+			return langsmithTrace(key, byTrace[key])
+		}, readErr)
 	}
 }
 

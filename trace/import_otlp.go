@@ -81,21 +81,7 @@ func ImportOTLP(r io.Reader, source string) iter.Seq2[*Trace, error] {
 				return
 			}
 		}
-		for _, id := range order {
-			t, err := otlpTrace(id, byTrace[id])
-			if err == nil {
-				err = checkRanges(t) // a negative token count or cost, as the JSONL reader refuses
-			}
-			if err != nil {
-				err = &ParseError{Source: source, Line: 1, Err: fmt.Errorf("trace %s: %w", id, err)}
-			}
-			if !yield(t, err) {
-				return
-			}
-		}
-		if readErr != nil {
-			yield(nil, readErr)
-		}
+		yieldTraces(yield, source, order, func(id string) (*Trace, error) { return otlpTrace(id, byTrace[id]) }, readErr)
 	}
 }
 
