@@ -1,4 +1,4 @@
-// Package policies_test checks the worked policy files of this folder: each
+// The tests of this package check the worked policy files of this folder: each
 // loads, and customer-service.yaml, evaluated offline over the demo agent's
 // own traces, finds what the demo's guard found online. The τ policies and
 // the AgentDojo profiles are measured over the shared corpus by the guard

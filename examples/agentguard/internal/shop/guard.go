@@ -1,60 +1,46 @@
 package shop
 
 import (
-	"fmt"
-	"slices"
+	"sync"
 
+	"github.com/agentguard/agentguard/examples/policies"
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/trace"
 )
 
-// GuardConfig is the guard configuration the demo agent runs under: the
-// built-in gates, a domain policy, hand-off after a tool exception (guard.ToolFailureGate), the intent classifier, the memory card,
-// approval for returns, tool annotations and gpt-4o's list prices (USD),
-// with the given ledger and mode.
+// GuardConfig is the guard configuration the demo agent runs under: its
+// policy file, examples/policies/customer-service.yaml (the built-in gates'
+// settings, the tools' annotations, the memory card's budget, approval for
+// returns, and the domain check that an address changes only while the
+// order is pending), read the way "agentguard evaluate -policy" reads it,
+// plus what a file cannot hold: the intent classifier, hand-off after a
+// tool exception (guard.ToolFailureGate), gpt-4o's list prices (USD), the
+// ledger and the mode.
 func GuardConfig(ledger guard.Sink, shadow bool) guard.Config {
-	tools := guard.ToolPolicies{
-		"search_kb":      {Retrieval: true},
-		"update_address": {Confirm: true},
-	}
-	return guard.Config{
-		Shadow: shadow,
-		// A tool exception that leaves the user at a dead end is handed
-		// to a person.
-		Rules:  []guard.Rule{AddressOnlyWhilePending, guard.ToolFailureGate(tools, trace.Handoff)},
-		Tools:  tools,
-		Memory: &guard.MemoryOptions{Budget: 2000},
-		Gates: guard.Gates{
-			RequireApproval: []string{"submit_return"},
-			Classifier:      guard.ClassifierFunc(Classify),
-			Intents:         Intents,
-		},
-		Observe: guard.Observation{
-			Ledger:  ledger,
-			Pricing: guard.Pricing{InputPerMillion: 2.5, OutputPerMillion: 10},
-		},
-	}
+	cfg := policy().Config()
+	cfg.Shadow = shadow
+	// A tool exception that leaves the user at a dead end is handed to a
+	// person.
+	cfg.Rules = append(cfg.Rules, guard.ToolFailureGate(cfg.Tools, trace.Handoff))
+	cfg.Gates.Classifier = guard.ClassifierFunc(Classify)
+	cfg.Observe.Ledger = ledger
+	cfg.Observe.Pricing = guard.Pricing{InputPerMillion: 2.5, OutputPerMillion: 10}
+	return cfg
 }
 
-// AddressOnlyWhilePending is a domain policy written as code: a delivery
-// address changes only while the order is pending, as the order lookup in
-// the trace says.
-var AddressOnlyWhilePending = guard.NewRule("address-only-while-pending", func(t *trace.Trace, s *trace.Step) []trace.Finding {
-	if s.Kind != trace.KindTool || s.Name != "update_address" {
-		return nil
+// PolicyFile is the demo agent's policy file, in examples/policies.
+const PolicyFile = "customer-service.yaml"
+
+// policy reads the demo's policy file once; it ships embedded, so a failure
+// to read it is a bug in the repository, not an input error.
+var policy = sync.OnceValue(func() *guard.Policy {
+	data, err := policies.FS.ReadFile(PolicyFile)
+	if err != nil {
+		panic(err)
 	}
-	id := s.ArgString("order_id")
-	for _, p := range slices.Backward(t.ToolSteps("query_order")) {
-		if p.ArgString("order_id") != id {
-			continue
-		}
-		if status := p.ResultString("status"); status != "pending" {
-			return []trace.Finding{{
-				Rule: "address-only-while-pending", Verdict: trace.Handoff, Dimension: trace.Accuracy, Severity: trace.SeverityError,
-				Message: fmt.Sprintf("order %s is %s; its address can no longer change", id, status), Tags: []string{"policy"},
-			}}
-		}
-		return nil
+	p, err := guard.ReadPolicy(PolicyFile, data)
+	if err != nil {
+		panic(err)
 	}
-	return nil
+	return p
 })
