@@ -58,14 +58,15 @@ const (
 	NotEnough Light = "not-enough-samples"
 )
 
-// ExitCode is the command's exit status for v: 0 green or yellow, 1 red,
-// 2 not enough samples.
+// ExitCode is a release gate's exit status for v: 0 green or yellow, 1 red,
+// 3 not enough samples (2 is left to usage and input errors, as the
+// agentguard command does).
 func (v Light) ExitCode() int {
 	switch v {
 	case Red:
 		return 1
 	case NotEnough:
-		return 2
+		return 3
 	}
 	return 0
 }

@@ -121,19 +121,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, now time.
 		verb.Errorf(stderr, "%d lines of %s could not be read (the first ones are above); the verdict is not a gate until the input is clean", info.bad, info.name)
 		return exitFailed
 	}
-	return exitCode(rep.Verdict)
-}
-
-// exitCode is the exit status of a verdict: 0 green or yellow, 1 red, 3
-// not enough samples.
-func exitCode(v conteval.Light) int {
-	switch v {
-	case conteval.Red:
-		return cli.ExitFindings
-	case conteval.NotEnough:
-		return cli.ExitNotEnough
-	}
-	return cli.ExitPassed
+	return rep.Verdict.ExitCode() // cli.ExitFindings, cli.ExitNotEnough or cli.ExitPassed
 }
 
 // round runs the round and prints it.
