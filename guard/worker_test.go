@@ -24,13 +24,17 @@ func (nopTool) Call(context.Context, string) (string, error) { return "ok", nil 
 // is what the hand-off costs, without the rules around it.
 func BenchmarkHandOff(b *testing.B) {
 	for _, bc := range []struct {
-		name string
-		call func(g *Guard, ctx context.Context, start time.Time) (toolRun, error)
+		name     string
+		deadline bool // the caller's context has a deadline, as a server's request has
+		call     func(g *Guard, ctx context.Context, start time.Time) (toolRun, error)
 	}{
-		{"pooled", func(g *Guard, ctx context.Context, start time.Time) (toolRun, error) {
+		{"pooled", false, func(g *Guard, ctx context.Context, start time.Time) (toolRun, error) {
 			return g.callPooled(ctx, nopTool{}, "", start, time.Minute)
 		}},
-		{"inline", func(g *Guard, ctx context.Context, start time.Time) (toolRun, error) {
+		{"pooled, caller deadline", true, func(g *Guard, ctx context.Context, start time.Time) (toolRun, error) {
+			return g.callPooled(ctx, nopTool{}, "", start, time.Minute)
+		}},
+		{"inline", false, func(g *Guard, ctx context.Context, start time.Time) (toolRun, error) {
 			return g.callInline(ctx, &toolState{}, nopTool{}, "", start, time.Minute)
 		}},
 	} {
@@ -38,6 +42,11 @@ func BenchmarkHandOff(b *testing.B) {
 			g := New(Config{})
 			defer g.Close(context.Background())
 			ctx := context.Background()
+			if bc.deadline {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, time.Hour)
+				defer cancel()
+			}
 			b.ReportAllocs()
 			cpu := cpuTime()
 			for b.Loop() {
