@@ -3,6 +3,7 @@ package guard_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/memory"
@@ -31,14 +32,22 @@ func benchStep(b *testing.B, g *guard.Guard, args func(i int) string) {
 // benchStepSaying is benchStep with a user turn opening every trace, as a
 // conversation recorded through WrapModel or Run has: the provenance rules
 // then judge every id a read uses against what the user said.
+//
+// Besides wall time it reports the process's CPU time per call, the
+// trace starts left out (cpu-ns/op): on a busy machine wall time measures
+// the neighbours too, and CPU time counts what a hand-off to another
+// goroutine costs the other core.
 func benchStepSaying(b *testing.B, g *guard.Guard, said string, args func(i int) string) {
 	const perTrace, batch = 16, 1024
 	tool := g.WrapTool(benchTool{})
 	ctxs := make([]context.Context, batch)
 	b.ReportAllocs()
+	cpu, untimed := processCPU(), time.Duration(0)
+	defer func() { reportCPU(b, cpu+untimed) }()
 	for i := 0; b.Loop(); i++ {
 		if i%(perTrace*batch) == 0 {
 			b.StopTimer()
+			from := processCPU()
 			for j := range ctxs {
 				var rec *trace.Recorder
 				ctxs[j], rec = g.StartTrace(context.Background(), "s", "r")
@@ -46,6 +55,7 @@ func benchStepSaying(b *testing.B, g *guard.Guard, said string, args func(i int)
 					rec.UserTurn(said)
 				}
 			}
+			untimed += processCPU() - from
 			b.StartTimer()
 		}
 		if _, err := tool.Call(ctxs[i/perTrace%batch], args(i)); err != nil {
@@ -85,6 +95,7 @@ func BenchmarkOTelSpanBaseline(b *testing.B) {
 	tracer := tp.Tracer("bench")
 	ctx := context.Background()
 	b.ReportAllocs()
+	defer reportCPU(b, processCPU())
 	for b.Loop() {
 		_, span := tracer.Start(ctx, "execute_tool query_order")
 		span.SetAttributes(

@@ -301,7 +301,7 @@ func New(cfg Config) *Guard {
 		}
 	}
 	g.answers = slices.ContainsFunc(g.rules, judgesAnswers)
-	g.breakers = newBreakers(g.cfg)
+	g.breakers = newBreakers(g.cfg, func() time.Time { return g.now() })
 	return g
 }
 

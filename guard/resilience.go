@@ -117,11 +117,11 @@ type breakers struct {
 	models   map[string]*breaker[*llms.ContentResponse]
 }
 
-func newBreakers(cfg Config) *breakers {
+func newBreakers(cfg Config, now func() time.Time) *breakers {
 	return &breakers{
 		settings: cfg.Resilience,
 		observer: cfg.Observe.Metrics,
-		pool:     newWorkers(cfg.Resilience.MaxAbandoned),
+		pool:     newWorkers(cfg.Resilience.MaxAbandoned, now),
 		models:   map[string]*breaker[*llms.ContentResponse]{},
 	}
 }

@@ -16,42 +16,109 @@ import (
 // Resilience.MaxAbandoned).
 var ErrHungLimit = errors.New("too many abandoned calls still running")
 
-// workerIdle is how long an idle worker waits for work before it exits.
+// workerIdle is how long an idle worker waits for work before it exits:
+// at least this long, at most twice it.
 const workerIdle = 10 * time.Second
 
 // workers runs the calls that may ignore their context — every model call,
 // and every tool call not declared context-honouring — off the caller's
-// goroutine, so that the caller can walk away at the deadline. Workers are
-// long-lived: a call is handed to an idle one over a channel, and a new one
-// is started only when none is idle, so a sequential agent reuses one or
-// two goroutines for all its calls. An idle worker exits after workerIdle,
-// or at once when the guard is closed (which a test under testing/synctest
-// must do before its bubble ends).
+// goroutine, so that the caller can walk away at the deadline.
+//
+// Workers are long-lived and each has its own channel. An idle worker waits
+// on it in a stack, so a call costs two goroutine switches (to the worker
+// and back) and no select: the caller pops the worker on top and hands it
+// the job, the worker runs it, puts itself back on the stack and then wakes
+// the caller, which therefore finds it idle for its next call. A new worker
+// is started only when the stack is empty, so a sequential agent reuses one
+// goroutine for all its calls.
+//
+// Two timers serve the whole pool, not one per call. The watchdog is armed
+// for the earliest deadline of the calls running; when it fires, it
+// abandons the calls past their deadline and re-arms for the next, so a
+// call whose deadline is later than one already watched arms nothing. The
+// reaper, armed once per workerIdle while a worker is idle, lets the
+// workers idle for a whole period exit; Guard.Close lets them all exit at
+// once (a test under testing/synctest must close its guard, or let its
+// fake clock run, before its bubble ends).
 //
 // A call that does not return by its deadline is abandoned: its worker is
 // lost to it until it returns. Abandoned calls still running are counted
 // and bounded by max: past it, calls fail at once with ErrHungLimit, so a
 // tool that never returns costs at most max goroutines.
 type workers struct {
-	jobs      chan *job // unbuffered: a send succeeds only into an idle worker
 	max       int64
-	hung      atomic.Int64  // abandoned calls still running
-	abandoned atomic.Uint64 // calls abandoned in all
-	free      sync.Pool     // *job, per guard so no timer crosses a synctest bubble
-	quit      chan struct{} // closed by Guard.Close: idle workers exit
-	closing   sync.Once
+	now       func() time.Time // the guard's clock, which deadlines are on
+	hung      atomic.Int64     // abandoned calls still running
+	abandoned atomic.Uint64    // calls abandoned in all
+	free      sync.Pool        // *job
+
+	mu       sync.Mutex
+	running  []*job      // calls on a worker and waited for; job.slot indexes it
+	watchdog *time.Timer // expire, armed while a call runs
+	watchAt  time.Time   // when watchdog fires; zero when it is not armed
+	idle     []*worker   // a stack: the worker that finished last is on top
+	epoch    uint64      // periods of workerIdle reaped so far
+	reaper   *time.Timer // reap, armed while a worker is idle
+	reaping  bool        // reaper is armed
+	closed   bool
 }
 
-func newWorkers(max int) *workers {
-	return &workers{jobs: make(chan *job), max: int64(max), quit: make(chan struct{})}
+// worker is one worker goroutine's mailbox. A nil job tells it to exit.
+type worker struct {
+	jobs  chan *job // buffered: the hand-off never waits for the worker
+	epoch uint64    // the pool's epoch when it became idle
+}
+
+func newWorkers(max int, now func() time.Time) *workers {
+	return &workers{max: int64(max), now: now}
 }
 
 // close lets idle workers exit now, and busy ones when their call returns.
 // Calls made afterwards still run, each on a worker that exits after it.
-func (p *workers) close() { p.closing.Do(func() { close(p.quit) }) }
+// Running calls are still watched.
+func (p *workers) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	p.dismiss(len(p.idle))
+	if p.reaping {
+		p.reaper.Stop()
+		p.reaping = false
+	}
+}
+
+// dismiss tells the n workers at the bottom of the idle stack, idle the
+// longest, to exit. p.mu is held.
+func (p *workers) dismiss(n int) {
+	for _, w := range p.idle[:n] {
+		w.jobs <- nil // the worker is idle: its channel is empty
+	}
+	p.idle = append(p.idle[:0], p.idle[n:]...)
+	clear(p.idle[len(p.idle):cap(p.idle)])
+}
+
+// reap runs once per workerIdle while a worker is idle: the workers that
+// were idle already at the previous run exit.
+func (p *workers) reap() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return
+	}
+	n := 0 // epochs grow up the stack
+	for n < len(p.idle) && p.idle[n].epoch < p.epoch {
+		n++
+	}
+	p.dismiss(n)
+	p.epoch++
+	if p.reaping = len(p.idle) > 0; p.reaping {
+		p.reaper.Reset(workerIdle)
+	}
+}
 
 // job is one call handed to a worker. A tool call is kept in fields, so
-// that the common path allocates no closure; anything else is fn.
+// that the common path allocates no closure; anything else is fn. A job
+// whose call was abandoned belongs to its worker, which drops it.
 type job struct {
 	ctx   context.Context
 	tool  tools.Tool
@@ -60,9 +127,10 @@ type job struct {
 	fn    func()
 	err   error // the tool's error, or a panic that escaped fn
 
-	state atomic.Int32  // jobRunning, then jobDone or jobAbandoned
-	done  chan struct{} // signalled once at jobDone
-	timer *time.Timer   // the caller's deadline, reused
+	deadline time.Time
+	slot     int           // index in workers.running; -1 once out of it
+	state    atomic.Int32  // jobRunning, then jobDone or jobAbandoned
+	wake     chan struct{} // signalled once, by whoever ended jobRunning
 }
 
 const (
@@ -76,7 +144,7 @@ func (p *workers) get() *job {
 		j.state.Store(jobRunning)
 		return j
 	}
-	return &job{done: make(chan struct{}, 1)}
+	return &job{slot: -1, wake: make(chan struct{}, 1)}
 }
 
 func (p *workers) put(j *job) {
@@ -87,44 +155,128 @@ func (p *workers) put(j *job) {
 // full reports whether the abandoned calls still running reached the bound.
 func (p *workers) full() bool { return p.max > 0 && p.hung.Load() >= p.max }
 
-// start hands j to an idle worker, or to a new one when none is idle.
-func (p *workers) start(j *job) {
-	select {
-	case p.jobs <- j:
-	default:
-		go p.work(j)
+// start hands j, due by deadline on the guard's clock, to the idle worker
+// on top of the stack, or to a new one when none is idle, and watches it.
+func (p *workers) start(j *job, deadline time.Time) {
+	j.deadline = deadline
+	p.mu.Lock()
+	j.slot = len(p.running)
+	p.running = append(p.running, j)
+	if p.watchAt.IsZero() || deadline.Before(p.watchAt) {
+		p.watch(deadline)
+	}
+	if n := len(p.idle) - 1; n >= 0 {
+		w := p.idle[n]
+		p.idle[n] = nil
+		p.idle = p.idle[:n]
+		p.mu.Unlock()
+		w.jobs <- j
+		return
+	}
+	p.mu.Unlock()
+	go p.work(&worker{jobs: make(chan *job, 1)}, j)
+}
+
+// watch arms the watchdog to fire at deadline. p.mu is held.
+func (p *workers) watch(deadline time.Time) {
+	p.watchAt = deadline
+	d := deadline.Sub(p.now())
+	if p.watchdog == nil {
+		p.watchdog = time.AfterFunc(d, p.expire)
+	} else {
+		p.watchdog.Reset(d)
 	}
 }
 
-// work runs j, then whatever it is handed next, until a whole workerIdle
-// passed without work or the guard is closed. Its idle timer is re-armed
-// once per period, not per call.
-func (p *workers) work(j *job) {
-	idle := time.NewTimer(workerIdle)
-	defer idle.Stop()
-	busy := true
+// forget takes j out of the running calls. p.mu is held.
+func (p *workers) forget(j *job) {
+	if j.slot < 0 {
+		return
+	}
+	last := len(p.running) - 1
+	p.running[j.slot] = p.running[last]
+	p.running[j.slot].slot = j.slot
+	p.running[last] = nil
+	p.running = p.running[:last]
+	j.slot = -1
+}
+
+// expire is the watchdog: it abandons the running calls past their
+// deadline, waking their callers, and re-arms for the earliest deadline
+// left. A fire that finds nothing due (the call it was armed for returned)
+// only re-arms.
+func (p *workers) expire() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	var next time.Time
+	for i := 0; i < len(p.running); {
+		j := p.running[i]
+		if j.deadline.After(now) {
+			if next.IsZero() || j.deadline.Before(next) {
+				next = j.deadline
+			}
+			i++
+			continue
+		}
+		// Due. A call its worker has just finished stays for the worker
+		// to take out; its caller is woken by the worker.
+		if p.abandon(j) {
+			p.forget(j)
+			j.wake <- struct{}{}
+			continue
+		}
+		i++
+	}
+	p.watchAt = time.Time{}
+	if !next.IsZero() {
+		p.watch(next)
+	}
+}
+
+// work runs j, then whatever it is handed next, until it is told to exit.
+func (p *workers) work(w *worker, j *job) {
 	for {
 		p.do(j)
-		if j.state.CompareAndSwap(jobRunning, jobDone) {
-			j.done <- struct{}{} // j belongs to the caller again from here
-		} else {
+		done := j.state.CompareAndSwap(jobRunning, jobDone)
+		if !done {
 			p.hung.Add(-1) // an abandoned call returned: nobody waits for it
 		}
-		for j = nil; j == nil; {
-			select {
-			case j = <-p.jobs:
-				busy = true
-			case <-p.quit:
-				return
-			case <-idle.C:
-				if !busy {
-					return
-				}
-				busy = false
-				idle.Reset(workerIdle)
-			}
+		// Idle before the caller wakes, so that its next call finds w.
+		idle := p.park(w, j)
+		if done {
+			j.wake <- struct{}{} // j belongs to the caller again from here
+		}
+		if !idle {
+			return
+		}
+		if j = <-w.jobs; j == nil {
+			return
 		}
 	}
+}
+
+// park takes j, which w has run, out of the running calls and puts w on
+// the idle stack; it reports false when the guard is closed and w must
+// exit instead.
+func (p *workers) park(w *worker, j *job) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.forget(j)
+	if p.closed {
+		return false
+	}
+	w.epoch = p.epoch
+	p.idle = append(p.idle, w)
+	if !p.reaping {
+		p.reaping = true
+		if p.reaper == nil {
+			p.reaper = time.AfterFunc(workerIdle, p.reap)
+		} else {
+			p.reaper.Reset(workerIdle)
+		}
+	}
+	return true
 }
 
 // do runs one job; a panic that escapes it becomes the job's error, so no
@@ -142,30 +294,41 @@ func (p *workers) do(j *job) {
 	j.run, j.err = invoke(j.ctx, j.tool, j.input)
 }
 
-// wait waits for j for at most d, or until ctx is done. It reports false
-// when it gave up: j is abandoned to its worker and must not be touched.
-func (p *workers) wait(ctx context.Context, j *job, d time.Duration) bool {
-	if j.timer == nil {
-		j.timer = time.NewTimer(d)
-	} else {
-		j.timer.Reset(d)
-	}
-	select {
-	case <-j.done:
-		j.timer.Stop()
-		return true
-	case <-j.timer.C:
-	case <-ctx.Done():
-		j.timer.Stop()
-	}
-	p.hung.Add(1)
+// abandon ends j's run unless its worker ended it first; it reports
+// whether it did.
+func (p *workers) abandon(j *job) bool {
+	p.hung.Add(1) // before the swap: the worker's decrement follows it
 	if !j.state.CompareAndSwap(jobRunning, jobAbandoned) {
 		p.hung.Add(-1)
-		<-j.done // it returned just now
-		return true
+		return false
 	}
 	p.abandoned.Add(1)
-	return false
+	return true
+}
+
+// wait waits for j until its worker returns it, the watchdog abandons it,
+// or ctx is done. It reports false when it gave up: j is abandoned to its
+// worker and must not be touched.
+//
+// It waits on j.wake alone, which the worker or the watchdog signals,
+// whichever ends the run; on ctx.Done too only when ctx has one.
+func (p *workers) wait(ctx context.Context, j *job) bool {
+	if done := ctx.Done(); done == nil {
+		<-j.wake
+	} else {
+		select {
+		case <-j.wake:
+		case <-done:
+			if p.abandon(j) {
+				p.mu.Lock()
+				p.forget(j)
+				p.mu.Unlock()
+				return false
+			}
+			<-j.wake // the worker or the watchdog ended the run just now
+		}
+	}
+	return j.state.Load() == jobDone
 }
 
 // callPooled runs one attempt at a tool call on a worker, with a context
@@ -185,8 +348,8 @@ func (g *Guard) callPooled(ctx context.Context, t tools.Tool, input string, star
 	cc := newCallCtx(ctx, deadline, g.now)
 	j := p.get()
 	j.ctx, j.tool, j.input = cc, t, input
-	p.start(j)
-	ok := p.wait(ctx, j, deadline.Sub(g.now()))
+	p.start(j, deadline)
+	ok := p.wait(ctx, j)
 	cc.release()
 	end := g.now()
 	if ok {
@@ -225,8 +388,8 @@ func callWorker[T any](g *Guard, parent context.Context, op, name string, d time
 	defer cancel()
 	j := p.get()
 	j.fn = func() { v, err = fn(ctx) }
-	p.start(j)
-	if !p.wait(parent, j, d) {
+	p.start(j, g.now().Add(d))
+	if !p.wait(parent, j) {
 		g.logAbandoned(parent, op, name, d)
 		var zero T
 		if err := parent.Err(); err != nil {
