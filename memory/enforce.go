@@ -93,7 +93,8 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	w := e.words()
 	rules := defaultRules()
 	if w != rules.w {
-		rules = newRules(w)
+		r := newRules(w)
+		rules = &r
 	}
 	card := cardOf(t, upTo, rules)
 	card.mu.RLock()

@@ -55,7 +55,9 @@ func RuleBased(lx *lexicon.Lexicon) Extractor {
 // card and enforcer given no lexicon of their own.
 var defaultWords = sync.OnceValue(func() *lexicon.Compiled { return lexicon.Default().Compiled() })
 
-var defaultRules = sync.OnceValue(func() ruleBased { return newRules(defaultWords()) })
+// defaultRules is the extractor over defaultWords. It is a pointer, so
+// that passing it as an Extractor on every tool call allocates nothing.
+var defaultRules = sync.OnceValue(func() *ruleBased { r := newRules(defaultWords()); return &r })
 
 type ruleBased struct {
 	w       *lexicon.Compiled

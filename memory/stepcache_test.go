@@ -45,3 +45,20 @@ func TestDecodeCached(t *testing.T) {
 		t.Error("a fresh trace answered from another trace's memo")
 	}
 }
+
+// TestCardOfKeptWithoutUserTurns: a trace with no user turn yet (a
+// long-running agent's) keeps its card in the memo like any other, instead
+// of building one from the whole trace on every call.
+func TestCardOfKeptWithoutUserTurns(t *testing.T) {
+	tr := &trace.Trace{}
+	for i := range 100 {
+		tr.Steps = append(tr.Steps, &trace.Step{Index: i, Kind: trace.KindTool, Name: "read"})
+	}
+	first := CardOf(tr)
+	if got := CardOf(tr); got != first {
+		t.Fatal("the card was rebuilt on the second call")
+	}
+	if n := testing.AllocsPerRun(100, func() { CardOf(tr) }); n != 0 {
+		t.Errorf("CardOf allocates %v times a call on a kept card, want 0", n)
+	}
+}

@@ -94,7 +94,7 @@ func CardFromTrace(t *trace.Trace, upTo int) *Card {
 
 // cardFromTrace is CardFromTrace with ex in place of RuleBased(nil).
 func cardFromTrace(t *trace.Trace, upTo int, ex Extractor) *Card {
-	k := &kept{card: &Card{}}
+	k := newKept()
 	k.sync(t, upTo, ex, true)
 	return k.card
 }
@@ -127,11 +127,16 @@ type kept struct {
 	recorded bool // t holds card steps
 }
 
+// newKept is an empty card that has applied no turn: maxTurn is -1, so
+// that a trace with no user turn yet (upTo -1) keeps it instead of
+// rebuilding a card from the whole trace on every call.
+func newKept() *kept { return &kept{card: &Card{}, maxTurn: -1} }
+
 // cardOf returns the card of t after user turn upTo, kept in t's memo. A
 // trace that has gone back — a prefix shorter than one read before, a turn
 // earlier than one applied — gets a new card instead.
-func cardOf(t *trace.Trace, upTo int, ex ruleBased) *Card {
-	k := t.Memo(keptKey{ex.w}, func() any { return &kept{card: &Card{}} }).(*kept)
+func cardOf(t *trace.Trace, upTo int, ex *ruleBased) *Card {
+	k := t.Memo(keptKey{ex.w}, func() any { return newKept() }).(*kept)
 	if k.steps > len(t.Steps) || k.maxTurn > upTo || (!k.recorded && k.turns > upTo+1) || !k.sync(t, upTo, ex, false) {
 		return cardFromTrace(t, upTo, ex)
 	}
@@ -152,7 +157,7 @@ func (k *kept) sync(t *trace.Trace, upTo int, ex Extractor, oneOff bool) bool {
 		if !k.recorded {
 			if k.turns > 0 { // turns were extracted before the first card step: start again
 				*c = Card{}
-				k.turns, k.maxTurn = 0, 0
+				k.turns, k.maxTurn = 0, -1
 			}
 			k.recorded = true
 		}
