@@ -223,4 +223,3 @@ func (cv classesRef) members(h int) []int {
 	}
 	return out
 }
-
