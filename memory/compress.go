@@ -72,25 +72,28 @@ func Compress(messages []llms.MessageContent, budget int, c *Card) ([]llms.Messa
 // does, keeping what it estimated and classified of the messages it has
 // read, so that a call reads only the messages added since the last: under
 // budget, a call costs the same at turn 1,000 as at turn 10. Conversations
-// grow by appending; a Compressor checks the first and the last message it
-// read and, when the caller changed either or sent fewer messages, reads
-// all of them again. Its results are those of Compress.
+// grow by appending; a Compressor checks that the caller's messages are
+// the ones it read (each the same role and the same parts by identity, a
+// few nanoseconds a message, and the last one's parts by value) and, when
+// the caller replaced or changed one or sent fewer, reads all of them
+// again. Its results are those of Compress.
 //
 // The zero value is ready to use. A Compressor is not safe for concurrent
 // use.
 type Compressor struct {
-	read        int                 // messages read
-	first, last llms.MessageContent // messages 0 and read-1 as read, Parts copied
-	cost        []int               // messageTokens of each
-	total       int                 // sum of cost
-	flags       []uint8             // isUser, hasCall, isResult
-	bulky       map[int][]bulkyPart
-	group       []int          // as classes.group
-	users       []int          // index of each user turn
-	members     map[int][]int  // the tool messages of each exchange, by the message that heads it
-	owner       map[string]int // tool call id → the message that made it
-	lastCaller  int
-	system      bool // a system message was read
+	read       int                   // messages read
+	seen       []llms.MessageContent // the messages read, as read
+	last       llms.MessageContent   // the last one read, Parts copied
+	cost       []int                 // messageTokens of each
+	total      int                   // sum of cost
+	flags      []uint8               // isUser, hasCall, isResult
+	bulky      map[int][]bulkyPart
+	group      []int          // as classes.group
+	users      []int          // index of each user turn
+	members    map[int][]int  // the tool messages of each exchange, by the message that heads it
+	owner      map[string]int // tool call id → the message that made it
+	lastCaller int
+	system     bool // a system message was read
 
 	// scratch, reused from call to call
 	keep, pinned []bool
@@ -234,7 +237,7 @@ func (z *Compressor) Compress(messages []llms.MessageContent, budget int, c *Car
 // update reads the messages added since the last call, or all of them
 // when the conversation is not the one read before.
 func (z *Compressor) update(messages []llms.MessageContent) {
-	if z.read > len(messages) || z.read > 0 && (!sameMessage(messages[0], z.first) || !sameMessage(messages[z.read-1], z.last)) {
+	if z.read > len(messages) || z.read > 0 && (!sameMessages(messages[:z.read], z.seen) || !sameMessage(messages[z.read-1], z.last)) {
 		*z = Compressor{keep: z.keep[:0], pinned: z.pinned[:0]}
 	}
 	if z.owner == nil {
@@ -307,10 +310,8 @@ func (z *Compressor) update(messages []llms.MessageContent) {
 		z.keep = append(z.keep, true)
 		z.pinned = append(z.pinned, false)
 	}
-	if z.read == 0 && len(messages) > 0 {
-		z.first = copyMessage(messages[0])
-	}
 	if len(messages) > z.read {
+		z.seen = append(z.seen, messages[z.read:]...)
 		z.last = copyMessage(messages[len(messages)-1])
 	}
 	z.read = len(messages)
@@ -387,7 +388,19 @@ func (z *Compressor) smallTalk(messages []llms.MessageContent, cv classes, i int
 	return i < cv.tail && !cv.pinned[i] && z.flags[i]&(flagCall|flagResult) == 0
 }
 
-// sameMessage reports whether m is what was read as seen.
+// sameMessages reports whether messages are those read as seen: each the
+// same role and the same parts, not only equal ones.
+func sameMessages(messages, seen []llms.MessageContent) bool {
+	return slices.EqualFunc(messages, seen, identical)
+}
+
+// identical reports whether a and b are the same message: the same role
+// and the same parts, not only equal ones.
+func identical(a, b llms.MessageContent) bool {
+	return a.Role == b.Role && len(a.Parts) == len(b.Parts) && (len(a.Parts) == 0 || &a.Parts[0] == &b.Parts[0])
+}
+
+// sameMessage reports whether m is what was read as seen, by value.
 func sameMessage(m, seen llms.MessageContent) bool {
 	return m.Role == seen.Role && slices.EqualFunc(m.Parts, seen.Parts, samePart)
 }

@@ -13,8 +13,9 @@ import (
 // with one Compressor, at several budgets, and checks every call's result
 // and report against the reference: Compress as it was before Compressor,
 // which read every message on every call. It also rewrites the history
-// between calls (the last message, the first, a shorter conversation, a
-// retry's feedback taken back), where a Compressor must read again.
+// between calls (the last message, the first, one in the middle, a
+// shorter conversation, a retry's feedback taken back, the last message
+// changed in place), where a Compressor must read again.
 func TestCompressorMatchesCompress(t *testing.T) {
 	r := simulate(t, "z", longConversation(48), 0)
 	tr := r.rec.Trace()
@@ -71,6 +72,10 @@ func TestCompressorMatchesCompress(t *testing.T) {
 				first := slices.Clone(msgs)
 				first[0] = sysMsg("You are a terse assistant.")
 				check("first message rewritten", first)
+				middle := slices.Clone(msgs)
+				check("before a middle message is replaced", middle)
+				middle[len(middle)/2] = userMsg("(an old turn, cleared by the agent)")
+				check("a middle message replaced", middle)
 				retry := append(slices.Clip(msgs), userMsg("[agentguard] Your answer was rejected: try again."))
 				check("retry", retry)
 				check("retry taken back", append(slices.Clip(msgs), aiMsg("Sure.")))

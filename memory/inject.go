@@ -166,9 +166,3 @@ func (j *Injector) same(messages []llms.MessageContent) bool {
 	}
 	return true
 }
-
-// identical reports whether a and b are the same message: the same role
-// and the same parts, not only equal ones.
-func identical(a, b llms.MessageContent) bool {
-	return a.Role == b.Role && len(a.Parts) == len(b.Parts) && (len(a.Parts) == 0 || &a.Parts[0] == &b.Parts[0])
-}
