@@ -2,7 +2,6 @@ package guard
 
 import (
 	"context"
-	"slices"
 	"sync"
 
 	"github.com/agentguard/agentguard/memory"
@@ -57,6 +56,7 @@ func (g *Guard) observeTurns(ctx context.Context, rec *trace.Recorder, cv *convo
 	seen := rec.UserTurns()
 	cv.mu.Lock()
 	cv.read(messages)
+	cv.observed = cv.reads
 	var turns []string
 	if seen < len(cv.users) {
 		turns = make([]string, 0, len(cv.users)-seen)
@@ -107,7 +107,9 @@ func traceCard(rec *trace.Recorder) *memory.Card {
 func (g *Guard) withCard(rec *trace.Recorder, cv *convo, card *memory.Card, messages []llms.MessageContent) ([]llms.MessageContent, int) {
 	cv.mu.Lock()
 	defer cv.mu.Unlock()
-	cv.read(messages)
+	if cv.reads != cv.observed || len(messages) != len(cv.seen) { // another call read since, or a retry added feedback
+		cv.read(messages)
+	}
 	if card == nil || g.cfg.Shadow {
 		return messages, cv.tokens // shadow mode observes; it must not help the model
 	}
@@ -150,14 +152,17 @@ type convoKey struct{}
 // since the last: where the user turns are, the token estimate, and the
 // card's compressor and injector. Conversations grow by appending; when
 // the caller replaced a message it had sent (checked for each message by
-// identity: the same role and the same parts, a few nanoseconds and no
-// allocation a message) or sent fewer, convo reads them all again.
+// the address of its parts: no allocation, about a nanosecond a message)
+// or sent fewer, convo reads them all again. A message's parts changed in
+// place leave the token estimate as it was.
 type convo struct {
 	mu         sync.Mutex
-	seen       []llms.MessageContent // the messages read, as read
-	users      []int                 // the user turns among them, by index; the guard's feedback is none
-	tokens     int                   // usageTokens of them
-	sys        int                   // index of the first system message among them; -1 none
+	seen       []*llms.ContentPart // the messages read, by the address of their parts
+	users      []int               // the user turns among them, by index; the guard's feedback is none
+	tokens     int                 // usageTokens of them
+	sys        int                 // index of the first system message among them; -1 none
+	reads      int                 // calls of read
+	observed   int                 // reads when observeTurns read last: withCard need not check again
 	compressor memory.Compressor
 	injector   memory.Injector
 }
@@ -173,7 +178,8 @@ func conversation(rec *trace.Recorder) *convo {
 
 // read brings cv up to date with messages.
 func (cv *convo) read(messages []llms.MessageContent) {
-	if len(cv.seen) > len(messages) || !slices.EqualFunc(messages[:len(cv.seen)], cv.seen, identical) {
+	cv.reads++
+	if !cv.same(messages) {
 		cv.seen, cv.users, cv.tokens, cv.sys = cv.seen[:0], cv.users[:0], 0, -1
 	}
 	for i := len(cv.seen); i < len(messages); i++ {
@@ -185,12 +191,28 @@ func (cv *convo) read(messages []llms.MessageContent) {
 			cv.sys = i
 		}
 		cv.tokens += usageTokens(m)
+		cv.seen = append(cv.seen, partsOf(m))
 	}
-	cv.seen = append(cv.seen, messages[len(cv.seen):]...)
 }
 
-// identical reports whether a and b are the same message: the same role
-// and the same parts, not only equal ones.
-func identical(a, b llms.MessageContent) bool {
-	return a.Role == b.Role && len(a.Parts) == len(b.Parts) && (len(a.Parts) == 0 || &a.Parts[0] == &b.Parts[0])
+// partsOf is the address of m's parts, nil for none: a message replaced
+// has other parts.
+func partsOf(m llms.MessageContent) *llms.ContentPart {
+	if len(m.Parts) == 0 {
+		return nil
+	}
+	return &m.Parts[0]
+}
+
+// same reports whether messages start with those read.
+func (cv *convo) same(messages []llms.MessageContent) bool {
+	if len(cv.seen) > len(messages) {
+		return false
+	}
+	for i, p := range cv.seen {
+		if partsOf(messages[i]) != p {
+			return false
+		}
+	}
+	return true
 }

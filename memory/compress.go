@@ -73,20 +73,20 @@ func Compress(messages []llms.MessageContent, budget int, c *Card) ([]llms.Messa
 // read, so that a call reads only the messages added since the last: under
 // budget, a call costs the same at turn 1,000 as at turn 10. Conversations
 // grow by appending; a Compressor checks that the caller's messages are
-// the ones it read (each the same role and the same parts by identity, a
-// few nanoseconds a message, and the last one's parts by value) and, when
+// the ones it read (each the same parts, by address: no allocation, about
+// a nanosecond a message; the last one's parts also by value) and, when
 // the caller replaced or changed one or sent fewer, reads all of them
 // again. Its results are those of Compress.
 //
 // The zero value is ready to use. A Compressor is not safe for concurrent
 // use.
 type Compressor struct {
-	read       int                   // messages read
-	seen       []llms.MessageContent // the messages read, as read
-	last       llms.MessageContent   // the last one read, Parts copied
-	cost       []int                 // messageTokens of each
-	total      int                   // sum of cost
-	flags      []uint8               // isUser, hasCall, isResult
+	read       int                 // messages read
+	seen       marks               // the messages read
+	last       llms.MessageContent // the last one read, Parts copied
+	cost       []int               // messageTokens of each
+	total      int                 // sum of cost
+	flags      []uint8             // isUser, hasCall, isResult
 	bulky      map[int][]bulkyPart
 	group      []int          // as classes.group
 	users      []int          // index of each user turn
@@ -237,7 +237,7 @@ func (z *Compressor) Compress(messages []llms.MessageContent, budget int, c *Car
 // update reads the messages added since the last call, or all of them
 // when the conversation is not the one read before.
 func (z *Compressor) update(messages []llms.MessageContent) {
-	if z.read > len(messages) || z.read > 0 && (!sameMessages(messages[:z.read], z.seen) || !sameMessage(messages[z.read-1], z.last)) {
+	if z.read > len(messages) || z.read > 0 && (!z.seen.match(messages) || !sameMessage(messages[z.read-1], z.last)) {
 		*z = Compressor{keep: z.keep[:0], pinned: z.pinned[:0]}
 	}
 	if z.owner == nil {
@@ -311,7 +311,7 @@ func (z *Compressor) update(messages []llms.MessageContent) {
 		z.pinned = append(z.pinned, false)
 	}
 	if len(messages) > z.read {
-		z.seen = append(z.seen, messages[z.read:]...)
+		z.seen = z.seen.add(messages[z.read:])
 		z.last = copyMessage(messages[len(messages)-1])
 	}
 	z.read = len(messages)
@@ -388,16 +388,43 @@ func (z *Compressor) smallTalk(messages []llms.MessageContent, cv classes, i int
 	return i < cv.tail && !cv.pinned[i] && z.flags[i]&(flagCall|flagResult) == 0
 }
 
-// sameMessages reports whether messages are those read as seen: each the
-// same role and the same parts, not only equal ones.
-func sameMessages(messages, seen []llms.MessageContent) bool {
-	return slices.EqualFunc(messages, seen, identical)
+// A message replaced since it was read has other parts: marks are the
+// messages read, by the address and length of their parts, compact so that
+// checking a conversation of thousands of messages costs a microsecond or
+// two.
+type marks []mark
+
+type mark struct {
+	p *llms.ContentPart
+	n int
 }
 
-// identical reports whether a and b are the same message: the same role
-// and the same parts, not only equal ones.
-func identical(a, b llms.MessageContent) bool {
-	return a.Role == b.Role && len(a.Parts) == len(b.Parts) && (len(a.Parts) == 0 || &a.Parts[0] == &b.Parts[0])
+func markOf(m llms.MessageContent) mark {
+	if len(m.Parts) == 0 {
+		return mark{}
+	}
+	return mark{&m.Parts[0], len(m.Parts)}
+}
+
+// add returns k with messages marked after it.
+func (k marks) add(messages []llms.MessageContent) marks {
+	for _, m := range messages {
+		k = append(k, markOf(m))
+	}
+	return k
+}
+
+// match reports whether the first len(k) messages are those marked.
+func (k marks) match(messages []llms.MessageContent) bool {
+	if len(k) > len(messages) {
+		return false
+	}
+	for i, m := range k {
+		if markOf(messages[i]) != m {
+			return false
+		}
+	}
+	return true
 }
 
 // sameMessage reports whether m is what was read as seen, by value.
