@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/agentguard/agentguard/memory"
@@ -121,27 +122,42 @@ func (g *Guard) withCard(rec *trace.Recorder, cv *convo, card *memory.Card, mess
 			rec.Add(step)
 		}
 		if len(rep.Dropped) > 0 || len(rep.Elided) > 0 {
-			sent = memory.Inject(sent, card)
-			n := 0
-			for _, m := range sent {
-				n += usageTokens(m)
+			// What is left of each message read is at its index less the
+			// messages dropped before it.
+			at := func(i int) int { d, _ := slices.BinarySearch(rep.Dropped, i); return i - d }
+			n := cv.tokens
+			for _, i := range rep.Dropped {
+				n -= cv.usage[i]
 			}
-			return sent, n
+			for _, i := range rep.Elided {
+				n += usageTokens(sent[at(i)]) - cv.usage[i]
+			}
+			sys := -1
+			if cv.sys >= 0 { // system messages are never dropped
+				sys = at(cv.sys)
+			}
+			injected := memory.Inject(sent, card)
+			return injected, n + injectedTokens(sent, injected, sys)
 		}
 	}
-	// Inject changes the first system message only, adds one first, or
-	// removes one that held only a card.
 	sent := cv.injector.Inject(messages, card)
-	n := cv.tokens
+	return sent, cv.tokens + injectedTokens(messages, sent, cv.sys)
+}
+
+// injectedTokens is what injecting the card into messages, whose first
+// system message is at sys (-1: none), added to their usageTokens. Inject
+// changes the first system message only, adds one first, or removes one
+// that held only a card.
+func injectedTokens(messages, injected []llms.MessageContent, sys int) int {
 	switch {
-	case len(sent) == len(messages)+1:
-		n += usageTokens(sent[0])
-	case len(sent) == len(messages)-1:
-		n -= usageTokens(messages[cv.sys])
-	case cv.sys >= 0:
-		n += usageTokens(sent[cv.sys]) - usageTokens(messages[cv.sys])
+	case len(injected) == len(messages)+1:
+		return usageTokens(injected[0])
+	case len(injected) == len(messages)-1:
+		return -usageTokens(messages[sys])
+	case sys >= 0:
+		return usageTokens(injected[sys]) - usageTokens(messages[sys])
 	}
-	return sent, n
+	return 0
 }
 
 // convoKey keys a trace's convo in its memo.
@@ -159,6 +175,7 @@ type convo struct {
 	mu         sync.Mutex
 	seen       []*llms.ContentPart // the messages read, by the address of their parts
 	users      []int               // the user turns among them, by index; the guard's feedback is none
+	usage      []int               // usageTokens of each
 	tokens     int                 // usageTokens of them
 	sys        int                 // index of the first system message among them; -1 none
 	reads      int                 // calls of read
@@ -180,7 +197,7 @@ func conversation(rec *trace.Recorder) *convo {
 func (cv *convo) read(messages []llms.MessageContent) {
 	cv.reads++
 	if !cv.same(messages) {
-		cv.seen, cv.users, cv.tokens, cv.sys = cv.seen[:0], cv.users[:0], 0, -1
+		cv.seen, cv.users, cv.usage, cv.tokens, cv.sys = cv.seen[:0], cv.users[:0], cv.usage[:0], 0, -1
 	}
 	for i := len(cv.seen); i < len(messages); i++ {
 		m := messages[i]
@@ -190,7 +207,9 @@ func (cv *convo) read(messages []llms.MessageContent) {
 		case m.Role == llms.ChatMessageTypeSystem && cv.sys < 0:
 			cv.sys = i
 		}
-		cv.tokens += usageTokens(m)
+		u := usageTokens(m)
+		cv.usage = append(cv.usage, u)
+		cv.tokens += u
 		cv.seen = append(cv.seen, partsOf(m))
 	}
 }

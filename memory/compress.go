@@ -216,7 +216,16 @@ func (z *Compressor) Compress(messages []llms.MessageContent, budget int, c *Car
 	}
 
 	r.Elided = slices.DeleteFunc(r.Elided, func(i int) bool { return !keep[i] })
-	out := make([]llms.MessageContent, 0, n)
+	kept := 0
+	for _, k := range keep {
+		if k {
+			kept++
+		}
+	}
+	out := make([]llms.MessageContent, 0, kept)
+	if kept < n {
+		r.Dropped = make([]int, 0, n-kept)
+	}
 	for i, m := range messages {
 		if !keep[i] {
 			r.Dropped = append(r.Dropped, i)
