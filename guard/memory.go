@@ -2,6 +2,8 @@ package guard
 
 import (
 	"context"
+	"slices"
+	"sync"
 
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
@@ -48,35 +50,40 @@ func (m *MemoryOptions) budget() int {
 // each followed, when the card is on, by a memory step holding what the
 // card extracted from it, and returns the trace's card (nil when off) and
 // the latest new turn's text. The card is the one kept on the trace: each
-// call reads only the steps recorded since the last.
-func (g *Guard) observeTurns(ctx context.Context, rec *trace.Recorder, messages []llms.MessageContent) (*memory.Card, string) {
+// call reads only the steps recorded since the last, and the messages
+// added since the last (convo).
+func (g *Guard) observeTurns(ctx context.Context, rec *trace.Recorder, cv *convo, messages []llms.MessageContent) (*memory.Card, string) {
 	on := g.cfg.Memory.on() && !g.cfg.Bypass
 	seen := rec.UserTurns()
-	n := 0
+	cv.mu.Lock()
+	cv.read(messages)
+	cv.observed = cv.reads
+	var turns []string
+	if seen < len(cv.users) {
+		turns = make([]string, 0, len(cv.users)-seen)
+		for _, i := range cv.users[seen:] {
+			turns = append(turns, messageText(messages[i]))
+		}
+	}
+	cv.mu.Unlock()
 	latest := ""
-	for _, m := range messages {
-		if m.Role != llms.ChatMessageTypeHuman || isGuardFeedback(m) {
-			continue
+	for _, text := range turns {
+		latest = text
+		var current []memory.Constraint
+		if on { // the card before the turn: after it, a turn without its card step would be read as an imported log's
+			current = traceCard(rec).Active()
 		}
-		if n >= seen {
-			latest = messageText(m)
-			var current []memory.Constraint
-			if on { // the card before the turn: after it, a turn without its card step would be read as an imported log's
-				current = traceCard(rec).Active()
+		rec.UserTurn(latest)
+		if on {
+			turn := rec.UserTurns() - 1
+			cs, err := memory.Extract(ctx, g.extractor, turn, latest, current)
+			if err != nil && g.cfg.Observe.Logger != nil {
+				g.cfg.Observe.Logger.LogAttrs(ctx, errorLevel, "agentguard memory extraction failed", attrTrace(rec.ID()), attrError(err))
 			}
-			rec.UserTurn(latest)
-			if on {
-				turn := rec.UserTurns() - 1
-				cs, err := memory.Extract(ctx, g.extractor, turn, latest, current)
-				if err != nil && g.cfg.Observe.Logger != nil {
-					g.cfg.Observe.Logger.LogAttrs(ctx, errorLevel, "agentguard memory extraction failed", attrTrace(rec.ID()), attrError(err))
-				}
-				step := memory.CardStep(turn, cs)
-				step.Start = g.now()
-				rec.Add(step)
-			}
+			step := memory.CardStep(turn, cs)
+			step.Start = g.now()
+			rec.Add(step)
 		}
-		n++
 	}
 	if !on {
 		return nil, latest
@@ -91,24 +98,140 @@ func traceCard(rec *trace.Recorder) *memory.Card {
 	return c
 }
 
-// withCard returns what is sent to the model: the messages compressed to
-// the memory budget (recorded as a memory step when anything changed) and
-// the card injected. Without a card, or in shadow mode, where the card is
-// still kept and enforced in detect-only fashion, it returns messages
-// unchanged.
-func (g *Guard) withCard(rec *trace.Recorder, card *memory.Card, messages []llms.MessageContent) []llms.MessageContent {
-	if card == nil || g.cfg.Shadow {
-		return messages // shadow mode observes; it must not help the model
+// withCard returns what is sent to the model, and its token estimate
+// (usageTokens): the messages compressed to the memory budget (recorded as
+// a memory step when anything changed) and the card injected. Without a
+// card, or in shadow mode, where the card is still kept and enforced in
+// detect-only fashion, it returns messages unchanged. It reads only the
+// messages added since the last call, unless it compressed them: then the
+// estimate is of what is left.
+func (g *Guard) withCard(rec *trace.Recorder, cv *convo, card *memory.Card, messages []llms.MessageContent) ([]llms.MessageContent, int) {
+	cv.mu.Lock()
+	defer cv.mu.Unlock()
+	if cv.reads != cv.observed || len(messages) != len(cv.seen) { // another call read since, or a retry added feedback
+		cv.read(messages)
 	}
-	sent := messages
+	if card == nil || g.cfg.Shadow {
+		return messages, cv.tokens // shadow mode observes; it must not help the model
+	}
 	if b := g.cfg.Memory.budget(); b > 0 {
-		var rep memory.CompressReport
-		sent, rep = memory.Compress(messages, b, card)
+		sent, rep := cv.compressor.Compress(messages, b, card)
 		if len(rep.Dropped) > 0 || len(rep.Elided) > 0 || rep.OverBudget {
 			step := memory.CompressStep(rep)
 			step.Start = g.now()
 			rec.Add(step)
 		}
+		if len(rep.Dropped) > 0 || len(rep.Elided) > 0 {
+			// What is left of each message read is at its index less the
+			// messages dropped before it.
+			at := func(i int) int { d, _ := slices.BinarySearch(rep.Dropped, i); return i - d }
+			n := cv.tokens
+			for _, i := range rep.Dropped {
+				n -= cv.usage[i]
+			}
+			for _, i := range rep.Elided {
+				n += usageTokens(sent[at(i)]) - cv.usage[i]
+			}
+			sys := -1
+			if cv.sys >= 0 { // system messages are never dropped
+				sys = at(cv.sys)
+			}
+			injected := memory.Inject(sent, card)
+			return injected, n + injectedTokens(sent, injected, sys)
+		}
 	}
-	return memory.Inject(sent, card)
+	sent := cv.injector.Inject(messages, card)
+	return sent, cv.tokens + injectedTokens(messages, sent, cv.sys)
+}
+
+// injectedTokens is what injecting the card into messages, whose first
+// system message is at sys (-1: none), added to their usageTokens. Inject
+// changes the first system message only, adds one first, or removes one
+// that held only a card.
+func injectedTokens(messages, injected []llms.MessageContent, sys int) int {
+	switch {
+	case len(injected) == len(messages)+1:
+		return usageTokens(injected[0])
+	case len(injected) == len(messages)-1:
+		return -usageTokens(messages[sys])
+	case sys >= 0:
+		return usageTokens(injected[sys]) - usageTokens(messages[sys])
+	}
+	return 0
+}
+
+// convoKey keys a trace's convo in its memo.
+type convoKey struct{}
+
+// convo is what a guard keeps of a trace's conversation between model
+// calls, in the trace's memo, so that a call reads only the messages added
+// since the last: where the user turns are, the token estimate, and the
+// card's compressor and injector. Conversations grow by appending; when
+// the caller replaced a message it had sent (checked for each message by
+// the address of its parts: no allocation, about a nanosecond a message)
+// or sent fewer, convo reads them all again. A message's parts changed in
+// place leave the token estimate as it was.
+type convo struct {
+	mu         sync.Mutex
+	seen       []*llms.ContentPart // the messages read, by the address of their parts
+	users      []int               // the user turns among them, by index; the guard's feedback is none
+	usage      []int               // usageTokens of each
+	tokens     int                 // usageTokens of them
+	sys        int                 // index of the first system message among them; -1 none
+	reads      int                 // calls of read
+	observed   int                 // reads when observeTurns read last: withCard need not check again
+	compressor memory.Compressor
+	injector   memory.Injector
+}
+
+// conversation returns the convo kept on rec's trace.
+func conversation(rec *trace.Recorder) *convo {
+	var cv *convo
+	rec.View(func(t *trace.Trace) {
+		cv = t.Memo(convoKey{}, func() any { return &convo{sys: -1} }).(*convo)
+	})
+	return cv
+}
+
+// read brings cv up to date with messages.
+func (cv *convo) read(messages []llms.MessageContent) {
+	cv.reads++
+	if !cv.same(messages) {
+		cv.seen, cv.users, cv.usage, cv.tokens, cv.sys = cv.seen[:0], cv.users[:0], cv.usage[:0], 0, -1
+	}
+	for i := len(cv.seen); i < len(messages); i++ {
+		m := messages[i]
+		switch {
+		case m.Role == llms.ChatMessageTypeHuman && !isGuardFeedback(m):
+			cv.users = append(cv.users, i)
+		case m.Role == llms.ChatMessageTypeSystem && cv.sys < 0:
+			cv.sys = i
+		}
+		u := usageTokens(m)
+		cv.usage = append(cv.usage, u)
+		cv.tokens += u
+		cv.seen = append(cv.seen, partsOf(m))
+	}
+}
+
+// partsOf is the address of m's parts, nil for none: a message replaced
+// has other parts.
+func partsOf(m llms.MessageContent) *llms.ContentPart {
+	if len(m.Parts) == 0 {
+		return nil
+	}
+	return &m.Parts[0]
+}
+
+// same reports whether messages start with those read.
+func (cv *convo) same(messages []llms.MessageContent) bool {
+	if len(cv.seen) > len(messages) {
+		return false
+	}
+	for i, p := range cv.seen {
+		if partsOf(messages[i]) != p {
+			return false
+		}
+	}
+	return true
 }

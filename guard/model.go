@@ -87,7 +87,8 @@ type modelTurn struct {
 // it), calls the model under its breaker, timeout and retries, records and
 // judges the answer, and asks again on Retry.
 func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model, info ModelInfo, messages []llms.MessageContent, options []llms.CallOption) (modelTurn, error) {
-	card, latest := g.observeTurns(ctx, rec, messages)
+	cv := conversation(rec)
+	card, latest := g.observeTurns(ctx, rec, cv, messages)
 	opts := callOptions(options)
 	turn := modelTurn{offered: toolSpecs(opts)}
 	rec.SetTools(turn.offered)
@@ -117,7 +118,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			turn.findings = append(turn.findings, findings...)
 			return stop(v, f)
 		}
-		sent := g.withCard(rec, card, messages)
+		sent, tokens := g.withCard(rec, cv, card, messages)
 		s := &trace.Step{Kind: trace.KindModel, Name: model, Provider: info.Provider, Start: g.now()}
 		primary := &tappedModel{Model: m}
 		wire := new(wireInfo)
@@ -154,7 +155,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		if fc := choice.FuncCall; fc != nil && len(choice.ToolCalls) == 0 {
 			s.Calls = append(s.Calls, trace.Call{Name: fc.Name, Args: fc.Arguments})
 		}
-		g.usage(s, choice, sent)
+		g.usage(s, choice, tokens)
 		findings, v := g.judge(rec, s)
 		findings = append(findings, malformedCalls(s, choice)...)
 		if v != trace.Allow && st.streamed {
@@ -217,24 +218,12 @@ func messageText(m llms.MessageContent) string {
 }
 
 // usage fills token counts and cost, from the provider's usage report when
-// there is one and from an estimate otherwise.
-func (g *Guard) usage(s *trace.Step, choice *llms.ContentChoice, messages []llms.MessageContent) {
+// there is one and from an estimate otherwise: in, the usageTokens of what
+// sent.
+func (g *Guard) usage(s *trace.Step, choice *llms.ContentChoice, sent int) {
 	in, out, ok := detect.Usage(choice.GenerationInfo)
 	if !ok {
-		for _, m := range messages {
-			for _, p := range m.Parts {
-				switch p := p.(type) {
-				case llms.TextContent:
-					in += trace.EstimateTokens(p.Text)
-				case llms.ToolCallResponse:
-					in += trace.EstimateTokens(p.Content)
-				case llms.ToolCall:
-					if p.FunctionCall != nil {
-						in += trace.EstimateTokens(p.FunctionCall.Arguments)
-					}
-				}
-			}
-		}
+		in = sent
 		out = trace.EstimateTokens(choice.Content)
 		for _, c := range s.Calls {
 			out += trace.EstimateTokens(c.Name) + trace.EstimateTokens(c.Args)
@@ -243,6 +232,25 @@ func (g *Guard) usage(s *trace.Step, choice *llms.ContentChoice, messages []llms
 	s.TokensIn, s.TokensOut = in, out
 	p := g.cfg.Observe.Pricing
 	s.Cost = p.Cost(in, out)
+}
+
+// usageTokens estimates what a message sent costs, for usage: its text,
+// tool results and tool call arguments.
+func usageTokens(m llms.MessageContent) int {
+	n := 0
+	for _, p := range m.Parts {
+		switch p := p.(type) {
+		case llms.TextContent:
+			n += trace.EstimateTokens(p.Text)
+		case llms.ToolCallResponse:
+			n += trace.EstimateTokens(p.Content)
+		case llms.ToolCall:
+			if p.FunctionCall != nil {
+				n += trace.EstimateTokens(p.FunctionCall.Arguments)
+			}
+		}
+	}
+	return n
 }
 
 // mergeChoices folds a response's choices into one. langchaingo's

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/agentguard/agentguard/trace/textnorm"
@@ -97,7 +98,10 @@ func origins(w *lexicon.Compiled, t *trace.Trace, tools ToolPolicies) *originInd
 func (ix *originIndex) addStep(t *trace.Trace, p *trace.Step, tools ToolPolicies) {
 	switch {
 	case p == nil:
-	case p.Kind == trace.KindMemory:
+	case p.Kind == trace.KindMemory && p.Name != memory.StepCompress:
+		// A compress step's result is a report of message indexes and
+		// token counts, no value the user gave (and as long as the
+		// messages dropped).
 		ix.add(origin{kind: fromCard, step: p.Index}, p.Result)
 	case (p.Kind == trace.KindTool || p.Kind == trace.KindRetrieval) && !p.Blocked && p.Error == "" && p.Result != "":
 		ix.truncated = ix.truncated || p.Truncated

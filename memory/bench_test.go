@@ -122,6 +122,37 @@ func BenchmarkCardPerCall(b *testing.B) {
 				_ = Inject(msgs, c)
 			}
 		})
+		b.Run(fmt.Sprintf("turns=%d/card-injector", turns), func(b *testing.B) {
+			// The same through an Injector, as the guard injects: the
+			// messages are not copied again on every call.
+			rec := simulate(b, "bench", ex, 0).rec
+			var j Injector
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				rec.Add(CardStep(turns-1, nil))
+				var c *Card
+				rec.View(func(t *trace.Trace) { c = CardOf(t) })
+				_ = j.Inject(msgs, c)
+			}
+		})
+		b.Run(fmt.Sprintf("turns=%d/compressor-budget=4000", turns), func(b *testing.B) {
+			// Compressing to a budget through a Compressor, as the guard
+			// does: each message is estimated and classified once.
+			card := CardFromTrace(r.rec.Trace(), turns-1)
+			var z Compressor
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = z.Compress(msgs, 4000, card)
+			}
+		})
+		b.Run(fmt.Sprintf("turns=%d/compress-budget=4000", turns), func(b *testing.B) {
+			// The baseline: Compress from scratch on every call.
+			card := CardFromTrace(r.rec.Trace(), turns-1)
+			b.ReportAllocs()
+			for b.Loop() {
+				_, _ = Compress(msgs, 4000, card)
+			}
+		})
 		b.Run(fmt.Sprintf("turns=%d/rebuild-from-trace", turns), func(b *testing.B) {
 			// What every call did before the card was kept on the trace.
 			tr := r.rec.Trace()

@@ -127,7 +127,12 @@ costs one sync of the new card steps and one copy of the message slice
 allocates 17 times per call at turn 10, 100 and 1,000 alike, where
 rebuilding the card from the trace, as every call did before, allocated
 25, 59 and 337 times. Compress estimates the tokens of every message it
-is given, so with a budget a call grows with the conversation. Check
-returns at once, without allocating, for steps that are not tool calls.
+is given. For one conversation called again and again, as a guard does,
+an Injector does not copy the messages again (only when the card
+changes), and a Compressor estimates and classifies each message once:
+under budget a call reads only the new messages, over budget it walks
+the kept and dropped indexes, with no estimate. Both check by address
+that the messages read before are still there. Check returns at once,
+without allocating, for steps that are not tool calls.
 */
 package memory

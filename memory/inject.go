@@ -101,3 +101,55 @@ func stripBlocks(s string) string {
 		s = strings.TrimRight(s[:i], "\n") + s[end:]
 	}
 }
+
+// An Injector injects cards into one conversation call after call, as
+// Inject does, without copying the whole conversation on every call: it
+// keeps the messages it returned last, with the card in the first system
+// message, and appends to them the messages added since. It copies them
+// again only when the injected system message changes (a new card, a new
+// system prompt), and never changes a message of a slice it returned, so
+// a model that keeps each call's messages still has each call's own.
+// Before reusing what it kept it checks, message by message, that the
+// caller's messages are the ones it read (the same parts, by address: no
+// allocation, about a nanosecond a message); when the caller replaced one,
+// or sent fewer, it starts over. Its results are
+// those of Inject; a conversation without a system message, or whose
+// system message holds only a card, goes to Inject.
+//
+// The zero value is ready to use. An Injector is not safe for concurrent
+// use.
+type Injector struct {
+	sys  int                   // index of the first system message in out
+	seen marks                 // the messages read
+	out  []llms.MessageContent // the messages read, with the card in out[sys]; nil when none kept
+}
+
+// Inject is Inject for the conversation j follows.
+func (j *Injector) Inject(messages []llms.MessageContent, c *Card) []llms.MessageContent {
+	read := len(j.out)
+	if read == 0 || !j.seen.match(messages) {
+		j.out, read = nil, 0
+		j.sys = slices.IndexFunc(messages, func(m llms.MessageContent) bool { return m.Role == llms.ChatMessageTypeSystem })
+	}
+	if j.sys < 0 {
+		return Inject(messages, c)
+	}
+	head := Inject(messages[:j.sys+1], c)
+	if len(head) != j.sys+1 { // the system message held only a card
+		j.out = nil
+		return Inject(messages, c)
+	}
+	if &head[0] == &messages[0] { // nothing to do
+		j.out = nil
+		return slices.Clip(messages)
+	}
+	if read == 0 || !sameMessage(j.out[j.sys], head[j.sys]) {
+		j.out = append(make([]llms.MessageContent, 0, len(messages)+len(messages)/2+8), messages...)
+		j.out[j.sys] = head[j.sys]
+		j.seen = j.seen[:0].add(messages)
+	} else {
+		j.out = append(j.out, messages[read:]...)
+		j.seen = j.seen.add(messages[read:])
+	}
+	return j.out[:len(j.out):len(j.out)]
+}

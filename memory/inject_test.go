@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"fmt"
 	"reflect"
 	"slices"
 	"strings"
@@ -112,5 +113,85 @@ func TestStripBlocks(t *testing.T) {
 	}
 	if strings.Contains(Inject([]llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "A")}, &Card{})[0].Parts[0].(llms.TextContent).Text, CardBegin) {
 		t.Error("an empty card was injected")
+	}
+}
+
+// TestInjectorMatchesInject follows conversations message by message with
+// one Injector and checks every call's result against Inject's, and that
+// no slice it returned changed afterwards, even appended to (a model may
+// keep and extend them). The
+// card grows with the turns, so the system message changes now and then.
+func TestInjectorMatchesInject(t *testing.T) {
+	r := simulate(t, "j", longConversation(48), 0)
+	tr := r.rec.Trace()
+	plain := r.messages
+	withOldBlock := slices.Clone(plain)
+	withOldBlock[0] = sysMsg(systemPrompt + "\n\n" + CardBegin + "\n- old\n" + CardEnd)
+	convs := []struct {
+		name string
+		msgs []llms.MessageContent
+	}{
+		{"plain", plain},
+		{"old block", withOldBlock},
+		{"no system", plain[1:]},
+		{"card-only system", append([]llms.MessageContent{sysMsg(CardBegin + "\n- old\n" + CardEnd)}, plain[1:]...)},
+		{"system later", append([]llms.MessageContent{userMsg("hi"), sysMsg("Be brief.")}, plain[1:]...)},
+	}
+	for _, conv := range convs {
+		for _, withCard := range []bool{true, false} {
+			t.Run(fmt.Sprintf("%s/card=%v", conv.name, withCard), func(t *testing.T) {
+				var j Injector
+				var kept, copies [][]llms.MessageContent
+				check := func(what string, msgs []llms.MessageContent) {
+					t.Helper()
+					users := 0
+					for _, m := range msgs {
+						if m.Role == llms.ChatMessageTypeHuman && !isFeedback(m) {
+							users++
+						}
+					}
+					var card *Card
+					if withCard {
+						card = CardFromTrace(tr, users-1)
+					}
+					{
+						before := deepCopy(msgs)
+						got, want := j.Inject(msgs, card), Inject(msgs, card)
+						if !reflect.DeepEqual(msgs, before) {
+							t.Fatalf("%s: Injector changed its input", what)
+						}
+						if !reflect.DeepEqual(got, want) {
+							t.Fatalf("%s: got %d messages, not Inject's %d", what, len(got), len(want))
+						}
+						// a model appending to its messages must not write into the Injector's
+						got = append(got, aiMsg("appended by the model"))
+						kept, copies = append(kept, got), append(copies, deepCopy(got))
+					}
+				}
+				msgs := conv.msgs
+				for k := 1; k <= len(msgs); k++ {
+					check(fmt.Sprintf("%d messages", k), msgs[:k])
+				}
+				last := slices.Clone(msgs)
+				last[len(last)-1] = userMsg("Actually, please don't call me.")
+				check("last rewritten", last)
+				check("shorter", msgs[:len(msgs)/2])
+				first := slices.Clone(msgs)
+				first[0] = sysMsg("You are a terse assistant.")
+				check("first rewritten", first)
+				middle := slices.Clone(msgs)
+				check("before a middle message is replaced", middle)
+				middle[len(middle)/2] = aiMsg("(an old answer, cleared)")
+				check("a middle message replaced", middle)
+				middle[len(middle)/3].Parts = slices.Clone(middle[len(middle)/3].Parts)
+				middle[len(middle)/3].Parts[0] = llms.TextContent{Text: "(cleared in a copy)"}
+				check("a middle message's parts replaced", middle)
+				for i := range kept {
+					if !reflect.DeepEqual(kept[i], copies[i]) {
+						t.Fatalf("call %d's result changed after it was returned", i)
+					}
+				}
+			})
+		}
 	}
 }

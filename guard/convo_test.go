@@ -1,0 +1,148 @@
+package guard_test
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/memory"
+	"github.com/agentguard/agentguard/trace"
+	"github.com/tmc/langchaingo/llms"
+)
+
+// TestModelCallReadsAsBefore runs growing conversations (Chinese and
+// English turns, tool exchanges, the guard's retry feedback) through a
+// wrapped model that reports no usage, with the card off, on, and on under
+// token budgets, rewriting the history now and then (a message in the
+// middle replaced, the conversation cut short, a new one), and checks
+// each call against what the guard computed before it kept the
+// conversation between calls: the model receives memory.Inject(memory.
+// Compress(messages)) with the trace's card, the step's TokensIn is the
+// estimate over every message received, and the trace's user turns are
+// the user messages.
+func TestModelCallReadsAsBefore(t *testing.T) {
+	model := guardtest.Func(func(context.Context, []llms.MessageContent, llms.CallOptions) (guardtest.Reply, error) {
+		return guardtest.Text("Sure."), nil
+	})
+	// history is n turns: each a user turn and an answer, a tool exchange
+	// every third turn, the guard's feedback now and then.
+	history := func(n int) []llms.MessageContent {
+		msgs := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "You are the after-sales assistant of a small online shop. Be brief.")}
+		for i := range n {
+			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, cardTurns[i%len(cardTurns)]))
+			if i%3 == 1 {
+				id := fmt.Sprintf("call_%d", i)
+				msgs = append(msgs,
+					llms.MessageContent{Role: llms.ChatMessageTypeAI, Parts: []llms.ContentPart{llms.ToolCall{ID: id, Type: "function", FunctionCall: &llms.FunctionCall{Name: "query_order", Arguments: `{"order_id":"A1004"}`}}}},
+					llms.MessageContent{Role: llms.ChatMessageTypeTool, Parts: []llms.ContentPart{llms.ToolCallResponse{ToolCallID: id, Name: "query_order", Content: fmt.Sprintf(`{"order_id":"A1004","status":"shipped","note":"%s"}`, slices.Repeat([]byte("包裹已从上海仓发出 "), 8))}}})
+			}
+			if i%7 == 5 {
+				msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, "[agentguard] Your answer was rejected: try again."))
+			}
+			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, fmt.Sprintf("Noted (%d).", i)))
+		}
+		return msgs
+	}
+	configs := []struct {
+		name string
+		mem  *guard.MemoryOptions
+	}{
+		{"card=off", &guard.MemoryOptions{Off: true}},
+		{"card=on", nil},
+		{"budget=300", &guard.MemoryOptions{Budget: 300}},
+		{"budget=1500", &guard.MemoryOptions{Budget: 1500}},
+	}
+	for _, c := range configs {
+		t.Run(c.name, func(t *testing.T) {
+			g := guard.New(guard.Config{Memory: c.mem})
+			wrapped := g.WrapModel(model)
+			ctx, rec := g.StartTrace(context.Background(), "convo", "")
+			calls := 0
+			call := func(what string, msgs []llms.MessageContent) {
+				t.Helper()
+				if _, err := wrapped.GenerateContent(ctx, msgs); err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				calls++
+				received := model.Received()
+				got := received[len(received)-1]
+				tr := rec.Trace()
+				want := msgs
+				if c.mem == nil || !c.mem.Off {
+					card := memory.CardOf(tr)
+					sent := msgs
+					if c.mem != nil {
+						sent, _ = memory.Compress(msgs, c.mem.Budget, card)
+					}
+					want = memory.Inject(sent, card)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("%s: the model received %d messages, not the %d expected", what, len(got), len(want))
+				}
+				var step *trace.Step
+				for _, s := range slices.Backward(tr.Steps) {
+					if s.Kind == trace.KindModel {
+						step = s
+						break
+					}
+				}
+				if step == nil {
+					t.Fatalf("%s: no model step", what)
+				}
+				if want := estimate(got); step.TokensIn != want {
+					t.Fatalf("%s: TokensIn %d, want %d", what, step.TokensIn, want)
+				}
+			}
+			full := history(24)
+			for k := 2; k <= len(full); k++ {
+				if full[k-1].Role == llms.ChatMessageTypeHuman {
+					call(fmt.Sprintf("%d messages", k), full[:k])
+				}
+			}
+			middle := slices.Clone(full)
+			middle[len(middle)/2] = llms.TextParts(llms.ChatMessageTypeAI, "(an old answer, cleared)")
+			call("a middle message replaced", middle)
+			call("cut short", full[:len(full)/2])
+			call("a new conversation", history(5))
+			var users []string
+			for _, m := range full {
+				if m.Role == llms.ChatMessageTypeHuman && len(m.Parts) == 1 && !isFeedbackText(m) {
+					users = append(users, m.Parts[0].(llms.TextContent).Text)
+				}
+			}
+			if got := rec.Trace().UserTurns; !slices.Equal(got, users) {
+				t.Errorf("user turns:\n%q\nwant\n%q", got, users)
+			}
+		})
+	}
+}
+
+func isFeedbackText(m llms.MessageContent) bool {
+	t, ok := m.Parts[0].(llms.TextContent)
+	return ok && len(t.Text) > len("[agentguard] ") && t.Text[:len("[agentguard] ")] == "[agentguard] "
+}
+
+// estimate is the guard's usage estimate of what a model received, as the
+// guard computed it before it kept the conversation between calls.
+func estimate(messages []llms.MessageContent) int {
+	in := 0
+	for _, m := range messages {
+		for _, p := range m.Parts {
+			switch p := p.(type) {
+			case llms.TextContent:
+				in += trace.EstimateTokens(p.Text)
+			case llms.ToolCallResponse:
+				in += trace.EstimateTokens(p.Content)
+			case llms.ToolCall:
+				if p.FunctionCall != nil {
+					in += trace.EstimateTokens(p.FunctionCall.Arguments)
+				}
+			}
+		}
+	}
+	return in
+}
