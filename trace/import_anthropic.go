@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"encoding/json"
@@ -9,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"iter"
-	"strconv"
 	"strings"
 )
 
@@ -31,34 +29,7 @@ import (
 // *ParseError naming it (a key given twice included), and the next line
 // is read.
 func ImportAnthropic(r io.Reader, source string) iter.Seq2[*Trace, error] {
-	lr := &lineReader{br: bufio.NewReaderSize(r, 64<<10), source: source}
-	if source == "" {
-		source = "anthropic"
-	}
-	return func(yield func(*Trace, error) bool) {
-		for {
-			line, err := lr.next()
-			if err == io.EOF {
-				return
-			}
-			if err != nil {
-				if !yield(nil, err) || lr.err != nil {
-					return
-				}
-				continue
-			}
-			t, err := importAnthropic(line, source+":"+strconv.Itoa(lr.line))
-			if err == nil {
-				err = checkRanges(t) // a negative token count or cost, as the JSONL reader refuses
-			}
-			if err != nil {
-				t, err = nil, lr.errorf(err)
-			}
-			if !yield(t, err) {
-				return
-			}
-		}
-	}
+	return importLines(r, source, "anthropic", importAnthropic)
 }
 
 // SniffAnthropic reports whether head, the first bytes of an input, looks

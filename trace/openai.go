@@ -26,9 +26,18 @@ import (
 // The sequence reads r as it goes and is single-use: ranging over it again
 // continues after the last line read.
 func ImportOpenAI(r io.Reader, source string) iter.Seq2[*Trace, error] {
+	return importLines(r, source, "openai", importChat)
+}
+
+// importLines reads r one JSON object per line and yields the trace parse
+// makes of each (checked as the JSONL reader checks one, checkRanges), or a
+// *ParseError naming the line, and goes on with the next line; an I/O
+// error ends it. parse gets the line and "source:line" to name traces
+// that have no id; source defaults to fallback.
+func importLines(r io.Reader, source, fallback string, parse func(line []byte, at string) (*Trace, error)) iter.Seq2[*Trace, error] {
 	lr := &lineReader{br: bufio.NewReaderSize(r, 64<<10), source: source}
 	if source == "" {
-		source = "openai"
+		source = fallback
 	}
 	return func(yield func(*Trace, error) bool) {
 		for {
@@ -42,7 +51,10 @@ func ImportOpenAI(r io.Reader, source string) iter.Seq2[*Trace, error] {
 				}
 				continue
 			}
-			t, err := importChat(line, source+":"+strconv.Itoa(lr.line))
+			t, err := parse(line, source+":"+strconv.Itoa(lr.line))
+			if err == nil {
+				err = checkRanges(t) // a negative token count or cost, as the JSONL reader refuses
+			}
 			if err != nil {
 				t, err = nil, lr.errorf(err)
 			}
