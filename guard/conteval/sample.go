@@ -243,22 +243,7 @@ func selectRound(traces []*trace.Trace, cfg Sampling, privileged func(*trace.Tra
 			continue
 		}
 		in := info{idx: int32(i)}
-		var minConf = 2.0
-		for _, s := range t.Steps {
-			in.cost += s.Cost
-			if s.Error != "" {
-				in.bands |= BandError
-			}
-			if s.Intent != "" && s.Confidence < minConf {
-				minConf = s.Confidence
-			}
-		}
-		if cfg.MinConfidence > 0 && minConf < cfg.MinConfidence {
-			in.bands |= BandLowConfidence
-		}
-		if privileged != nil && privileged(t) {
-			in.bands |= BandPrivilege
-		}
+		in.cost, in.bands = forcedBands(t, cfg.MinConfidence, privileged)
 		r, ok := routeIndex[t.Route]
 		if !ok {
 			r = int32(len(routeNames))
@@ -441,4 +426,28 @@ func percentile(sorted []float64, q float64) float64 {
 // takes head samples.
 func byKey(a, b *Sample) int {
 	return cmp.Or(cmp.Compare(a.Key, b.Key), cmp.Compare(a.Trace.ID, b.Trace.ID))
+}
+
+// forcedBands returns what a trace cost and the forced bands it sits in:
+// a step that ended in an error, an intent below minConfidence (0: none), a
+// tool outside the allow-list (privileged, when not nil). Run and a
+// streamed Round classify a trace with it alike.
+func forcedBands(t *trace.Trace, minConfidence float64, privileged func(*trace.Trace) bool) (cost float64, bands Band) {
+	minConf := 2.0
+	for _, s := range t.Steps {
+		cost += s.Cost
+		if s.Error != "" {
+			bands |= BandError
+		}
+		if s.Intent != "" && s.Confidence < minConf {
+			minConf = s.Confidence
+		}
+	}
+	if minConfidence > 0 && minConf < minConfidence {
+		bands |= BandLowConfidence
+	}
+	if privileged != nil && privileged(t) {
+		bands |= BandPrivilege
+	}
+	return cost, bands
 }

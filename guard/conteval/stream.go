@@ -124,22 +124,7 @@ func (r *Round) Add(t *trace.Trace) {
 	}
 	sc := r.cfg.Sampling
 	s := Sample{Trace: t}
-	minConf := 2.0
-	for _, st := range t.Steps {
-		s.Cost += st.Cost
-		if st.Error != "" {
-			s.Bands |= BandError
-		}
-		if st.Intent != "" && st.Confidence < minConf {
-			minConf = st.Confidence
-		}
-	}
-	if sc.MinConfidence > 0 && minConf < sc.MinConfidence {
-		s.Bands |= BandLowConfidence
-	}
-	if r.privileged != nil && r.privileged(t) {
-		s.Bands |= BandPrivilege
-	}
+	s.Cost, s.Bands = forcedBands(t, sc.MinConfidence, r.privileged)
 	if sc.HashConsistent {
 		s.Key = HashKey(sc.Seed, t.ID)
 	} else {
