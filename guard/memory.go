@@ -69,14 +69,14 @@ func (g *Guard) observeTurns(ctx context.Context, rec *trace.Recorder, cv *convo
 	latest := ""
 	for _, text := range turns {
 		latest = text
-		var current []memory.Constraint
+		var card *memory.Card
 		if on { // the card before the turn: after it, a turn without its card step would be read as an imported log's
-			current = traceCard(rec).Active()
+			card = traceCard(rec)
 		}
 		rec.UserTurn(latest)
 		if on {
 			turn := rec.UserTurns() - 1
-			cs, err := memory.Extract(ctx, g.extractor, turn, latest, current)
+			cs, err := card.Extract(ctx, g.extractor, turn, latest)
 			if err != nil && g.cfg.Observe.Logger != nil {
 				g.cfg.Observe.Logger.LogAttrs(ctx, errorLevel, "agentguard memory extraction failed", attrTrace(rec.ID()), attrError(err))
 			}

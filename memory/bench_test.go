@@ -163,3 +163,50 @@ func BenchmarkCardPerCall(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCardNewIDs is the cost of one user turn on a card that already
+// holds n turns, each naming a new order and e-mail, as a support session
+// that goes from order to order does: Observe, then Text for the prompt.
+// The card is started afresh, untimed, whenever it has grown by a tenth,
+// so every measured turn sees a card of about n turns. Cost per turn
+// should be flat: the 10,000 figure within 2× of the 10 one.
+func BenchmarkCardNewIDs(b *testing.B) {
+	ctx := context.Background()
+	say := func(i int) string {
+		if i%2 == 0 {
+			return fmt.Sprintf("Please check order A%d for me, my email is c%d@example.com", 100000+i, i)
+		}
+		return fmt.Sprintf("订单 A%d 到哪里了？我的邮箱是 c%d@example.com", 100000+i, i)
+	}
+	for _, n := range []int{10, 1000, 10000} {
+		b.Run(fmt.Sprintf("turns=%d", n), func(b *testing.B) {
+			var card *Card
+			turns, every := 0, max(3, n/10)
+			start := func() {
+				b.StopTimer()
+				card = &Card{}
+				for i := range n {
+					if _, err := card.Observe(ctx, RuleBased(nil), i, say(i)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				turns = 0
+				b.StartTimer()
+			}
+			start()
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if turns == every {
+					start()
+				}
+				if _, err := card.Observe(ctx, RuleBased(nil), n+turns, say(n+i)); err != nil {
+					b.Fatal(err)
+				}
+				if card.Text() == "" {
+					b.Fatal("empty card")
+				}
+				turns++
+			}
+		})
+	}
+}

@@ -28,11 +28,12 @@ import (
 type Card struct {
 	mu       sync.RWMutex
 	all      []Constraint
-	active   map[slot]int // slot -> index in all of its active constraint
-	replaced map[int]int  // index of a constraint -> index of the one it superseded
-	lifted   []liftedKey  // prohibitions revoked, in the order first revoked
-	text     *string      // Text, rendered; nil when the card changed since
-	view     []Constraint // the active constraints, in order; nil when the card changed since
+	active   map[slot]int      // slot -> index in all of its active constraint
+	byKind   [len(kinds)][]int // indexes in all of the active constraints, by kind rank, ascending
+	replaced map[int]int       // index of a constraint -> index of the one it superseded
+	lifted   []liftedKey       // prohibitions revoked, in the order first revoked
+	text     *string           // Text, rendered; nil when the card changed since
+	view     []Constraint      // the active constraints, in order; nil when the card changed since
 }
 
 type liftedKey struct {
@@ -53,10 +54,14 @@ func Extract(ctx context.Context, ex Extractor, turn int, text string, current [
 		ex = RuleBased(nil)
 	}
 	got, err := ex.Extract(ctx, turn, text, current)
+	kept, kerr := keep(got, turn)
+	return kept, errors.Join(err, kerr)
+}
+
+// keep normalises what an extractor found, with Turn set to turn, and
+// leaves out what fails Validate or is superseded, reporting it.
+func keep(got []Constraint, turn int) ([]Constraint, error) {
 	var errs []error
-	if err != nil {
-		errs = append(errs, err)
-	}
 	kept := make([]Constraint, 0, len(got))
 	for _, g := range got {
 		n := normalize(g, turn)
@@ -69,13 +74,44 @@ func Extract(ctx context.Context, ex Extractor, turn int, text string, current [
 	return kept, errors.Join(errs...)
 }
 
+// Extract runs ex over the user turn text, given the card's active
+// constraints, and returns what it found, as the package-level Extract
+// does, without applying it. With RuleBased, the card is read by kind and
+// key, so a turn costs the same however long the card has grown.
+func (c *Card) Extract(ctx context.Context, ex Extractor, turn int, text string) ([]Constraint, error) {
+	if ex == nil {
+		ex = RuleBased(nil)
+	}
+	var r *ruleBased
+	switch e := ex.(type) {
+	case *ruleBased:
+		r = e
+	case ruleBased:
+		r = &e
+	default:
+		return Extract(ctx, ex, turn, text, c.activeView())
+	}
+	c.mu.RLock()
+	got := r.extract(turn, text, c.value)
+	c.mu.RUnlock()
+	return keep(got, turn)
+}
+
+// value returns the value of the active constraint in s; c.mu is held.
+func (c *Card) value(s slot) (string, bool) {
+	if i, ok := c.active[s]; ok {
+		return c.all[i].Value, true
+	}
+	return "", false
+}
+
 // Observe runs ex over the user turn text, gives it the card's active
 // constraints, and applies what it returns: Extract, then apply. The
 // result is the constraints applied: record them as a card step
 // (CardStep), so that CardFromTrace rebuilds the same card. A nil ex means
 // RuleBased(nil). Errors are Extract's.
 func (c *Card) Observe(ctx context.Context, ex Extractor, turn int, text string) ([]Constraint, error) {
-	kept, err := Extract(ctx, ex, turn, text, c.activeView())
+	kept, err := c.Extract(ctx, ex, turn, text)
 	c.mu.Lock()
 	for _, n := range kept {
 		c.apply(n)
@@ -128,6 +164,7 @@ func (c *Card) apply(n Constraint) {
 		case n.Status == Revoked:
 			e.Status, e.Ended = Revoked, n.Turn
 			delete(c.active, s)
+			c.unlist(e.Kind, i)
 			c.lift(e.Kind, e.Key, n.Turn)
 			c.changed()
 			return
@@ -136,6 +173,7 @@ func (c *Card) apply(n Constraint) {
 		}
 		e.Status, e.Ended = Superseded, n.Turn
 		delete(c.active, s)
+		c.unlist(e.Kind, i)
 		prev = i
 	}
 	if n.Status != Active {
@@ -143,6 +181,9 @@ func (c *Card) apply(n Constraint) {
 	}
 	c.all = append(c.all, n)
 	c.active[s] = len(c.all) - 1
+	if k := kindRank(n.Kind); k >= 0 {
+		c.byKind[k] = append(c.byKind[k], len(c.all)-1)
+	}
 	if prev >= 0 {
 		c.replaced[len(c.all)-1] = prev
 	}
@@ -162,12 +203,25 @@ func (c *Card) lift(kind Kind, key string, turn int) {
 	c.lifted = append(c.lifted, liftedKey{key, turn})
 }
 
+// unlist takes the constraint at index i off its kind's active list; c.mu
+// is held. The lists are ascending, so it is a binary search.
+func (c *Card) unlist(kind Kind, i int) {
+	k := kindRank(kind)
+	if k < 0 {
+		return
+	}
+	if j, ok := slices.BinarySearch(c.byKind[k], i); ok {
+		c.byKind[k] = slices.Delete(c.byKind[k], j, j+1)
+	}
+}
+
 // changed drops what was rendered from the card; c.mu is held.
 func (c *Card) changed() { c.text, c.view = nil, nil }
 
 // reindex rebuilds the indexes from all; c.mu is held.
 func (c *Card) reindex() {
 	c.active, c.replaced, c.lifted = map[slot]int{}, map[int]int{}, nil
+	c.byKind = [len(kinds)][]int{}
 	last := map[slot]int{}
 	for i, e := range c.all {
 		s := slot{e.Kind, e.Key}
@@ -177,7 +231,13 @@ func (c *Card) reindex() {
 		last[s] = i
 		switch e.Status {
 		case Active:
+			if j, ok := c.active[s]; ok { // two active on one slot: the later holds
+				c.unlist(c.all[j].Kind, j)
+			}
 			c.active[s] = i
+			if k := kindRank(e.Kind); k >= 0 {
+				c.byKind[k] = append(c.byKind[k], i)
+			}
 		case Revoked:
 			c.lift(e.Kind, e.Key, e.Ended)
 		}
@@ -208,11 +268,20 @@ func (c *Card) activeView() []Constraint {
 // c.mu is held.
 func (c *Card) activeIndexes() []int {
 	out := make([]int, 0, len(c.active))
-	for _, i := range c.active {
-		out = append(out, i)
+	for _, l := range c.byKind {
+		out = append(out, l...)
 	}
 	slices.Sort(out)
 	return out
+}
+
+// activeOf returns the indexes of the active constraints of kind, in
+// order, shared; c.mu is held.
+func (c *Card) activeOf(kind Kind) []int {
+	if k := kindRank(kind); k >= 0 {
+		return c.byKind[k]
+	}
+	return nil
 }
 
 // Active returns the constraints that hold, in the order they were stated.
@@ -268,39 +337,14 @@ func (c *Card) Text() string {
 
 // render writes Text; c.mu is held.
 func (c *Card) render() string {
-	active := c.activeIndexes()
-	ids := 0
-	for _, i := range active {
-		if c.all[i].Kind == KindID {
-			ids++
-		}
-	}
-	slices.SortStableFunc(active, func(a, b int) int { return kindRank(c.all[a].Kind) - kindRank(c.all[b].Kind) })
 	var b strings.Builder
-	for _, i := range active {
-		e := c.all[i]
-		if e.Kind == KindID && ids > MaxTextIDs {
-			ids--
-			continue
+	for k, active := range c.byKind {
+		if kinds[k] == KindID && len(active) > MaxTextIDs {
+			active = active[len(active)-MaxTextIDs:]
 		}
-		b.WriteString("\n- ")
-		b.WriteString(strings.ReplaceAll(string(e.Kind), "_", " "))
-		switch {
-		case e.Kind == KindFact || e.Key == string(e.Kind):
-		case e.Kind == KindID:
-			key, _, _ := strings.Cut(e.Key, ":")
-			b.WriteString(" " + key)
-		default:
-			b.WriteString(" " + e.Key)
+		for _, i := range active {
+			c.line(&b, i)
 		}
-		if e.Value != "" {
-			b.WriteString(": " + clip(e.Value, 200))
-		}
-		fmt.Fprintf(&b, " (turn %d", e.Turn)
-		if p, ok := c.replaced[i]; ok {
-			fmt.Fprintf(&b, ", replaces %q from turn %d", clip(c.all[p].Value, 80), c.all[p].Turn)
-		}
-		b.WriteString(")")
 	}
 	for _, l := range c.lifted {
 		if _, ok := c.active[slot{KindProhibition, l.key}]; !ok {
@@ -311,6 +355,29 @@ func (c *Card) render() string {
 		return ""
 	}
 	return cardHeader + b.String()
+}
+
+// line writes the card's line for the constraint at index i; c.mu is held.
+func (c *Card) line(b *strings.Builder, i int) {
+	e := c.all[i]
+	b.WriteString("\n- ")
+	b.WriteString(strings.ReplaceAll(string(e.Kind), "_", " "))
+	switch {
+	case e.Kind == KindFact || e.Key == string(e.Kind):
+	case e.Kind == KindID:
+		key, _, _ := strings.Cut(e.Key, ":")
+		b.WriteString(" " + key)
+	default:
+		b.WriteString(" " + e.Key)
+	}
+	if e.Value != "" {
+		b.WriteString(": " + clip(e.Value, 200))
+	}
+	fmt.Fprintf(b, " (turn %d", e.Turn)
+	if p, ok := c.replaced[i]; ok {
+		fmt.Fprintf(b, ", replaces %q from turn %d", clip(c.all[p].Value, 80), c.all[p].Turn)
+	}
+	b.WriteString(")")
 }
 
 // clip cuts s to n runes, marking the cut with "…".

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -338,4 +339,39 @@ func scoreFile(t *testing.T, path string) map[string]*tally {
 		}
 	}
 	return perKind
+}
+
+// TestCardExtractReadsTheCardAsAList pins the card's fast path: the rules
+// read the card by kind and key (Card.Extract), and must find what they
+// find given the card as a list (Extract with Active), on every labelled
+// utterance with its card before it.
+func TestCardExtractReadsTheCardAsAList(t *testing.T) {
+	var all []labelledCase
+	for _, path := range []string{"testdata/utterances.txt", "testdata/corpus_utterances.txt"} {
+		cases, err := readLabelled(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, cases...)
+	}
+	for _, c := range all {
+		card := &Card{}
+		for _, b := range c.before {
+			b.Value = strings.TrimSuffix(b.Value, "*")
+			if b.Value == "" {
+				b.Value = "(before)"
+			}
+			if err := card.Apply(b); err != nil {
+				t.Fatalf("line %d: %v", c.line, err)
+			}
+		}
+		fast, err1 := card.Extract(context.Background(), RuleBased(nil), 1, c.user)
+		list, err2 := Extract(context.Background(), RuleBased(nil), 1, c.user, card.Active())
+		if !reflect.DeepEqual(fast, list) || (err1 == nil) != (err2 == nil) {
+			t.Errorf("line %d %q:\n card: %+v (%v)\n list: %+v (%v)", c.line, c.user, fast, err1, list, err2)
+		}
+	}
+	if len(all) < 200 {
+		t.Fatalf("%d labelled cases: the sets were not read", len(all))
+	}
 }

@@ -75,12 +75,19 @@ func newRules(w *lexicon.Compiled) ruleBased {
 }
 
 func (r ruleBased) Extract(_ context.Context, turn int, text string, current []Constraint) ([]Constraint, error) {
-	x := extraction{r: r, w: &r.w.Memory, tw: &r.w.Time, turn: turn, active: map[slot]string{}}
+	given := make(map[slot]string, len(current))
 	for _, c := range current {
 		if c.Status == Active {
-			x.active[slot{c.Kind, c.Key}] = c.Value
+			given[slot{c.Kind, c.Key}] = c.Value
 		}
 	}
+	return r.extract(turn, text, func(s slot) (string, bool) { v, ok := given[s]; return v, ok }), nil
+}
+
+// extract reads one turn; card gives the values active before it, by
+// kind and key, so that a long card costs a turn nothing.
+func (r ruleBased) extract(turn int, text string, card func(slot) (string, bool)) []Constraint {
+	x := extraction{r: r, w: &r.w.Memory, tw: &r.w.Time, turn: turn, card: card}
 	text = apostrophes.Replace(text)
 	lower := lowerASCII(text)
 	x.change = hasWord(lower, x.w.Change)
@@ -90,7 +97,7 @@ func (r ruleBased) Extract(_ context.Context, turn int, text string, current []C
 		x.sentence(s)
 	}
 	x.unresolved(ss)
-	return x.out, nil
+	return x.out
 }
 
 type slot struct {
@@ -100,12 +107,13 @@ type slot struct {
 
 // extraction is the state of one RuleBased.Extract call.
 type extraction struct {
-	r      ruleBased
-	w      *lexicon.Memory
-	tw     *lexicon.TimePatterns
-	turn   int
-	active map[slot]string // values of the active constraints: the card's and those found so far
-	out    []Constraint
+	r     ruleBased
+	w     *lexicon.Memory
+	tw    *lexicon.TimePatterns
+	turn  int
+	card  func(slot) (string, bool) // values of the card's active constraints
+	found map[slot]*string          // what this turn found so far: a value, or nil when revoked
+	out   []Constraint
 
 	change, additional bool // the turn's marks
 	addresses          int  // addresses found in the turn
@@ -116,19 +124,34 @@ func (x *extraction) add(kind Kind, key, value string, status State) {
 	if c.Validate() != nil {
 		return
 	}
-	if v, ok := x.active[slot{c.Kind, c.Key}]; ok && c.Status == Active && fold(v) == fold(c.Value) {
+	if v, ok := x.value(c.Kind, c.Key); ok && c.Status == Active && fold(v) == fold(c.Value) {
 		return // said again
 	}
 	x.out = append(x.out, c)
-	if c.Status == Active {
-		x.active[slot{c.Kind, c.Key}] = c.Value
-	} else {
-		delete(x.active, slot{c.Kind, c.Key})
+	if x.found == nil {
+		x.found = map[slot]*string{}
 	}
+	var v *string
+	if c.Status == Active {
+		v = &c.Value
+	}
+	x.found[slot{c.Kind, c.Key}] = v
+}
+
+// value returns the active value of kind and key: what this turn said,
+// else the card's.
+func (x *extraction) value(kind Kind, key string) (string, bool) {
+	if v, ok := x.found[slot{kind, key}]; ok {
+		if v == nil {
+			return "", false
+		}
+		return *v, true
+	}
+	return x.card(slot{kind, key})
 }
 
 func (x *extraction) isActive(kind Kind, key string) bool {
-	_, ok := x.active[slot{kind, key}]
+	_, ok := x.value(kind, key)
 	return ok
 }
 
@@ -206,7 +229,7 @@ func (x *extraction) address(s sentence, v span) {
 		}
 	}
 	if x.additional {
-		if cur, ok := x.active[slot{KindAddress, key}]; ok && fold(cur) != fold(value) {
+		if cur, ok := x.value(KindAddress, key); ok && fold(cur) != fold(value) {
 			base := key
 			for n := 2; x.isActive(KindAddress, key); n++ {
 				key = fmt.Sprintf("%s %d", base, n)
@@ -411,7 +434,7 @@ func (x *extraction) prohibit(ch, clause string, w *window) {
 		value = w.String()
 	}
 	x.add(KindProhibition, ch, value, Active)
-	if v, ok := x.active[slot{KindPreference, "channel"}]; ok && v == ch {
+	if v, ok := x.value(KindPreference, "channel"); ok && v == ch {
 		x.add(KindPreference, "channel", v, Revoked) // a channel the user prefers no more
 	}
 }
