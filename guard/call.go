@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -46,8 +47,23 @@ type toolOutcome struct {
 // callTool judges one tool call, runs it when allowed, and records it.
 // t is nil for a tool the agent was not given.
 func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool, call trace.Call, input string) toolOutcome {
+	var tp *toolPlan
+	if t != nil {
+		tp = g.plan(call.Name)
+	}
+	return g.callPlanned(ctx, rec, t, tp, call, input)
+}
+
+// callPlanned is callTool with the plan of t, the tool named call.Name;
+// tp is nil when t is.
+func (g *Guard) callPlanned(ctx context.Context, rec *trace.Recorder, t tools.Tool, tp *toolPlan, call trace.Call, input string) toolOutcome {
 	s := &trace.Step{Kind: trace.KindTool, Name: call.Name, CallID: call.ID, Args: call.Args, Start: g.now()}
-	out := g.judgeCall(rec, s, t == nil)
+	var out toolOutcome
+	if tp != nil {
+		out.findings, out.verdict = g.judgeWith(rec, s, tp.rules)
+	} else {
+		out = g.judgeCall(rec, s, true)
+	}
 	switch {
 	case out.verdict != trace.Allow:
 		out.finding = strongest(out.findings, out.verdict)
@@ -58,9 +74,8 @@ func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool,
 		out.verdict, out.observation = trace.Block, fmt.Sprintf(g.replies(rec).UnknownTool, call.Name)
 		s.Blocked, s.Result = true, out.observation
 	default:
-		p := g.cfg.Tools[call.Name]
-		run, err := g.runTool(ctx, t, input, p, s.Start)
-		g.recordRun(rec, s, &out, p, run, err)
+		run, err := g.runTool(ctx, tp, t, input, s.Start)
+		g.recordRun(rec, s, &out, tp.policy, run, err)
 	}
 	g.commit(ctx, rec, s, out.findings)
 	return out
@@ -88,34 +103,87 @@ type toolRun struct {
 	end   time.Time // when the call returned, if known
 }
 
-// runTool runs an allowed call of t under its policy p: the timeout, the
-// retries (read-only tools only, unless p says otherwise) and the tool's
-// breaker. start is when the step began: the first attempt's timeout runs
-// from then.
-func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolPolicy, start time.Time) (toolRun, error) {
+// toolPlan is what a call of one tool needs that the tool's name and
+// policy alone decide, worked out once per name (see Guard.plan) rather
+// than on every call: the policy, the breaker, the timeout and retries,
+// whether it runs inline, and the rules that may say something about it.
+// It never changes once made.
+type toolPlan struct {
+	name    string
+	policy  ToolPolicy
+	state   *toolState
+	timeout time.Duration
+	retries int
+	inline  bool   // declared context-honouring and not isolated by policy
+	rules   []Rule // the guard's rules, less those that cannot judge a call of this tool
+}
+
+// plan returns the plan of the tool named name, making it on first use.
+// Plans are kept per name for the guard's lifetime: only tools the agent
+// was given get one, so their number is that of the tools.
+func (g *Guard) plan(name string) *toolPlan {
+	if m := g.plans.Load(); m != nil {
+		if tp, ok := (*m)[name]; ok {
+			return tp
+		}
+	}
+	tp := g.newPlan(name)
+	g.planMu.Lock()
+	defer g.planMu.Unlock()
+	m := make(map[string]*toolPlan)
+	if old := g.plans.Load(); old != nil {
+		if tp, ok := (*old)[name]; ok {
+			return tp
+		}
+		maps.Copy(m, *old)
+	}
+	m[name] = tp
+	g.plans.Store(&m)
+	return tp
+}
+
+func (g *Guard) newPlan(name string) *toolPlan {
+	p := g.cfg.Tools[name]
 	rs := g.breakers.settings
-	timeout := p.Timeout
-	if timeout == 0 {
-		timeout = rs.ToolTimeout
+	tp := &toolPlan{name: name, policy: p, state: g.breakers.tool(name), timeout: p.Timeout, retries: p.Retries,
+		inline: p.HonoursContext && !p.Isolate && !rs.IsolateTools}
+	if tp.timeout == 0 {
+		tp.timeout = rs.ToolTimeout
 	}
-	retries := p.Retries
-	if retries == 0 && !stateChanging(t.Name(), p) {
-		retries = rs.ToolRetries
+	if tp.retries == 0 && !stateChanging(name, p) {
+		tp.retries = rs.ToolRetries
 	}
-	inline := p.HonoursContext && !p.Isolate && !rs.IsolateTools
-	ts := g.breakers.tool(t.Name())
-	run, err := retry(ctx, g, retries, nil, func(n int) (toolRun, error) {
+	for i, r := range g.rules {
+		if sc := g.scopes[i]; sc == nil || sc(name, p) {
+			tp.rules = append(tp.rules, r)
+		}
+	}
+	return tp
+}
+
+// runTool runs an allowed call of t, planned by tp: the timeout, the
+// retries (read-only tools only, unless the policy says otherwise) and the
+// tool's breaker. start is when the step began: the first attempt's
+// timeout runs from then.
+func (g *Guard) runTool(ctx context.Context, tp *toolPlan, t tools.Tool, input string, start time.Time) (toolRun, error) {
+	ts := tp.state
+	run, err := retry(ctx, g, tp.retries, nil, func(n int) (toolRun, error) {
 		if n > 0 {
 			start = g.now() // a retry's timeout runs from when it starts
 		}
 		return ts.execute(ctx, func() (toolRun, error) {
-			return g.attempt(ctx, ts, t, input, inline, start, timeout)
+			return g.attempt(ctx, ts, t, input, tp.inline, start, tp.timeout)
 		})
 	})
+	return run, g.toolError(t, err)
+}
+
+// toolError wraps the guard's own failures of a call of t in *Error.
+func (g *Guard) toolError(t tools.Tool, err error) error {
 	if errors.Is(err, ErrBreakerOpen) || errors.Is(err, ErrTimeout) || errors.Is(err, ErrHungLimit) {
 		err = &Error{Op: "tool", Name: t.Name(), Err: err}
 	}
-	return run, err
+	return err
 }
 
 // retry calls attempt until it succeeds or another try is pointless: the
