@@ -167,15 +167,30 @@ func (g *Guard) newPlan(name string) *toolPlan {
 // timeout runs from then.
 func (g *Guard) runTool(ctx context.Context, tp *toolPlan, t tools.Tool, input string, start time.Time) (toolRun, error) {
 	ts := tp.state
-	run, err := retry(ctx, g, tp.retries, nil, func(n int) (toolRun, error) {
+	n := 0
+	if !ts.engaged.Load() {
+		// A healthy tool's first attempt, made as execute would make it,
+		// without its closures: the breaker is consulted only on a failure.
+		run, err := g.attempt(ctx, ts, t, input, tp.inline, start, tp.timeout)
+		if err == nil {
+			return run, nil
+		}
+		if err = ts.failed(ctx, err); !g.again(ctx, 0, tp.retries, nil, err) {
+			return run, g.toolError(t, err)
+		}
+		n = 1
+	}
+	for ; ; n++ {
 		if n > 0 {
 			start = g.now() // a retry's timeout runs from when it starts
 		}
-		return ts.execute(ctx, func() (toolRun, error) {
+		run, err := ts.execute(ctx, func() (toolRun, error) {
 			return g.attempt(ctx, ts, t, input, tp.inline, start, tp.timeout)
 		})
-	})
-	return run, g.toolError(t, err)
+		if !g.again(ctx, n, tp.retries, nil, err) {
+			return run, g.toolError(t, err)
+		}
+	}
 }
 
 // toolError wraps the guard's own failures of a call of t in *Error.
@@ -186,21 +201,26 @@ func (g *Guard) toolError(t tools.Tool, err error) error {
 	return err
 }
 
-// retry calls attempt until it succeeds or another try is pointless: the
-// breaker refused, ctx is done, retries are spent, or worth (when not nil)
-// says the error is not worth one. It waits the configured backoff before
-// the first retry, doubling it each time, and returns the last attempt's
-// outcome.
+// retry calls attempt until it succeeds or another try is pointless (see
+// again), and returns the last attempt's outcome.
 func retry[T any](ctx context.Context, g *Guard, retries int, worth func(error) bool, attempt func(n int) (T, error)) (T, error) {
 	for n := 0; ; n++ {
 		v, err := attempt(n)
-		if err == nil || errors.Is(err, ErrBreakerOpen) || ctx.Err() != nil || n >= retries || worth != nil && !worth(err) {
-			return v, err
-		}
-		if g.sleep(ctx, g.breakers.settings.Backoff<<n) != nil {
+		if !g.again(ctx, n, retries, worth, err) {
 			return v, err
 		}
 	}
+}
+
+// again reports whether attempt n, which returned err, is to be tried
+// again, after waiting the configured backoff, doubled for each attempt
+// made: not when it succeeded, the breaker refused, ctx is done, retries
+// are spent, or worth (when not nil) says the error is not worth one.
+func (g *Guard) again(ctx context.Context, n, retries int, worth func(error) bool, err error) bool {
+	if err == nil || errors.Is(err, ErrBreakerOpen) || ctx.Err() != nil || n >= retries || worth != nil && !worth(err) {
+		return false
+	}
+	return g.sleep(ctx, g.breakers.settings.Backoff<<n) == nil
 }
 
 // sleep waits d or until ctx is done.
@@ -235,13 +255,10 @@ type breaker[T any] struct {
 func (b *breaker[T]) execute(ctx context.Context, call func() (T, error)) (T, error) {
 	if !b.engaged.Load() {
 		v, err := call()
-		err = callerFailure(ctx, err)
-		if err == nil || excludedFromBreaker(err) {
-			return v, translateBreaker(err)
+		if err == nil {
+			return v, nil
 		}
-		b.engaged.Store(true)
-		_, _ = b.cb.Execute(func() (T, error) { var zero T; return zero, err }) // count the failure
-		return v, translateBreaker(err)
+		return v, b.failed(ctx, err)
 	}
 	v, err := b.cb.Execute(func() (T, error) {
 		v, err := call()
@@ -251,6 +268,19 @@ func (b *breaker[T]) execute(ctx context.Context, call func() (T, error)) (T, er
 		b.engaged.Store(false)
 	}
 	return v, translateBreaker(err)
+}
+
+// failed counts err, the failure of an attempt made while b was not
+// engaged, unless it is excluded (see excludedFromBreaker), engaging b; it
+// returns err as execute does.
+func (b *breaker[T]) failed(ctx context.Context, err error) error {
+	err = callerFailure(ctx, err)
+	if excludedFromBreaker(err) {
+		return translateBreaker(err)
+	}
+	b.engaged.Store(true)
+	_, _ = b.cb.Execute(func() (T, error) { var zero T; return zero, err }) // count the failure
+	return translateBreaker(err)
 }
 
 // callerFailure marks err excluded from the breaker's count when ctx, the
@@ -329,7 +359,7 @@ func (g *Guard) callInline(ctx context.Context, ts *toolState, t tools.Tool, inp
 	cc := newCallCtx(ctx, deadline, g.now)
 	run, err := invoke(cc, t, input)
 	cc.release()
-	run.end = g.now()
+	run.end = g.endOf(start)
 	late := run.end.Sub(deadline)
 	if late < 0 {
 		return run, err
@@ -341,6 +371,17 @@ func (g *Guard) callInline(ctx context.Context, ts *toolState, t tools.Tool, inp
 		return toolRun{end: run.end}, err
 	}
 	return toolRun{end: run.end}, fmt.Errorf("%w after %v", ErrTimeout, timeout)
+}
+
+// endOf returns the time now, for a call that started at start: on the
+// real clock, start plus the monotonic time since, which is half the cost
+// of reading the wall clock again and the same instant; on a test's clock,
+// that clock's time.
+func (g *Guard) endOf(start time.Time) time.Time {
+	if g.realClock {
+		return start.Add(time.Since(start))
+	}
+	return g.now()
 }
 
 // invoke calls t, turning a panic into an error matching ErrToolPanic; the

@@ -251,12 +251,15 @@ type Guard struct {
 	// testing/synctest fakes together with time.Now; gobreaker times a
 	// breaker's open period on time.Now. time.Now unless a test sets it.
 	now func() time.Time
+	// realClock is set while now is time.Now: a call's end is then read
+	// from the monotonic clock alone (see endOf).
+	realClock bool
 }
 
 // New returns a Guard configured by cfg. It panics if cfg.Lexicon does not
 // compile.
 func New(cfg Config) *Guard {
-	g := &Guard{cfg: cfg, now: time.Now}
+	g := &Guard{cfg: cfg, now: time.Now, realClock: true}
 	g.reports.g = g
 	if g.cfg.Gates.LoopLimit == 0 {
 		g.cfg.Gates.LoopLimit = 3
