@@ -329,12 +329,12 @@ func BuiltinRules() []string {
 func (g *Guard) builtin() []scopedRule {
 	cfg := g.cfg
 	w := g.words
-	n, max := cfg.Gates.LoopLimit, cfg.Gates.MaxSteps
+	loops, steps := cfg.Gates.LoopLimit, cfg.Gates.MaxSteps
 	return []scopedRule{
 		{Rule: AllowList(cfg.Gates.AllowedTools...), toolOnly: true},
 		{Rule: validArguments{lookup: g.toolSchema}, toolOnly: true},
-		{Rule: LoopLimit(n), tools: when(n >= 2), toolOnly: true},
-		{Rule: MaxSteps(max), tools: when(max >= 1), toolOnly: true},
+		{Rule: LoopLimit(loops), tools: when(loops >= 2), toolOnly: true},
+		{Rule: MaxSteps(steps), tools: when(steps >= 1), toolOnly: true},
 		{Rule: intentGate(w, cfg.Gates.Intents, cfg.Gates.MinIntentConfidence)},
 		// A tool call is judged only when it writes; answers are judged too.
 		{Rule: emptyResultGate(w, cfg.Tools, cfg.Gates.EmptyResult), tools: func(name string, p ToolPolicy) bool { return stateChangingIn(w, name, p) }},
