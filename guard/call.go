@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -46,8 +47,23 @@ type toolOutcome struct {
 // callTool judges one tool call, runs it when allowed, and records it.
 // t is nil for a tool the agent was not given.
 func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool, call trace.Call, input string) toolOutcome {
+	var tp *toolPlan
+	if t != nil {
+		tp = g.plan(call.Name)
+	}
+	return g.callPlanned(ctx, rec, t, tp, call, input)
+}
+
+// callPlanned is callTool with the plan of t, the tool named call.Name;
+// tp is nil when t is.
+func (g *Guard) callPlanned(ctx context.Context, rec *trace.Recorder, t tools.Tool, tp *toolPlan, call trace.Call, input string) toolOutcome {
 	s := &trace.Step{Kind: trace.KindTool, Name: call.Name, CallID: call.ID, Args: call.Args, Start: g.now()}
-	out := g.judgeCall(rec, s, t == nil)
+	var out toolOutcome
+	if tp != nil {
+		out.findings, out.verdict = g.judgeWith(rec, s, tp.rules)
+	} else {
+		out = g.judgeCall(rec, s, true)
+	}
 	switch {
 	case out.verdict != trace.Allow:
 		out.finding = strongest(out.findings, out.verdict)
@@ -58,9 +74,8 @@ func (g *Guard) callTool(ctx context.Context, rec *trace.Recorder, t tools.Tool,
 		out.verdict, out.observation = trace.Block, fmt.Sprintf(g.replies(rec).UnknownTool, call.Name)
 		s.Blocked, s.Result = true, out.observation
 	default:
-		p := g.cfg.Tools[call.Name]
-		run, err := g.runTool(ctx, t, input, p, s.Start)
-		g.recordRun(rec, s, &out, p, run, err)
+		run, err := g.runTool(ctx, tp, t, input, s.Start)
+		g.recordRun(rec, s, &out, tp.policy, run, err)
 	}
 	g.commit(ctx, rec, s, out.findings)
 	return out
@@ -88,51 +103,124 @@ type toolRun struct {
 	end   time.Time // when the call returned, if known
 }
 
-// runTool runs an allowed call of t under its policy p: the timeout, the
-// retries (read-only tools only, unless p says otherwise) and the tool's
-// breaker. start is when the step began: the first attempt's timeout runs
-// from then.
-func (g *Guard) runTool(ctx context.Context, t tools.Tool, input string, p ToolPolicy, start time.Time) (toolRun, error) {
+// toolPlan is what a call of one tool needs that the tool's name and
+// policy alone decide, worked out once per name (see Guard.plan) rather
+// than on every call: the policy, the breaker, the timeout and retries,
+// whether it runs inline, and the rules that may say something about it.
+// It never changes once made.
+type toolPlan struct {
+	name    string
+	policy  ToolPolicy
+	state   *toolState
+	timeout time.Duration
+	retries int
+	inline  bool   // declared context-honouring and not isolated by policy
+	rules   []Rule // the guard's rules, less those that cannot judge a call of this tool
+}
+
+// plan returns the plan of the tool named name, making it on first use.
+// Plans are kept per name for the guard's lifetime: only tools the agent
+// was given get one, so their number is that of the tools.
+func (g *Guard) plan(name string) *toolPlan {
+	if m := g.plans.Load(); m != nil {
+		if tp, ok := (*m)[name]; ok {
+			return tp
+		}
+	}
+	tp := g.newPlan(name)
+	g.planMu.Lock()
+	defer g.planMu.Unlock()
+	m := make(map[string]*toolPlan)
+	if old := g.plans.Load(); old != nil {
+		if tp, ok := (*old)[name]; ok {
+			return tp
+		}
+		maps.Copy(m, *old)
+	}
+	m[name] = tp
+	g.plans.Store(&m)
+	return tp
+}
+
+func (g *Guard) newPlan(name string) *toolPlan {
+	p := g.cfg.Tools[name]
 	rs := g.breakers.settings
-	timeout := p.Timeout
-	if timeout == 0 {
-		timeout = rs.ToolTimeout
+	tp := &toolPlan{name: name, policy: p, state: g.breakers.tool(name), timeout: p.Timeout, retries: p.Retries,
+		inline: p.HonoursContext && !p.Isolate && !rs.IsolateTools}
+	if tp.timeout == 0 {
+		tp.timeout = rs.ToolTimeout
 	}
-	retries := p.Retries
-	if retries == 0 && !stateChanging(t.Name(), p) {
-		retries = rs.ToolRetries
+	if tp.retries == 0 && !stateChanging(name, p) {
+		tp.retries = rs.ToolRetries
 	}
-	inline := p.HonoursContext && !p.Isolate && !rs.IsolateTools
-	ts := g.breakers.tool(t.Name())
-	run, err := retry(ctx, g, retries, nil, func(n int) (toolRun, error) {
+	for i, r := range g.rules {
+		if sc := g.scopes[i]; sc == nil || sc(name, p) {
+			tp.rules = append(tp.rules, r)
+		}
+	}
+	return tp
+}
+
+// runTool runs an allowed call of t, planned by tp: the timeout, the
+// retries (read-only tools only, unless the policy says otherwise) and the
+// tool's breaker. start is when the step began: the first attempt's
+// timeout runs from then.
+func (g *Guard) runTool(ctx context.Context, tp *toolPlan, t tools.Tool, input string, start time.Time) (toolRun, error) {
+	ts := tp.state
+	n := 0
+	if !ts.engaged.Load() {
+		// A healthy tool's first attempt, made as execute would make it,
+		// without its closures: the breaker is consulted only on a failure.
+		run, err := g.attempt(ctx, ts, t, input, tp.inline, start, tp.timeout)
+		if err == nil {
+			return run, nil
+		}
+		if err = ts.failed(ctx, err); !g.again(ctx, 0, tp.retries, nil, err) {
+			return run, g.toolError(t, err)
+		}
+		n = 1
+	}
+	for ; ; n++ {
 		if n > 0 {
 			start = g.now() // a retry's timeout runs from when it starts
 		}
-		return ts.execute(ctx, func() (toolRun, error) {
-			return g.attempt(ctx, ts, t, input, inline, start, timeout)
+		run, err := ts.execute(ctx, func() (toolRun, error) {
+			return g.attempt(ctx, ts, t, input, tp.inline, start, tp.timeout)
 		})
-	})
+		if !g.again(ctx, n, tp.retries, nil, err) {
+			return run, g.toolError(t, err)
+		}
+	}
+}
+
+// toolError wraps the guard's own failures of a call of t in *Error.
+func (g *Guard) toolError(t tools.Tool, err error) error {
 	if errors.Is(err, ErrBreakerOpen) || errors.Is(err, ErrTimeout) || errors.Is(err, ErrHungLimit) {
 		err = &Error{Op: "tool", Name: t.Name(), Err: err}
 	}
-	return run, err
+	return err
 }
 
-// retry calls attempt until it succeeds or another try is pointless: the
-// breaker refused, ctx is done, retries are spent, or worth (when not nil)
-// says the error is not worth one. It waits the configured backoff before
-// the first retry, doubling it each time, and returns the last attempt's
-// outcome.
+// retry calls attempt until it succeeds or another try is pointless (see
+// again), and returns the last attempt's outcome.
 func retry[T any](ctx context.Context, g *Guard, retries int, worth func(error) bool, attempt func(n int) (T, error)) (T, error) {
 	for n := 0; ; n++ {
 		v, err := attempt(n)
-		if err == nil || errors.Is(err, ErrBreakerOpen) || ctx.Err() != nil || n >= retries || worth != nil && !worth(err) {
-			return v, err
-		}
-		if g.sleep(ctx, g.breakers.settings.Backoff<<n) != nil {
+		if !g.again(ctx, n, retries, worth, err) {
 			return v, err
 		}
 	}
+}
+
+// again reports whether attempt n, which returned err, is to be tried
+// again, after waiting the configured backoff, doubled for each attempt
+// made: not when it succeeded, the breaker refused, ctx is done, retries
+// are spent, or worth (when not nil) says the error is not worth one.
+func (g *Guard) again(ctx context.Context, n, retries int, worth func(error) bool, err error) bool {
+	if err == nil || errors.Is(err, ErrBreakerOpen) || ctx.Err() != nil || n >= retries || worth != nil && !worth(err) {
+		return false
+	}
+	return g.sleep(ctx, g.breakers.settings.Backoff<<n) == nil
 }
 
 // sleep waits d or until ctx is done.
@@ -167,13 +255,10 @@ type breaker[T any] struct {
 func (b *breaker[T]) execute(ctx context.Context, call func() (T, error)) (T, error) {
 	if !b.engaged.Load() {
 		v, err := call()
-		err = callerFailure(ctx, err)
-		if err == nil || excludedFromBreaker(err) {
-			return v, translateBreaker(err)
+		if err == nil {
+			return v, nil
 		}
-		b.engaged.Store(true)
-		_, _ = b.cb.Execute(func() (T, error) { var zero T; return zero, err }) // count the failure
-		return v, translateBreaker(err)
+		return v, b.failed(ctx, err)
 	}
 	v, err := b.cb.Execute(func() (T, error) {
 		v, err := call()
@@ -183,6 +268,19 @@ func (b *breaker[T]) execute(ctx context.Context, call func() (T, error)) (T, er
 		b.engaged.Store(false)
 	}
 	return v, translateBreaker(err)
+}
+
+// failed counts err, the failure of an attempt made while b was not
+// engaged, unless it is excluded (see excludedFromBreaker), engaging b; it
+// returns err as execute does.
+func (b *breaker[T]) failed(ctx context.Context, err error) error {
+	err = callerFailure(ctx, err)
+	if excludedFromBreaker(err) {
+		return translateBreaker(err)
+	}
+	b.engaged.Store(true)
+	_, _ = b.cb.Execute(func() (T, error) { var zero T; return zero, err }) // count the failure
+	return translateBreaker(err)
 }
 
 // callerFailure marks err excluded from the breaker's count when ctx, the
@@ -261,7 +359,7 @@ func (g *Guard) callInline(ctx context.Context, ts *toolState, t tools.Tool, inp
 	cc := newCallCtx(ctx, deadline, g.now)
 	run, err := invoke(cc, t, input)
 	cc.release()
-	run.end = g.now()
+	run.end = g.endOf(start)
 	late := run.end.Sub(deadline)
 	if late < 0 {
 		return run, err
@@ -273,6 +371,17 @@ func (g *Guard) callInline(ctx context.Context, ts *toolState, t tools.Tool, inp
 		return toolRun{end: run.end}, err
 	}
 	return toolRun{end: run.end}, fmt.Errorf("%w after %v", ErrTimeout, timeout)
+}
+
+// endOf returns the time now, for a call that started at start: on the
+// real clock, start plus the monotonic time since, which is half the cost
+// of reading the wall clock again and the same instant; on a test's clock,
+// that clock's time.
+func (g *Guard) endOf(start time.Time) time.Time {
+	if g.realClock {
+		return start.Add(time.Since(start))
+	}
+	return g.now()
 }
 
 // invoke calls t, turning a panic into an error matching ErrToolPanic; the

@@ -23,4 +23,4 @@ func DecodeValidate(schema json.RawMessage, args string) error {
 var StateChangingForTest = stateChanging
 
 // SetClockForTest replaces g's clock.
-func SetClockForTest(g *Guard, now func() time.Time) { g.now = now }
+func SetClockForTest(g *Guard, now func() time.Time) { g.now, g.realClock = now, false }

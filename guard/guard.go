@@ -232,6 +232,10 @@ func (f SinkFunc) Append(ctx context.Context, v trace.Violation) (uint64, error)
 type Guard struct {
 	cfg       Config
 	rules     []Rule
+	scopes    []toolScope                               // of each of rules: the tool calls it may judge; nil, any
+	stepRules []Rule                                    // rules, less those that judge tool calls only
+	planMu    sync.Mutex                                // serialises writers of plans
+	plans     atomic.Pointer[map[string]*toolPlan]      // by tool name; copied on write
 	answers   bool                                      // a rule that may judge a model's answer runs: streams are buffered
 	schemaMu  sync.Mutex                                // serialises writers of schemas
 	schemas   atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
@@ -247,12 +251,15 @@ type Guard struct {
 	// testing/synctest fakes together with time.Now; gobreaker times a
 	// breaker's open period on time.Now. time.Now unless a test sets it.
 	now func() time.Time
+	// realClock is set while now is time.Now: a call's end is then read
+	// from the monotonic clock alone (see endOf).
+	realClock bool
 }
 
 // New returns a Guard configured by cfg. It panics if cfg.Lexicon does not
 // compile.
 func New(cfg Config) *Guard {
-	g := &Guard{cfg: cfg, now: time.Now}
+	g := &Guard{cfg: cfg, now: time.Now, realClock: true}
 	g.reports.g = g
 	if g.cfg.Gates.LoopLimit == 0 {
 		g.cfg.Gates.LoopLimit = 3
@@ -289,15 +296,15 @@ func New(cfg Config) *Guard {
 	}
 	for _, r := range g.builtin() {
 		if !slices.Contains(cfg.Disable, r.Name()) {
-			g.rules = append(g.rules, r)
+			g.addRule(r.Rule, r.tools, r.toolOnly)
 		}
 	}
 	if cfg.Memory.on() && !slices.Contains(cfg.Disable, RuleMemory) {
-		g.rules = append(g.rules, memory.Enforcer{Lexicon: cfg.Lexicon, Channels: cfg.Tools.channels()})
+		g.addRule(memory.Enforcer{Lexicon: cfg.Lexicon, Channels: cfg.Tools.channels()}, nil, true)
 	}
 	for _, r := range cfg.Rules {
 		if !slices.Contains(cfg.Disable, r.Name()) {
-			g.rules = append(g.rules, r)
+			g.addRule(r, nil, false)
 		}
 	}
 	g.answers = slices.ContainsFunc(g.rules, judgesAnswers)
@@ -318,24 +325,39 @@ func BuiltinRules() []string {
 }
 
 // builtin returns the built-in rules, configured by g.cfg, in the order
-// they run.
-func (g *Guard) builtin() []Rule {
+// they run, each with the tool calls it may judge.
+func (g *Guard) builtin() []scopedRule {
 	cfg := g.cfg
-	return []Rule{
-		AllowList(cfg.Gates.AllowedTools...),
-		validArguments{lookup: g.toolSchema},
-		LoopLimit(cfg.Gates.LoopLimit),
-		MaxSteps(cfg.Gates.MaxSteps),
-		intentGate(g.words, cfg.Gates.Intents, cfg.Gates.MinIntentConfidence),
-		emptyResultGate(g.words, cfg.Tools, cfg.Gates.EmptyResult),
-		SimilarityGate(cfg.Tools, cfg.Gates.MinSimilarity, cfg.Gates.RouteSimilarity),
-		grounding(g.words, cfg.Tools),
-		Invariants(cfg.Gates.JSONRoutes, cfg.Gates.Invariants...),
-		provenance(g.words, cfg.Tools, cfg.Gates.Profile),
-		confirmation(g.words, cfg.Tools, cfg.Gates.ConfirmWrites),
-		authorization(g.words, cfg.Tools, cfg.Gates.Profile),
-		FalseClaims(cfg.Tools),
-		relay(g.words, cfg.Tools),
+	w := g.words
+	loops, steps := cfg.Gates.LoopLimit, cfg.Gates.MaxSteps
+	return []scopedRule{
+		{Rule: AllowList(cfg.Gates.AllowedTools...), toolOnly: true},
+		{Rule: validArguments{lookup: g.toolSchema}, toolOnly: true},
+		{Rule: LoopLimit(loops), tools: when(loops >= 2), toolOnly: true},
+		{Rule: MaxSteps(steps), tools: when(steps >= 1), toolOnly: true},
+		{Rule: intentGate(w, cfg.Gates.Intents, cfg.Gates.MinIntentConfidence)},
+		// A tool call is judged only when it writes; answers are judged too.
+		{Rule: emptyResultGate(w, cfg.Tools, cfg.Gates.EmptyResult), tools: func(name string, p ToolPolicy) bool { return stateChangingIn(w, name, p) }},
+		{Rule: SimilarityGate(cfg.Tools, cfg.Gates.MinSimilarity, cfg.Gates.RouteSimilarity), tools: noTool},
+		{Rule: grounding(w, cfg.Tools), tools: noTool},
+		{Rule: Invariants(cfg.Gates.JSONRoutes, cfg.Gates.Invariants...)},
+		{Rule: provenance(w, cfg.Tools, cfg.Gates.Profile), toolOnly: true},
+		{Rule: confirmation(w, cfg.Tools, cfg.Gates.ConfirmWrites), toolOnly: true, tools: func(name string, p ToolPolicy) bool {
+			return (p.Confirm || cfg.Gates.ConfirmWrites) && stateChangingIn(w, name, p)
+		}},
+		{Rule: authorization(w, cfg.Tools, cfg.Gates.Profile), toolOnly: true, tools: stateChanging},
+		{Rule: FalseClaims(cfg.Tools), tools: noTool},
+		{Rule: relay(w, cfg.Tools), tools: noTool},
+	}
+}
+
+// addRule appends r to the rules the guard runs, with the tool calls it
+// may judge (nil: any) and whether it judges tool calls only.
+func (g *Guard) addRule(r Rule, tools toolScope, toolOnly bool) {
+	g.rules = append(g.rules, r)
+	g.scopes = append(g.scopes, tools)
+	if !toolOnly {
+		g.stepRules = append(g.stepRules, r)
 	}
 }
 

@@ -11,7 +11,18 @@ import (
 
 // judge runs every rule on the proposed step s against rec's trace so far
 // and returns the findings and the verdict to enforce (Allow in shadow mode).
+// Rules that judge tool calls only are left out for other steps.
 func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trace.Verdict) {
+	rules := g.rules
+	if s.Kind != trace.KindTool {
+		rules = g.stepRules
+	}
+	return g.judgeWith(rec, s, rules)
+}
+
+// judgeWith is judge with the rules to run: the guard's, less those that
+// cannot say anything about s (see toolPlan), in the guard's order.
+func (g *Guard) judgeWith(rec *trace.Recorder, s *trace.Step, rules []Rule) ([]trace.Finding, trace.Verdict) {
 	if g.cfg.Bypass {
 		return nil, trace.Allow
 	}
@@ -26,7 +37,7 @@ func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trac
 		if obs != nil {
 			start = g.now()
 		}
-		for _, r := range g.rules {
+		for _, r := range rules {
 			if ff := r.Check(t, s); out == nil {
 				out = ff // most steps have at most one rule to say something
 			} else {
@@ -168,4 +179,29 @@ func (g *Guard) handoff(r lexicon.Replies) string {
 // terminal reports whether v ends the run for now.
 func terminal(v trace.Verdict) bool {
 	return v == trace.Clarify || v == trace.Refuse || v == trace.Handoff
+}
+
+// toolScope reports whether a rule may say something about a call of the
+// tool named name, whose policy is p, judged by these alone: a rule that
+// never can is left out of the tool's plan (see toolPlan).
+type toolScope func(name string, p ToolPolicy) bool
+
+// scopedRule is a built-in rule and the steps it may judge: the tool calls
+// of tools (nil: any), and other steps unless toolOnly.
+type scopedRule struct {
+	Rule
+	tools    toolScope
+	toolOnly bool
+}
+
+// noTool is the scope of a rule that judges no tool call.
+func noTool(string, ToolPolicy) bool { return false }
+
+// when is the scope of a rule that judges every tool call when on, none
+// otherwise.
+func when(on bool) toolScope {
+	if on {
+		return nil
+	}
+	return noTool
 }

@@ -37,12 +37,13 @@ func (g *Guard) WrapTool(t tools.Tool) tools.Tool {
 			g.addSchema(t.Name(), raw)
 		}
 	}
-	return &guardedTool{g: g, t: t}
+	return &guardedTool{g: g, t: t, plan: g.plan(t.Name())}
 }
 
 type guardedTool struct {
-	g *Guard
-	t tools.Tool
+	g    *Guard
+	t    tools.Tool
+	plan *toolPlan // t's, by the name it had when wrapped
 }
 
 func (w *guardedTool) Name() string        { return w.t.Name() }
@@ -61,7 +62,11 @@ func (w *guardedTool) Call(ctx context.Context, input string) (string, error) {
 		return w.t.Call(ctx, input)
 	}
 	rec := w.g.recorder(ctx)
-	out := w.g.callTool(ctx, rec, w.t, trace.Call{Name: w.t.Name(), Args: input}, input)
+	tp := w.plan
+	if name := w.t.Name(); name != tp.name {
+		tp = w.g.plan(name) // a tool whose name changed since
+	}
+	out := w.g.callPlanned(ctx, rec, w.t, tp, trace.Call{Name: tp.name, Args: input}, input)
 	switch {
 	case out.verdict == trace.Allow:
 		return out.observation, out.err

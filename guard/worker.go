@@ -351,7 +351,7 @@ func (g *Guard) callPooled(ctx context.Context, t tools.Tool, input string, star
 	p.start(j, deadline)
 	ok := p.wait(ctx, j)
 	cc.release()
-	end := g.now()
+	end := g.endOf(start)
 	if ok {
 		run, err := j.run, j.err
 		p.put(j)

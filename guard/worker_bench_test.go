@@ -14,3 +14,25 @@ func BenchmarkGuardedStepInline(b *testing.B) {
 	g := guard.New(guard.Config{Tools: guard.ToolPolicies{"query_order": {HonoursContext: true}}})
 	benchStep(b, g, func(i int) string { return orderArgs[i%2] })
 }
+
+// BenchmarkHandOffFloor is the least a call on another goroutine can cost:
+// one job handed to a goroutine parked on a channel and its answer waited
+// for on another, with nothing else done. Any design that keeps the
+// no-hang guarantee for a tool that ignores its context runs the tool off
+// the caller's goroutine, so BenchmarkGuardedStep costs at least this more
+// than BenchmarkGuardedStepInline.
+func BenchmarkHandOffFloor(b *testing.B) {
+	jobs, done := make(chan struct{}, 1), make(chan struct{}, 1)
+	go func() {
+		for range jobs {
+			done <- struct{}{}
+		}
+	}()
+	defer close(jobs)
+	b.ReportAllocs()
+	defer reportCPU(b, processCPU())
+	for b.Loop() {
+		jobs <- struct{}{}
+		<-done
+	}
+}
