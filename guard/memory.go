@@ -124,6 +124,9 @@ func (g *Guard) withCard(rec *trace.Recorder, cv *convo, card *memory.Card, mess
 			cv.reported = rep
 		}
 		if len(rep.Dropped) > 0 || len(rep.Elided) > 0 {
+			if len(sent) == len(cv.sent) && &sent[0] == &cv.sent[0] { // the compressor's last result: nothing changed
+				return cv.injected, cv.injectedTokens
+			}
 			// What is left of each message read is at its index less the
 			// messages dropped before it.
 			n := cv.tokens
@@ -141,8 +144,18 @@ func (g *Guard) withCard(rec *trace.Recorder, cv *convo, card *memory.Card, mess
 				}
 				n += usageTokens(sent[i-d]) - (cv.cum[i+1] - cv.cum[i])
 			}
+			if sys >= 0 { // sent is the compressor's own: inject in place, not into a copy
+				if head := memory.Inject(sent[:sys+1], card); len(head) == sys+1 {
+					n += injectedTokens(sent[:sys+1], head, sys)
+					sent[sys] = head[sys]
+					cv.sent, cv.injected, cv.injectedTokens = sent, sent, n
+					return sent, n
+				}
+			}
 			injected := memory.Inject(sent, card)
-			return injected, n + injectedTokens(sent, injected, sys)
+			n += injectedTokens(sent, injected, sys)
+			cv.sent, cv.injected, cv.injectedTokens = sent, injected, n
+			return injected, n
 		}
 	}
 	sent := cv.injector.Inject(messages, card)
@@ -209,7 +222,11 @@ type convo struct {
 	observed   int                 // reads when observeTurns read last: withCard need not check again
 	compressor memory.Compressor
 	reported   memory.CompressReport // the last compression recorded
-	injector   memory.Injector
+	// The compressor's last result, and what was sent for it: a call that
+	// gets it again sends the same.
+	sent, injected []llms.MessageContent
+	injectedTokens int
+	injector       memory.Injector
 }
 
 // conversation returns the convo kept on rec's trace.

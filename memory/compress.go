@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentguard/agentguard/trace"
@@ -38,6 +39,49 @@ type CompressReport struct {
 	Pinned []int `json:"pinned,omitempty"`
 	// OverBudget is set when the messages that must stay do not fit.
 	OverBudget bool `json:"over_budget,omitempty"`
+}
+
+// appendJSON appends r as JSON, as encoding/json writes it, without
+// reflection: the guard records one on every model call that compresses
+// otherwise than the last.
+func (r CompressReport) appendJSON(b []byte) []byte {
+	field := func(b []byte, name string, v int) []byte {
+		b = append(b, ',', '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		return strconv.AppendInt(b, int64(v), 10)
+	}
+	list := func(b []byte, name string, v []int) []byte {
+		if len(v) == 0 {
+			return b
+		}
+		b = append(b, ',', '"')
+		b = append(b, name...)
+		b = append(b, '"', ':', '[')
+		for k, i := range v {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(i), 10)
+		}
+		return append(b, ']')
+	}
+	b = append(b, `{"budget":`...)
+	b = strconv.AppendInt(b, int64(r.Budget), 10)
+	b = field(b, "tokens_before", r.TokensBefore)
+	b = field(b, "tokens_after", r.TokensAfter)
+	b = field(b, "messages", r.Messages)
+	b = field(b, "kept", r.Kept)
+	b = list(b, "elided", r.Elided)
+	if len(r.Dropped) > 0 {
+		b = append(b, `,"dropped":`...)
+		b = r.Dropped.appendJSON(b)
+	}
+	b = list(b, "pinned", r.Pinned)
+	if r.OverBudget {
+		b = append(b, `,"over_budget":true`...)
+	}
+	return append(b, '}')
 }
 
 // Runs is a set of indexes held as its runs of consecutive indexes, in
@@ -83,6 +127,29 @@ func (r Runs) add(i int) Runs {
 		return r
 	}
 	return append(r, [2]int{i, i + 1})
+}
+
+// MarshalJSON writes r as [[from,to],...], or null for none.
+func (r Runs) MarshalJSON() ([]byte, error) {
+	if r == nil {
+		return []byte("null"), nil
+	}
+	return r.appendJSON(make([]byte, 0, 2+12*len(r))), nil
+}
+
+func (r Runs) appendJSON(b []byte) []byte {
+	b = append(b, '[')
+	for k, run := range r {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(run[0]), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(run[1]), 10)
+		b = append(b, ']')
+	}
+	return append(b, ']')
 }
 
 // UnmarshalJSON reads runs, [[from,to],...], or a flat array of indexes.
@@ -178,7 +245,10 @@ func Compress(messages []llms.MessageContent, budget int, c *Card) ([]llms.Messa
 // it read (each the same parts, by address: no allocation, about a
 // nanosecond a message; the last one's parts also by value) and, when the
 // caller replaced or changed one or sent fewer, reads all of them again.
-// Its results are those of Compress.
+// Its results are those of Compress. A call that finds nothing changed —
+// no new message, the same budget, the same card — returns the same
+// messages and report as the last: the Compressor never modifies what it
+// returned, and its callers should not either.
 //
 // The zero value is ready to use. A Compressor is not safe for concurrent
 // use.
@@ -209,11 +279,29 @@ type Compressor struct {
 	unit   []int                      // what dropping the unit each message heads saves, once elided: 0 for none
 	units  fenwick                    // the running sums of unit, updated as an exchange's results arrive
 
+	card       string // the card text last reserved for
+	cardTokens int    // what its block costs
+
+	// The last compression, returned again while nothing it depends on
+	// has changed: the messages, the budget, the card's active constraints.
+	lastCall lastCall
+	lastOut  []llms.MessageContent
+	lastRep  CompressReport
+
 	// scratch, reused from call to call; pinned, stay and gone are all
 	// false between calls
 	pinned, stay, gone []bool
 	kept, pins, stays  []int
 	tmp                []int
+}
+
+// lastCall is what a compression depends on besides the messages read.
+type lastCall struct {
+	read, budget, total int // total: the messages' and the card block's tokens
+	card                *Card
+	active              *Constraint // the card's active view, by address: a changed card has a new one
+	activeLen           int
+	text                string // the card's text, which Inject will put in
 }
 
 // What Compress may do with a message, besides eliding its tool results.
@@ -269,7 +357,10 @@ func (z *Compressor) Compress(messages []llms.MessageContent, budget int, c *Car
 	reserve := 0
 	if budget > 0 && c != nil {
 		if text := c.Text(); text != "" {
-			reserve = trace.EstimateTokens(CardBegin+"\n"+text+"\n"+CardEnd) + 2
+			if text != z.card {
+				z.card, z.cardTokens = text, trace.EstimateTokens(CardBegin+"\n"+text+"\n"+CardEnd)+2
+			}
+			reserve = z.cardTokens
 			if !z.system {
 				reserve += messageOverhead
 			}
@@ -281,6 +372,24 @@ func (z *Compressor) Compress(messages []llms.MessageContent, budget int, c *Car
 		return slices.Clip(messages), r
 	}
 
+	call := lastCall{read: z.read, budget: budget, total: total, card: c}
+	if c != nil {
+		if v := c.activeView(); len(v) > 0 {
+			call.active, call.activeLen = &v[0], len(v)
+		}
+		call.text = c.Text()
+	}
+	if z.lastOut != nil && call == z.lastCall {
+		return z.lastOut, z.lastRep
+	}
+	out, r := z.compress(messages, budget, total, c, r)
+	z.lastCall, z.lastOut, z.lastRep = call, out, r
+	return out, r
+}
+
+// compress is Compress over budget: total, the tokens of messages and
+// the card's block, is over budget.
+func (z *Compressor) compress(messages []llms.MessageContent, budget, total int, c *Card, r CompressReport) ([]llms.MessageContent, CompressReport) {
 	n := len(messages)
 	tail := 0 // the last user message: it and what follows stay
 	if len(z.users) > 0 {
@@ -424,7 +533,8 @@ func (z *Compressor) Compress(messages []llms.MessageContent, budget int, c *Car
 	}
 
 	out := make([]llms.MessageContent, 0, len(kept))
-	next := 0 // the first index not yet kept or dropped
+	r.Dropped = make(Runs, 0, min(len(kept), n-len(kept))+1) // a run before each message kept, at most
+	next := 0                                                // the first index not yet kept or dropped
 	for _, i := range kept {
 		if z.gone[i] {
 			z.gone[i] = false
@@ -443,6 +553,9 @@ func (z *Compressor) Compress(messages []llms.MessageContent, budget int, c *Car
 			r.Pinned = append(r.Pinned, i)
 		}
 		out = append(out, m)
+	}
+	if len(r.Dropped) == 0 {
+		r.Dropped = nil
 	}
 	r.TokensAfter, r.Kept = total, len(out)
 	return out, r

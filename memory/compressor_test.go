@@ -197,7 +197,7 @@ func checkAgainstRef(t *testing.T, script []byte, budgets []int) {
 	for _, budget := range budgets {
 		var z Compressor
 		for k := 1; k <= len(msgs); k++ {
-			for _, c := range []*Card{card, nil} {
+			for _, c := range []*Card{card, card, nil} { // the second call finds nothing changed
 				got, gotRep := z.Compress(msgs[:k], budget, c)
 				want, wantRep := compressRef(msgs[:k], budget, c)
 				if !reflect.DeepEqual(got, want) {
@@ -205,6 +205,9 @@ func checkAgainstRef(t *testing.T, script []byte, budgets []int) {
 				}
 				if !sameReport(gotRep, wantRep) {
 					t.Fatalf("budget %d, %d messages, card %v: report\n%+v\nwant\n%+v", budget, k, c != nil, gotRep, wantRep)
+				}
+				if got, want := CompressStep(gotRep).Result, mustMarshal(t, gotRep); got != want {
+					t.Fatalf("CompressStep writes\n%s\nencoding/json\n%s", got, want)
 				}
 			}
 		}
@@ -290,4 +293,13 @@ func BenchmarkCompressorCall(b *testing.B) {
 			}
 		})
 	}
+}
+
+func mustMarshal(t *testing.T, v any) string {
+	t.Helper()
+	b, err := marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
