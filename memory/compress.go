@@ -292,7 +292,7 @@ type Compressor struct {
 	// false between calls
 	pinned, stay, gone []bool
 	kept, pins, stays  []int
-	tmp                []int
+	tmp, sums, sums2   []int
 }
 
 // lastCall is what a compression depends on besides the messages read.
@@ -436,30 +436,25 @@ func (z *Compressor) compress(messages []llms.MessageContent, budget, total int,
 		}
 	}
 	slices.Sort(z.stays)
+	// What the sums count of the exchanges that stay and the pinned user
+	// messages, running: stayed[k] of z.stays[:k], pinnedTalk[k] of z.pins[:k].
+	stayed, pinnedTalk := z.sums[:0], z.sums2[:0]
+	stayed, pinnedTalk = append(stayed, 0), append(pinnedTalk, 0)
+	for k, h := range z.stays {
+		stayed = append(stayed, stayed[k]+z.unit[h])
+	}
+	for k, i := range z.pins {
+		s := pinnedTalk[k]
+		if z.kind[i] == kindUserTalk {
+			s += z.cost[i]
+		}
+		pinnedTalk = append(pinnedTalk, s)
+	}
+	z.sums, z.sums2 = stayed, pinnedTalk
 	// dropped2 is what the second pass saves on the messages before x.
-	dropped2 := func(x int) int {
-		s := z.units.sum(x)
-		for _, h := range z.stays {
-			if h >= x {
-				break
-			}
-			s -= z.unit[h]
-		}
-		return s
-	}
+	dropped2 := func(x int) int { return z.units.sum(x) - stayed[lowerBound(z.stays, x)] }
 	// dropped3 is what the third pass saves on the messages before x.
-	dropped3 := func(x int) int {
-		s := z.talk[x]
-		for _, i := range z.pins {
-			if i >= x {
-				break
-			}
-			if z.kind[i] == kindUserTalk {
-				s -= z.cost[i]
-			}
-		}
-		return s
-	}
+	dropped3 := func(x int) int { return z.talk[x] - pinnedTalk[lowerBound(z.pins, x)] }
 
 	// 2. Drop the oldest tool exchanges and the assistant's small talk;
 	// 3. then the oldest of the user's turns that state nothing pinned.
@@ -693,7 +688,7 @@ func (z *Compressor) update(messages []llms.MessageContent) {
 	if z.read > len(messages) || z.read > 0 && (!z.seen.match(messages) || !sameMessage(messages[z.read-1], z.last)) {
 		*z = Compressor{
 			pinned: z.pinned[:0], stay: z.stay[:0], gone: z.gone[:0],
-			kept: z.kept[:0], pins: z.pins[:0], stays: z.stays[:0], tmp: z.tmp[:0],
+			kept: z.kept[:0], pins: z.pins[:0], stays: z.stays[:0], tmp: z.tmp[:0], sums: z.sums[:0], sums2: z.sums2[:0],
 		}
 	}
 	if z.owner == nil {
