@@ -100,7 +100,8 @@ func traceCard(rec *trace.Recorder) *memory.Card {
 
 // withCard returns what is sent to the model, and its token estimate
 // (usageTokens): the messages compressed to the memory budget (recorded as
-// a memory step when anything changed) and the card injected. Without a
+// a memory step when anything changed and the compression is not the one
+// recorded last) and the card injected. Without a
 // card, or in shadow mode, where the card is still kept and enforced in
 // detect-only fashion, it returns messages unchanged. It reads only the
 // messages added since the last call, unless it compressed them: then the
@@ -116,32 +117,71 @@ func (g *Guard) withCard(rec *trace.Recorder, cv *convo, card *memory.Card, mess
 	}
 	if b := g.cfg.Memory.budget(); b > 0 {
 		sent, rep := cv.compressor.Compress(messages, b, card)
-		if len(rep.Dropped) > 0 || len(rep.Elided) > 0 || rep.OverBudget {
+		if (len(rep.Dropped) > 0 || len(rep.Elided) > 0 || rep.OverBudget) && !sameCompression(rep, cv.reported) {
 			step := memory.CompressStep(rep)
 			step.Start = g.now()
 			rec.Add(step)
+			cv.reported = rep
 		}
 		if len(rep.Dropped) > 0 || len(rep.Elided) > 0 {
+			if len(sent) == len(cv.sent) && &sent[0] == &cv.sent[0] { // the compressor's last result: nothing changed
+				return cv.injected, cv.injectedTokens
+			}
 			// What is left of each message read is at its index less the
 			// messages dropped before it.
-			at := func(i int) int { d, _ := slices.BinarySearch(rep.Dropped, i); return i - d }
 			n := cv.tokens
-			for _, i := range rep.Dropped {
-				n -= cv.usage[i]
-			}
-			for _, i := range rep.Elided {
-				n += usageTokens(sent[at(i)]) - cv.usage[i]
+			for _, run := range rep.Dropped {
+				n -= cv.cum[run[1]] - cv.cum[run[0]]
 			}
 			sys := -1
 			if cv.sys >= 0 { // system messages are never dropped
-				sys = at(cv.sys)
+				sys = cv.sys - droppedBefore(rep.Dropped, cv.sys)
+			}
+			k, d := 0, 0 // the runs before i, and the messages in them
+			for _, i := range rep.Elided {
+				for ; k < len(rep.Dropped) && rep.Dropped[k][0] < i; k++ {
+					d += rep.Dropped[k][1] - rep.Dropped[k][0]
+				}
+				n += usageTokens(sent[i-d]) - (cv.cum[i+1] - cv.cum[i])
+			}
+			if sys >= 0 { // sent is the compressor's own: inject in place, not into a copy
+				if head := memory.Inject(sent[:sys+1], card); len(head) == sys+1 {
+					n += injectedTokens(sent[:sys+1], head, sys)
+					sent[sys] = head[sys]
+					cv.sent, cv.injected, cv.injectedTokens = sent, sent, n
+					return sent, n
+				}
 			}
 			injected := memory.Inject(sent, card)
-			return injected, n + injectedTokens(sent, injected, sys)
+			n += injectedTokens(sent, injected, sys)
+			cv.sent, cv.injected, cv.injectedTokens = sent, injected, n
+			return injected, n
 		}
 	}
 	sent := cv.injector.Inject(messages, card)
 	return sent, cv.tokens + injectedTokens(messages, sent, cv.sys)
+}
+
+// droppedBefore returns how many of the messages in dropped are before
+// i, which is not one of them.
+func droppedBefore(dropped memory.Runs, i int) int {
+	d := 0
+	for _, run := range dropped {
+		if run[0] > i {
+			break
+		}
+		d += run[1] - run[0]
+	}
+	return d
+}
+
+// sameCompression reports whether two compressions left the same
+// messages of the same conversation: a call that compresses as the last
+// one did records no step.
+func sameCompression(a, b memory.CompressReport) bool {
+	return a.Budget == b.Budget && a.TokensBefore == b.TokensBefore && a.TokensAfter == b.TokensAfter &&
+		a.Messages == b.Messages && a.Kept == b.Kept && a.OverBudget == b.OverBudget &&
+		slices.Equal(a.Dropped, b.Dropped) && slices.Equal(a.Elided, b.Elided) && slices.Equal(a.Pinned, b.Pinned)
 }
 
 // injectedTokens is what injecting the card into messages, whose first
@@ -175,13 +215,18 @@ type convo struct {
 	mu         sync.Mutex
 	seen       []*llms.ContentPart // the messages read, by the address of their parts
 	users      []int               // the user turns among them, by index; the guard's feedback is none
-	usage      []int               // usageTokens of each
+	cum        []int               // cum[i]: usageTokens of the messages before i; cum[0] is 0
 	tokens     int                 // usageTokens of them
 	sys        int                 // index of the first system message among them; -1 none
 	reads      int                 // calls of read
 	observed   int                 // reads when observeTurns read last: withCard need not check again
 	compressor memory.Compressor
-	injector   memory.Injector
+	reported   memory.CompressReport // the last compression recorded
+	// The compressor's last result, and what was sent for it: a call that
+	// gets it again sends the same.
+	sent, injected []llms.MessageContent
+	injectedTokens int
+	injector       memory.Injector
 }
 
 // conversation returns the convo kept on rec's trace.
@@ -197,7 +242,10 @@ func conversation(rec *trace.Recorder) *convo {
 func (cv *convo) read(messages []llms.MessageContent) {
 	cv.reads++
 	if !cv.same(messages) {
-		cv.seen, cv.users, cv.usage, cv.tokens, cv.sys = cv.seen[:0], cv.users[:0], cv.usage[:0], 0, -1
+		cv.seen, cv.users, cv.cum, cv.tokens, cv.sys = cv.seen[:0], cv.users[:0], cv.cum[:0], 0, -1
+	}
+	if len(cv.cum) == 0 {
+		cv.cum = append(cv.cum, 0)
 	}
 	for i := len(cv.seen); i < len(messages); i++ {
 		m := messages[i]
@@ -207,9 +255,8 @@ func (cv *convo) read(messages []llms.MessageContent) {
 		case m.Role == llms.ChatMessageTypeSystem && cv.sys < 0:
 			cv.sys = i
 		}
-		u := usageTokens(m)
-		cv.usage = append(cv.usage, u)
-		cv.tokens += u
+		cv.tokens += usageTokens(m)
+		cv.cum = append(cv.cum, cv.tokens)
 		cv.seen = append(cv.seen, partsOf(m))
 	}
 }

@@ -1,9 +1,15 @@
 package memory
 
 import (
+	"bytes"
+	"cmp"
+	"encoding/json"
 	"fmt"
+	"iter"
 	"reflect"
 	"slices"
+	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/agentguard/agentguard/trace"
@@ -12,6 +18,11 @@ import (
 
 // CompressReport says what Compress did, by index into the messages it
 // was given. It is the Result of a StepCompress memory step, as JSON.
+//
+// Its size is that of what was kept, not of the conversation: the dropped
+// messages are runs of indexes (Runs), so that a report at turn 10,000 is
+// no longer than one at turn 100. A report recorded before Runs, with
+// "dropped" a flat array of indexes, unmarshals as well.
 type CompressReport struct {
 	Budget       int `json:"budget"`
 	TokensBefore int `json:"tokens_before"` // the messages and the card block, estimated
@@ -21,13 +32,168 @@ type CompressReport struct {
 	// Elided lists the tool-result messages whose content was replaced by
 	// a note of its size.
 	Elided []int `json:"elided,omitempty"`
-	// Dropped lists the messages left out.
-	Dropped []int `json:"dropped,omitempty"`
+	// Dropped holds the messages left out.
+	Dropped Runs `json:"dropped,omitempty"`
 	// Pinned lists the user messages kept because they state an active
 	// constraint.
 	Pinned []int `json:"pinned,omitempty"`
 	// OverBudget is set when the messages that must stay do not fit.
 	OverBudget bool `json:"over_budget,omitempty"`
+}
+
+// appendJSON appends r as JSON, as encoding/json writes it, without
+// reflection: the guard records one on every model call that compresses
+// otherwise than the last.
+func (r CompressReport) appendJSON(b []byte) []byte {
+	field := func(b []byte, name string, v int) []byte {
+		b = append(b, ',', '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		return strconv.AppendInt(b, int64(v), 10)
+	}
+	list := func(b []byte, name string, v []int) []byte {
+		if len(v) == 0 {
+			return b
+		}
+		b = append(b, ',', '"')
+		b = append(b, name...)
+		b = append(b, '"', ':', '[')
+		for k, i := range v {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, int64(i), 10)
+		}
+		return append(b, ']')
+	}
+	b = append(b, `{"budget":`...)
+	b = strconv.AppendInt(b, int64(r.Budget), 10)
+	b = field(b, "tokens_before", r.TokensBefore)
+	b = field(b, "tokens_after", r.TokensAfter)
+	b = field(b, "messages", r.Messages)
+	b = field(b, "kept", r.Kept)
+	b = list(b, "elided", r.Elided)
+	if len(r.Dropped) > 0 {
+		b = append(b, `,"dropped":`...)
+		b = r.Dropped.appendJSON(b)
+	}
+	b = list(b, "pinned", r.Pinned)
+	if r.OverBudget {
+		b = append(b, `,"over_budget":true`...)
+	}
+	return append(b, '}')
+}
+
+// Runs is a set of indexes held as its runs of consecutive indexes, in
+// increasing order: each run {from, to} holds from up to, not including,
+// to, as a slice expression does. In JSON it is an array of such pairs,
+// [[0,812],[815,990]]; it unmarshals from that or from a flat array of
+// indexes in increasing order, [0,1,2,5], as traces recorded before Runs
+// hold them. The zero value is the empty set.
+type Runs [][2]int
+
+// Len returns the number of indexes in r.
+func (r Runs) Len() int {
+	n := 0
+	for _, run := range r {
+		n += run[1] - run[0]
+	}
+	return n
+}
+
+// Contains reports whether i is in r.
+func (r Runs) Contains(i int) bool {
+	k, _ := slices.BinarySearchFunc(r, i, func(run [2]int, i int) int { return cmp.Compare(run[1]-1, i) })
+	return k < len(r) && r[k][0] <= i
+}
+
+// All returns the indexes in r, in increasing order.
+func (r Runs) All() iter.Seq[int] {
+	return func(yield func(int) bool) {
+		for _, run := range r {
+			for i := run[0]; i < run[1]; i++ {
+				if !yield(i) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// add returns r with i, which is above every index in r, added.
+func (r Runs) add(i int) Runs {
+	if n := len(r); n > 0 && r[n-1][1] == i {
+		r[n-1][1]++
+		return r
+	}
+	return append(r, [2]int{i, i + 1})
+}
+
+// MarshalJSON writes r as [[from,to],...], or null for none.
+func (r Runs) MarshalJSON() ([]byte, error) {
+	if r == nil {
+		return []byte("null"), nil
+	}
+	return r.appendJSON(make([]byte, 0, 2+12*len(r))), nil
+}
+
+func (r Runs) appendJSON(b []byte) []byte {
+	b = append(b, '[')
+	for k, run := range r {
+		if k > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '[')
+		b = strconv.AppendInt(b, int64(run[0]), 10)
+		b = append(b, ',')
+		b = strconv.AppendInt(b, int64(run[1]), 10)
+		b = append(b, ']')
+	}
+	return append(b, ']')
+}
+
+// UnmarshalJSON reads runs, [[from,to],...], or a flat array of indexes.
+// Runs must be in increasing order, not overlapping, each with from < to;
+// indexes must be at least 0 and increase.
+func (r *Runs) UnmarshalJSON(b []byte) error {
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return &Error{Op: "decode", Err: fmt.Errorf("runs: %w", err)}
+	}
+	var out Runs
+	if len(raw) > 0 && bytes.HasPrefix(bytes.TrimLeft(raw[0], " \t\r\n"), []byte("[")) {
+		var pairs [][]int
+		if err := json.Unmarshal(b, &pairs); err != nil {
+			return &Error{Op: "decode", Err: fmt.Errorf("runs: %w", err)}
+		}
+		for k, p := range pairs {
+			switch {
+			case len(p) != 2:
+				return &Error{Op: "decode", Err: fmt.Errorf("runs: run %d has %d numbers, want 2 (from, to)", k, len(p))}
+			case p[0] < 0 || p[0] >= p[1]:
+				return &Error{Op: "decode", Err: fmt.Errorf("runs: run %d is [%d,%d], want 0 <= from < to", k, p[0], p[1])}
+			case len(out) > 0 && p[0] < out[len(out)-1][1]:
+				return &Error{Op: "decode", Err: fmt.Errorf("runs: run %d [%d,%d] starts before the end of the one before it, %d", k, p[0], p[1], out[len(out)-1][1])}
+			case len(out) > 0 && p[0] == out[len(out)-1][1]: // adjacent: one run
+				out[len(out)-1][1] = p[1]
+			default:
+				out = append(out, [2]int{p[0], p[1]})
+			}
+		}
+	} else {
+		var flat []int
+		if err := json.Unmarshal(b, &flat); err != nil {
+			return &Error{Op: "decode", Err: fmt.Errorf("runs: %w", err)}
+		}
+		for k, i := range flat {
+			if i < 0 || len(out) > 0 && i < out[len(out)-1][1] {
+				return &Error{Op: "decode", Err: fmt.Errorf("runs: index %d is %d, want at least 0 and above the one before it", k, i)}
+			}
+			out = out.add(i)
+		}
+	}
+	*r = out
+	return nil
 }
 
 // ElideMin is the size, in estimated tokens, above which Compress may
@@ -70,13 +236,19 @@ func Compress(messages []llms.MessageContent, budget int, c *Card) ([]llms.Messa
 
 // A Compressor compresses one conversation call after call, as Compress
 // does, keeping what it estimated and classified of the messages it has
-// read, so that a call reads only the messages added since the last: under
-// budget, a call costs the same at turn 1,000 as at turn 10. Conversations
-// grow by appending; a Compressor checks that the caller's messages are
-// the ones it read (each the same parts, by address: no allocation, about
-// a nanosecond a message; the last one's parts also by value) and, when
-// the caller replaced or changed one or sent fewer, reads all of them
-// again. Its results are those of Compress.
+// read, so that a call reads only the messages added since the last.
+// Over budget it does not walk the history either: running sums of what
+// each step of Compress would save tell where that step stops, so that a
+// call costs about what it keeps (at most budget/4 messages when they
+// fit), whatever the conversation's length. Conversations grow by
+// appending; a Compressor checks that the caller's messages are the ones
+// it read (each the same parts, by address: no allocation, about a
+// nanosecond a message; the last one's parts also by value) and, when the
+// caller replaced or changed one or sent fewer, reads all of them again.
+// Its results are those of Compress. A call that finds nothing changed —
+// no new message, the same budget, the same card — returns the same
+// messages and report as the last: the Compressor never modifies what it
+// returned, and its callers should not either.
 //
 // The zero value is ready to use. A Compressor is not safe for concurrent
 // use.
@@ -87,17 +259,71 @@ type Compressor struct {
 	cost       []int               // messageTokens of each
 	total      int                 // sum of cost
 	flags      []uint8             // isUser, hasCall, isResult
-	bulky      map[int][]bulkyPart
-	group      []int          // as classes.group
-	users      []int          // index of each user turn
-	members    map[int][]int  // the tool messages of each exchange, by the message that heads it
-	owner      map[string]int // tool call id → the message that made it
+	kind       []uint8             // what Compress may do with each: kindOther...
+	group      []int               // the message heading the tool exchange of each; itself if none
+	users      []int               // index of each user turn
+	humans     []int               // index of each kindUserTalk message
+	others     []int               // index of each kindOther message
+	members    map[int][]int       // the tool messages of each exchange, by the message that heads it
+	owner      map[string]int      // tool call id → the message that made it
 	lastCaller int
 	system     bool // a system message was read
 
-	// scratch, reused from call to call
-	keep, pinned []bool
+	// What eliding and dropping save, so that a pass of Compress is a
+	// search, not a walk.
+	bulky  map[int][]bulkyPart        // the bulky tool results of each message
+	notes  map[int][]llms.ContentPart // the parts of elided messages, made once
+	saving []int                      // what eliding each message saves
+	elide  []int                      // elide[x]: what eliding the messages before x saves
+	talk   []int                      // talk[x]: the cost of the kindUserTalk messages before x
+	unit   []int                      // what dropping the unit each message heads saves, once elided: 0 for none
+	units  fenwick                    // the running sums of unit, updated as an exchange's results arrive
+
+	card       string // the card text last reserved for
+	cardTokens int    // what its block costs
+
+	// The last compression, returned again while nothing it depends on
+	// has changed: the messages, the budget, the card's active constraints.
+	lastCall lastCall
+	lastOut  []llms.MessageContent
+	lastRep  CompressReport
+
+	// scratch, reused from call to call; pinned, stay and gone are all
+	// false between calls
+	pinned, stay, gone []bool
+	kept, pins, stays  []int
+	tmp, sums, sums2   []int
 }
+
+// lastCall is what a compression depends on besides the messages read.
+type lastCall struct {
+	read, budget, total int // total: the messages' and the card block's tokens
+	card                *Card
+	active              *Constraint // the card's active view, by address: a changed card has a new one
+	activeLen           int
+	text                string // the card's text, which Inject will put in
+}
+
+// What Compress may do with a message, besides eliding its tool results.
+const (
+	// kindOther: none of the passes drops it (system prompts, tool
+	// messages without a result); the opening may.
+	kindOther uint8 = iota
+	// kindTalk: the assistant's small talk (no tool call or result),
+	// dropped by the second pass.
+	kindTalk
+	// kindExchange: it heads a tool exchange, dropped with the tool
+	// messages that answer it by the second pass unless one of them must
+	// stay.
+	kindExchange
+	// kindMember: a tool message answering an earlier one's call, dropped
+	// with it.
+	kindMember
+	// kindUserTalk: a message from the user (the guard's feedback too)
+	// without tool calls or results, dropped by the third pass unless
+	// pinned.
+	kindUserTalk
+)
 
 // bulkyPart is a tool result part over ElideMin tokens.
 type bulkyPart struct{ part, tokens int }
@@ -108,14 +334,33 @@ const (
 	flagResult             // has a tool result
 )
 
+// elisionNote replaces a tool result of tokens tokens.
+func elisionNote(tokens int) string {
+	return fmt.Sprintf("[agentguard: tool result of %d tokens elided]", tokens)
+}
+
 // Compress is Compress for the conversation z follows.
+//
+// Each pass of Compress walks the messages before the last user message
+// (tail) from the oldest, eliding or dropping, until they fit. Where a
+// pass stops is where the running sum of what it saves first covers the
+// excess; the running sums are kept as messages are read (z.elide,
+// z.units, z.talk), so that a binary search finds it. What the sums count
+// and a pass does not do — exchanges that must stay, pinned user turns —
+// is subtracted: they are as few as the active constraints and the
+// exchanges open at the tail. What is kept is then listed from indexes of
+// the messages by kind, and the opening fixed, in what it costs to list
+// what is kept.
 func (z *Compressor) Compress(messages []llms.MessageContent, budget int, c *Card) ([]llms.MessageContent, CompressReport) {
 	z.update(messages)
 	r := CompressReport{Budget: budget, Messages: len(messages), Kept: len(messages)}
 	reserve := 0
 	if budget > 0 && c != nil {
 		if text := c.Text(); text != "" {
-			reserve = trace.EstimateTokens(CardBegin+"\n"+text+"\n"+CardEnd) + 2
+			if text != z.card {
+				z.card, z.cardTokens = text, trace.EstimateTokens(CardBegin+"\n"+text+"\n"+CardEnd)+2
+			}
+			reserve = z.cardTokens
 			if !z.system {
 				reserve += messageOverhead
 			}
@@ -127,135 +372,335 @@ func (z *Compressor) Compress(messages []llms.MessageContent, budget int, c *Car
 		return slices.Clip(messages), r
 	}
 
-	n := len(messages)
-	saved := map[int]int{} // what eliding saved, by message
-	cv := z.classes(c)
-	defer clear(cv.pinned)
-	keep := z.keep
-	for i := range keep {
-		keep[i] = true
+	call := lastCall{read: z.read, budget: budget, total: total, card: c}
+	if c != nil {
+		if v := c.activeView(); len(v) > 0 {
+			call.active, call.activeLen = &v[0], len(v)
+		}
+		call.text = c.Text()
 	}
-	parts := map[int][]llms.ContentPart{} // elided messages' new parts
-	fits := func() bool { return total <= budget }
+	if z.lastOut != nil && call == z.lastCall {
+		return z.lastOut, z.lastRep
+	}
+	out, r := z.compress(messages, budget, total, c, r)
+	z.lastCall, z.lastOut, z.lastRep = call, out, r
+	return out, r
+}
 
-	// 1. Elide bulky tool results.
-	for i := 0; i < cv.tail && !fits(); i++ {
-		bp := z.bulky[i]
-		if len(bp) == 0 || z.flags[i]&flagResult == 0 {
-			continue
-		}
-		np := slices.Clone(messages[i].Parts)
-		for _, b := range bp {
-			tr := np[b.part].(llms.ToolCallResponse)
-			tr.Content = fmt.Sprintf("[agentguard: tool result of %d tokens elided]", b.tokens)
-			np[b.part] = tr
-			d := b.tokens - trace.EstimateTokens(tr.Content)
-			saved[i] += d
-			total -= d
-		}
-		parts[i] = np
-		r.Elided = append(r.Elided, i)
+// compress is Compress over budget: total, the tokens of messages and
+// the card's block, is over budget.
+func (z *Compressor) compress(messages []llms.MessageContent, budget, total int, c *Card, r CompressReport) ([]llms.MessageContent, CompressReport) {
+	n := len(messages)
+	tail := 0 // the last user message: it and what follows stay
+	if len(z.users) > 0 {
+		tail = z.users[len(z.users)-1]
 	}
-	drop := func(i int) {
-		keep[i] = false
-		total -= z.cost[i] - saved[i]
+	z.pin(c)
+	defer z.unpin()
+
+	// 1. Elide bulky tool results, from the oldest, until they fit.
+	if need := total - budget; z.elide[tail] >= need {
+		stop := searchFirst(tail, func(x int) bool { return z.elide[x] >= need })
+		total -= z.elide[stop]
+		out := make([]llms.MessageContent, 0, n) // they fit: n is at most budget/messageOverhead
+		for i, m := range messages {
+			if i < stop && z.saving[i] > 0 {
+				m.Parts = z.note(messages, i)
+				r.Elided = append(r.Elided, i)
+			}
+			out = append(out, m)
+		}
+		r.Pinned = slices.Clone(z.pins)
+		r.TokensAfter = total
+		return out, r
 	}
-	// dropGroup drops the tool exchange headed by h, if none of it must stay.
-	dropGroup := func(h int) bool {
-		members := cv.members[h]
-		if h >= cv.tail || cv.pinned[h] || slices.ContainsFunc(members, func(i int) bool { return i >= cv.tail || cv.pinned[i] }) {
-			return false
+	total -= z.elide[tail]
+
+	// The exchanges before the tail that must stay: pinned ones, and
+	// those with a result at or after the tail.
+	z.stays = z.stays[:0]
+	stay := func(h int) {
+		if !z.stay[h] {
+			z.stay[h] = true
+			z.stays = append(z.stays, h)
 		}
-		if keep[h] {
-			drop(h)
+	}
+	for _, i := range z.pins {
+		if z.kind[i] == kindExchange {
+			stay(i)
 		}
-		for _, i := range members {
-			if keep[i] {
-				drop(i)
+	}
+	for i := tail; i < n; i++ {
+		if z.kind[i] == kindMember && z.group[i] < tail {
+			stay(z.group[i])
+		}
+	}
+	slices.Sort(z.stays)
+	// What the sums count of the exchanges that stay and the pinned user
+	// messages, running: stayed[k] of z.stays[:k], pinnedTalk[k] of z.pins[:k].
+	stayed, pinnedTalk := z.sums[:0], z.sums2[:0]
+	stayed, pinnedTalk = append(stayed, 0), append(pinnedTalk, 0)
+	for k, h := range z.stays {
+		stayed = append(stayed, stayed[k]+z.unit[h])
+	}
+	for k, i := range z.pins {
+		s := pinnedTalk[k]
+		if z.kind[i] == kindUserTalk {
+			s += z.cost[i]
+		}
+		pinnedTalk = append(pinnedTalk, s)
+	}
+	z.sums, z.sums2 = stayed, pinnedTalk
+	// dropped2 is what the second pass saves on the messages before x.
+	dropped2 := func(x int) int { return z.units.sum(x) - stayed[lowerBound(z.stays, x)] }
+	// dropped3 is what the third pass saves on the messages before x.
+	dropped3 := func(x int) int { return z.talk[x] - pinnedTalk[lowerBound(z.pins, x)] }
+
+	// 2. Drop the oldest tool exchanges and the assistant's small talk;
+	// 3. then the oldest of the user's turns that state nothing pinned.
+	kept := z.kept[:0]
+	if need := total - budget; dropped2(tail) >= need {
+		stop := searchFirst(tail, func(x int) bool { return dropped2(x) >= need })
+		total -= dropped2(stop)
+		// Before stop, the user's messages, the others and the exchanges
+		// that stay are kept; after it, all but the results of exchanges
+		// dropped before it.
+		kept = mergeSorted(kept, z.humans[:lowerBound(z.humans, stop)], z.others[:lowerBound(z.others, stop)])
+		kept = z.keepStays(kept, stop)
+		for i := stop; i < n; i++ {
+			if z.kind[i] == kindMember && i < tail {
+				if h := z.group[i]; h < stop && !z.stay[h] {
+					continue
+				}
+			}
+			kept = append(kept, i)
+		}
+	} else {
+		total -= dropped2(tail)
+		stop := tail
+		if need := total - budget; dropped3(tail) >= need {
+			stop = searchFirst(tail, func(x int) bool { return dropped3(x) >= need })
+		}
+		total -= dropped3(stop)
+		r.OverBudget = total > budget
+		// Before the tail, the pinned user messages, the user's after
+		// stop, the others and the exchanges that stay are kept.
+		users := z.tmp[:0]
+		for _, i := range z.pins[:lowerBound(z.pins, stop)] {
+			if z.kind[i] == kindUserTalk {
+				users = append(users, i)
 			}
 		}
-		return true
-	}
-	smallTalk := func(i int) bool { return z.smallTalk(messages, cv, i) }
-	// 2. Drop the oldest tool exchanges and the assistant's small talk.
-	for i := 0; i < cv.tail && !fits(); i++ {
-		switch {
-		case !keep[i]:
-		case smallTalk(i) && messages[i].Role != llms.ChatMessageTypeHuman:
-			drop(i)
-		case cv.group[i] == i && z.flags[i]&(flagCall|flagResult) != 0:
-			dropGroup(i)
+		users = append(users, z.humans[lowerBound(z.humans, stop):lowerBound(z.humans, tail)]...)
+		kept = mergeSorted(kept, users, z.others[:lowerBound(z.others, tail)])
+		z.tmp = users
+		kept = z.keepStays(kept, tail)
+		for i := tail; i < n; i++ {
+			kept = append(kept, i)
 		}
 	}
-	// 3. Drop the oldest of the user's turns that state nothing pinned.
-	for i := 0; i < cv.tail && !fits(); i++ {
-		if keep[i] && smallTalk(i) {
-			drop(i)
-		}
-	}
-	r.OverBudget = !fits()
+	z.kept = kept
+
 	// Open with the user: what is left before the first kept user message
 	// answers a question that was dropped.
-	if slices.Contains(keep, false) {
-		for i := 0; i < cv.tail; i++ {
-			m := messages[i]
-			if !keep[i] || m.Role == llms.ChatMessageTypeSystem {
-				continue
-			}
-			if m.Role == llms.ChatMessageTypeHuman {
+	if len(kept) < n {
+	open:
+		for _, i := range kept {
+			if i >= tail {
 				break
 			}
-			if smallTalk(i) {
-				drop(i)
+			switch {
+			case z.gone[i] || messages[i].Role == llms.ChatMessageTypeSystem:
 				continue
+			case messages[i].Role == llms.ChatMessageTypeHuman:
+				break open
+			case z.kind[i] == kindTalk:
+			case z.kind[i] == kindMember || z.pinned[i] || z.stay[i]:
+				break open
 			}
-			if cv.group[i] != i || !dropGroup(i) {
-				break
+			z.gone[i] = true
+			total -= z.cost[i] - z.saving[i]
+			for _, j := range z.members[i] {
+				z.gone[j] = true
+				total -= z.cost[j] - z.saving[j]
 			}
 		}
 	}
 
-	r.Elided = slices.DeleteFunc(r.Elided, func(i int) bool { return !keep[i] })
-	kept := 0
-	for _, k := range keep {
-		if k {
-			kept++
-		}
-	}
-	out := make([]llms.MessageContent, 0, kept)
-	if kept < n {
-		r.Dropped = make([]int, 0, n-kept)
-	}
-	for i, m := range messages {
-		if !keep[i] {
-			r.Dropped = append(r.Dropped, i)
+	out := make([]llms.MessageContent, 0, len(kept))
+	r.Dropped = make(Runs, 0, min(len(kept), n-len(kept))+1) // a run before each message kept, at most
+	next := 0                                                // the first index not yet kept or dropped
+	for _, i := range kept {
+		if z.gone[i] {
+			z.gone[i] = false
 			continue
 		}
-		if np, ok := parts[i]; ok {
-			m.Parts = np
+		if next < i {
+			r.Dropped = append(r.Dropped, [2]int{next, i})
 		}
-		if cv.pinned[i] {
+		next = i + 1
+		m := messages[i]
+		if i < tail && z.saving[i] > 0 {
+			m.Parts = z.note(messages, i)
+			r.Elided = append(r.Elided, i)
+		}
+		if z.pinned[i] {
 			r.Pinned = append(r.Pinned, i)
 		}
 		out = append(out, m)
 	}
+	if len(r.Dropped) == 0 {
+		r.Dropped = nil
+	}
 	r.TokensAfter, r.Kept = total, len(out)
 	return out, r
+}
+
+// keepStays merges into kept, sorted and all below limit, the exchanges
+// that stay and their tool messages below limit.
+func (z *Compressor) keepStays(kept []int, limit int) []int {
+	if len(z.stays) == 0 {
+		return kept
+	}
+	from := len(kept)
+	for _, h := range z.stays {
+		if h >= limit {
+			break
+		}
+		kept = append(kept, h)
+		for _, j := range z.members[h] {
+			if j < limit {
+				kept = append(kept, j)
+			}
+		}
+	}
+	if len(kept) == from {
+		return kept
+	}
+	slices.Sort(kept[from:])
+	z.tmp = mergeSorted(z.tmp[:0], kept[:from], kept[from:])
+	return append(kept[:0], z.tmp...)
+}
+
+// pin marks the user messages that state an active constraint of c, in
+// z.pinned and, in increasing order, z.pins.
+func (z *Compressor) pin(c *Card) {
+	z.pins = z.pins[:0]
+	if c == nil {
+		return
+	}
+	for _, k := range c.activeView() {
+		if k.Turn >= 0 && k.Turn < len(z.users) {
+			if i := z.users[k.Turn]; !z.pinned[i] {
+				z.pinned[i] = true
+				z.pins = append(z.pins, i)
+			}
+		}
+	}
+	slices.Sort(z.pins)
+}
+
+// unpin clears what pin and Compress marked.
+func (z *Compressor) unpin() {
+	for _, i := range z.pins {
+		z.pinned[i] = false
+	}
+	for _, i := range z.stays {
+		z.stay[i] = false
+	}
+	z.stays = z.stays[:0]
+}
+
+// note returns the parts of message i with its bulky tool results elided.
+func (z *Compressor) note(messages []llms.MessageContent, i int) []llms.ContentPart {
+	if np, ok := z.notes[i]; ok {
+		return np
+	}
+	np := slices.Clone(messages[i].Parts)
+	for _, b := range z.bulky[i] {
+		tr := np[b.part].(llms.ToolCallResponse)
+		tr.Content = elisionNote(b.tokens)
+		np[b.part] = tr
+	}
+	if z.notes == nil {
+		z.notes = map[int][]llms.ContentPart{}
+	}
+	z.notes[i] = np
+	return np
+}
+
+// searchFirst returns the least x in [1, n] for which ok(x) holds, where
+// ok is monotone and ok(n) holds.
+func searchFirst(n int, ok func(x int) bool) int {
+	return 1 + sort.Search(n-1, func(j int) bool { return ok(j + 1) })
+}
+
+// lowerBound returns the number of elements of the sorted s below x.
+func lowerBound(s []int, x int) int {
+	k, _ := slices.BinarySearch(s, x)
+	return k
+}
+
+// mergeSorted appends to dst the merge of the sorted a and b, which may
+// not overlap dst's spare capacity.
+func mergeSorted(dst, a, b []int) []int {
+	for len(a) > 0 && len(b) > 0 {
+		if a[0] < b[0] {
+			dst, a = append(dst, a[0]), a[1:]
+		} else {
+			dst, b = append(dst, b[0]), b[1:]
+		}
+	}
+	dst = append(dst, a...)
+	return append(dst, b...)
+}
+
+// fenwick holds running sums of values that change after they are
+// added: sum and add cost O(log n). Node k (from 1) holds the sum of the
+// values from k-lowbit(k) up to, not including, k (from 0).
+type fenwick []int
+
+// sum returns the sum of the values before x.
+func (f fenwick) sum(x int) int {
+	s := 0
+	for k := x; k > 0; k &= k - 1 {
+		s += f[k-1]
+	}
+	return s
+}
+
+// push appends value v.
+func (f *fenwick) push(v int) {
+	k := len(*f) + 1
+	*f = append(*f, v+f.sum(k-1)-f.sum(k-k&-k))
+}
+
+// add adds d to value i.
+func (f fenwick) add(i, d int) {
+	for k := i + 1; k <= len(f); k += k & -k {
+		f[k-1] += d
+	}
 }
 
 // update reads the messages added since the last call, or all of them
 // when the conversation is not the one read before.
 func (z *Compressor) update(messages []llms.MessageContent) {
 	if z.read > len(messages) || z.read > 0 && (!z.seen.match(messages) || !sameMessage(messages[z.read-1], z.last)) {
-		*z = Compressor{keep: z.keep[:0], pinned: z.pinned[:0]}
+		*z = Compressor{
+			pinned: z.pinned[:0], stay: z.stay[:0], gone: z.gone[:0],
+			kept: z.kept[:0], pins: z.pins[:0], stays: z.stays[:0], tmp: z.tmp[:0], sums: z.sums[:0], sums2: z.sums2[:0],
+		}
 	}
 	if z.owner == nil {
 		z.owner = map[string]int{}
 		z.lastCaller = -1
+		z.elide, z.talk = append(z.elide, 0), append(z.talk, 0)
 	}
 	if add := len(messages) - z.read; add > 0 {
-		z.cost, z.flags, z.group = slices.Grow(z.cost, add), slices.Grow(z.flags, add), slices.Grow(z.group, add)
-		z.keep, z.pinned = slices.Grow(z.keep, add), slices.Grow(z.pinned, add)
+		z.cost, z.flags, z.kind, z.group = slices.Grow(z.cost, add), slices.Grow(z.flags, add), slices.Grow(z.kind, add), slices.Grow(z.group, add)
+		z.saving, z.elide, z.talk, z.unit = slices.Grow(z.saving, add), slices.Grow(z.elide, add), slices.Grow(z.talk, add), slices.Grow(z.unit, add)
+		z.units = slices.Grow(z.units, add)
+		z.pinned, z.stay, z.gone = slices.Grow(z.pinned, add), slices.Grow(z.stay, add), slices.Grow(z.gone, add)
 	}
 	for i := z.read; i < len(messages); i++ {
 		m := messages[i]
@@ -266,6 +711,7 @@ func (z *Compressor) update(messages []llms.MessageContent) {
 		if hasToolCall(m) {
 			f |= flagCall
 		}
+		saving := 0
 		if isToolResult(m) {
 			f |= flagResult
 			for j, p := range m.Parts {
@@ -275,6 +721,7 @@ func (z *Compressor) update(messages []llms.MessageContent) {
 							z.bulky = map[int][]bulkyPart{}
 						}
 						z.bulky[i] = append(z.bulky[i], bulkyPart{j, t})
+						saving += t - trace.EstimateTokens(elisionNote(t))
 					}
 				}
 			}
@@ -308,39 +755,44 @@ func (z *Compressor) update(messages []llms.MessageContent) {
 		if m.Role == llms.ChatMessageTypeSystem {
 			z.system = true
 		}
-		if g != i {
+		var k uint8
+		unit, talk := 0, 0
+		switch {
+		case g != i:
+			k = kindMember
 			if z.members == nil {
 				z.members = map[int][]int{}
 			}
 			z.members[g] = append(z.members[g], i)
+			z.unit[g] += c - saving
+			z.units.add(g, c-saving)
+		case f&(flagCall|flagResult) != 0:
+			k, unit = kindExchange, c-saving
+		case m.Role == llms.ChatMessageTypeAI || m.Role == llms.ChatMessageTypeGeneric:
+			k, unit = kindTalk, c
+		case m.Role == llms.ChatMessageTypeHuman:
+			k, talk = kindUserTalk, c
+			z.humans = append(z.humans, i)
+		default:
+			z.others = append(z.others, i)
 		}
 		z.flags = append(z.flags, f)
+		z.kind = append(z.kind, k)
 		z.group = append(z.group, g)
-		z.keep = append(z.keep, true)
+		z.saving = append(z.saving, saving)
+		z.elide = append(z.elide, z.elide[i]+saving)
+		z.talk = append(z.talk, z.talk[i]+talk)
+		z.unit = append(z.unit, unit)
+		z.units.push(unit)
 		z.pinned = append(z.pinned, false)
+		z.stay = append(z.stay, false)
+		z.gone = append(z.gone, false)
 	}
 	if len(messages) > z.read {
 		z.seen = z.seen.add(messages[z.read:])
 		z.last = copyMessage(messages[len(messages)-1])
 	}
 	z.read = len(messages)
-}
-
-// classes returns what Compress knows about the messages read, for card c.
-// The caller clears pinned after use.
-func (z *Compressor) classes(c *Card) classes {
-	cv := classes{group: z.group, pinned: z.pinned, members: z.members}
-	if len(z.users) > 0 {
-		cv.tail = z.users[len(z.users)-1]
-	}
-	if c != nil {
-		for _, k := range c.Active() {
-			if k.Turn >= 0 && k.Turn < len(z.users) {
-				cv.pinned[z.users[k.Turn]] = true
-			}
-		}
-	}
-	return cv
 }
 
 // messageOverhead is what a message costs beyond its parts: role and
@@ -377,24 +829,6 @@ func partTokens(p llms.ContentPart) int {
 	default: // images and binary data: a low-detail image's price
 		return 85
 	}
-}
-
-// classes is what Compress knows about each message for one call.
-type classes struct {
-	tail    int           // index of the last user message, 0 if none: it and what follows stay
-	pinned  []bool        // user messages that state an active constraint
-	group   []int         // the assistant message whose tool calls a tool message answers; i itself otherwise
-	members map[int][]int // the tool messages of the exchange each message heads
-}
-
-// smallTalk reports whether message i may be dropped as small talk.
-func (z *Compressor) smallTalk(messages []llms.MessageContent, cv classes, i int) bool {
-	switch messages[i].Role {
-	case llms.ChatMessageTypeHuman, llms.ChatMessageTypeAI, llms.ChatMessageTypeGeneric:
-	default:
-		return false
-	}
-	return i < cv.tail && !cv.pinned[i] && z.flags[i]&(flagCall|flagResult) == 0
 }
 
 // A message replaced since it was read has other parts: marks are the

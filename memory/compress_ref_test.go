@@ -136,7 +136,7 @@ func compressRef(messages []llms.MessageContent, budget int, c *Card) ([]llms.Me
 	out := make([]llms.MessageContent, 0, n)
 	for i, m := range messages {
 		if !keep[i] {
-			r.Dropped = append(r.Dropped, i)
+			r.Dropped = r.Dropped.add(i)
 			continue
 		}
 		if np, ok := parts[i]; ok {

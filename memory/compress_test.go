@@ -79,13 +79,13 @@ func TestCompress(t *testing.T) {
 			if !reflect.DeepEqual(chat, before) {
 				t.Fatal("Compress changed its input")
 			}
-			if !slices.Equal(rep.Dropped, tt.wantDropped) || !slices.Equal(rep.Elided, tt.wantElided) || !slices.Equal(rep.Pinned, tt.wantPinned) || rep.OverBudget != tt.wantOver {
+			if !slices.Equal(slices.Collect(rep.Dropped.All()), tt.wantDropped) || !slices.Equal(rep.Elided, tt.wantElided) || !slices.Equal(rep.Pinned, tt.wantPinned) || rep.OverBudget != tt.wantOver {
 				t.Errorf("report = %+v\nwant dropped %v, elided %v, pinned %v, over budget %v", rep, tt.wantDropped, tt.wantElided, tt.wantPinned, tt.wantOver)
 			}
 			if err := checkPairs(got); err != nil {
 				t.Error(err)
 			}
-			if rep.Kept != len(got) || rep.Messages != len(chat) || rep.Kept+len(rep.Dropped) != rep.Messages {
+			if rep.Kept != len(got) || rep.Messages != len(chat) || rep.Kept+rep.Dropped.Len() != rep.Messages {
 				t.Errorf("counts: %+v, %d messages out", rep, len(got))
 			}
 			if reserve := rep.TokensBefore - full; tokensOf(got)+reserve != rep.TokensAfter {
@@ -98,7 +98,7 @@ func TestCompress(t *testing.T) {
 				t.Errorf("the system message or the turn in progress was touched")
 			}
 			for _, i := range rep.Elided {
-				tr := got[slices.Index(keptIndexes(len(chat), rep.Dropped), i)].Parts[0].(llms.ToolCallResponse)
+				tr := got[slices.Index(keptIndexes(len(chat), slices.Collect(rep.Dropped.All())), i)].Parts[0].(llms.ToolCallResponse)
 				if !strings.HasPrefix(tr.Content, "[agentguard: tool result of ") || tr.ToolCallID == "" || tr.Name != "search_kb" {
 					t.Errorf("elided result %d = %+v", i, tr)
 				}

@@ -96,10 +96,14 @@ Memory events are trace steps of kind trace.KindMemory:
 	card      the user turn   the JSON array of the constraints extracted from that turn, as Observe returned
 	                          them ("[]" when none): new statements "active", revocations "revoked"
 	compress  the user turn   the CompressReport as JSON: budget, tokens_before, tokens_after, messages,
-	                          kept, elided, dropped, pinned, over_budget
+	                          kept, elided, dropped (runs of indexes, [[from,to],...], to excluded;
+	                          a flat array of indexes in traces recorded before), pinned, over_budget
 
 The guard records one card step per user turn, right after the turn;
-CardFromTrace applies them in step order.
+CardFromTrace applies them in step order. It records a compress step for
+each model call whose compression differs from the last one recorded on
+the trace; each is whole (it does not refer to an earlier one), and as
+long as the list of what was kept, not as the conversation.
 
 # Example
 
@@ -129,10 +133,13 @@ rebuilding the card from the trace, as every call did before, allocated
 25, 59 and 337 times. Compress estimates the tokens of every message it
 is given. For one conversation called again and again, as a guard does,
 an Injector does not copy the messages again (only when the card
-changes), and a Compressor estimates and classifies each message once:
-under budget a call reads only the new messages, over budget it walks
-the kept and dropped indexes, with no estimate. Both check by address
-that the messages read before are still there. Check returns at once,
+changes), and a Compressor estimates and classifies each message once
+and keeps running sums of what its passes save: under budget a call
+reads only the new messages; over budget it finds where each pass stops
+by binary search and lists what is kept from indexes by kind, so that it
+costs what it keeps, not what the conversation holds (BenchmarkCompressorCall).
+Both check by address that the messages read before are still there
+(about a nanosecond a message). Check returns at once,
 without allocating, for steps that are not tool calls.
 */
 package memory

@@ -2,8 +2,10 @@ package memory_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentguard/agentguard/memory"
@@ -105,11 +107,14 @@ func ExampleCompress() {
 	msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, "One more thing."))
 	kept, report := memory.Compress(msgs, 90, card)
 	fmt.Printf("%d -> %d messages, %d -> %d tokens\n", report.Messages, report.Kept, report.TokensBefore, report.TokensAfter)
-	fmt.Println("dropped", report.Dropped, "pinned", report.Pinned)
+	fmt.Println("dropped", slices.Collect(report.Dropped.All()), "pinned", report.Pinned)
+	b, _ := json.Marshal(report.Dropped)
+	fmt.Println("recorded as", string(b))
 	fmt.Println(kept[1].Parts[0])
 	// Output:
 	// 12 -> 5 messages, 399 -> 82 tokens
 	// dropped [1 2 4 5 6 8 10] pinned [3]
+	// recorded as [[1,3],[4,7],[8,9],[10,11]]
 	// Please don't call me.
 }
 
@@ -174,4 +179,16 @@ func ExampleRuleBased_lexicon() {
 	// Output:
 	// prohibition wechat
 	// prohibition wechat
+}
+
+func ExampleRuns() {
+	var now, before memory.CompressReport
+	json.Unmarshal([]byte(`{"messages":12,"kept":7,"dropped":[[1,3],[4,6],[8,9]]}`), &now)
+	// A report recorded before Runs lists every index.
+	json.Unmarshal([]byte(`{"messages":12,"kept":7,"dropped":[1,2,4,5,8]}`), &before)
+	fmt.Println(now.Dropped, now.Dropped.Len(), now.Dropped.Contains(5), now.Dropped.Contains(6))
+	fmt.Println(before.Dropped, slices.Collect(before.Dropped.All()))
+	// Output:
+	// [[1 3] [4 6] [8 9]] 5 true false
+	// [[1 3] [4 6] [8 9]] [1 2 4 5 8]
 }

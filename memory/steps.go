@@ -33,11 +33,7 @@ func CardStep(turn int, cs []Constraint) *trace.Step {
 // CompressStep returns the memory step that records a compression: Kind
 // trace.KindMemory, Name StepCompress, and Result the report as JSON.
 func CompressStep(r CompressReport) *trace.Step {
-	b, err := marshal(r)
-	if err != nil {
-		panic(err)
-	}
-	return &trace.Step{Kind: trace.KindMemory, Name: StepCompress, Result: string(b)}
+	return &trace.Step{Kind: trace.KindMemory, Name: StepCompress, Result: string(r.appendJSON(nil))}
 }
 
 // decodeStep reads the Result of a card step. Every constraint must pass

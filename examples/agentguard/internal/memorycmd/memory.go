@@ -33,6 +33,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
@@ -162,7 +163,7 @@ func report(w io.Writer, tr *trace.Trace, budget int) (int, error) {
 	sent = memory.Inject(sent, card)
 	fmt.Fprintf(w, "\n# messages sent under a budget of %d tokens: %d of %d kept, %d -> %d tokens\n",
 		budget, rep.Kept, rep.Messages, rep.TokensBefore, rep.TokensAfter)
-	fmt.Fprintf(w, "# dropped %v, elided %v, pinned %v", rep.Dropped, rep.Elided, rep.Pinned)
+	fmt.Fprintf(w, "# dropped %v, elided %v, pinned %v", slices.Collect(rep.Dropped.All()), rep.Elided, rep.Pinned)
 	if rep.OverBudget {
 		fmt.Fprint(w, ", over budget")
 	}
