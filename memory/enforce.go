@@ -3,7 +3,6 @@ package memory
 import (
 	"encoding/json"
 	"fmt"
-	"iter"
 	"slices"
 	"strconv"
 	"strings"
@@ -107,7 +106,7 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	call := toolCall{w: w, name: s.Name, tokens: tokens(s.Name), args: args}
 	call.channel = e.channel(call, t.Tools)
 	var out []trace.Finding
-	for _, i := range mergeSorted(card.activeOf(KindProhibition), card.activeOf(KindTimeRange)) {
+	for _, i := range mergeSorted(nil, card.activeOf(KindProhibition), card.activeOf(KindTimeRange)) {
 		c := card.all[i]
 		var f *trace.Finding
 		switch c.Kind {
@@ -520,21 +519,4 @@ func sameAddress(a, b string) bool {
 	}
 	const minLen = 6
 	return len(fa) >= minLen && len(fb) >= minLen && (strings.Contains(fa, fb) || strings.Contains(fb, fa))
-}
-
-// mergeSorted yields the ascending lists a and b merged, in order.
-func mergeSorted(a, b []int) iter.Seq2[int, int] {
-	return func(yield func(int, int) bool) {
-		for n := 0; len(a) > 0 || len(b) > 0; n++ {
-			var v int
-			if len(b) == 0 || len(a) > 0 && a[0] < b[0] {
-				v, a = a[0], a[1:]
-			} else {
-				v, b = b[0], b[1:]
-			}
-			if !yield(n, v) {
-				return
-			}
-		}
-	}
 }
