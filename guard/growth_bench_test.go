@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
@@ -105,5 +106,51 @@ func BenchmarkSessionGrowth(b *testing.B) {
 				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(3*b.N), "ns/step")
 			})
 		}
+	}
+}
+
+// BenchmarkWholeSession runs whole sessions of 10, 100, 1,000 and 10,000
+// steps, as the issue that found the growth measured them: the average
+// guard time per step, the last write of the session (a write near the
+// end, which once rescanned every earlier result) and the whole session.
+// Run it with -benchtime 3x: a 10,000-step session is one iteration.
+func BenchmarkWholeSession(b *testing.B) {
+	for _, n := range []int{10, 100, 1000, 10000} {
+		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
+			g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1}})
+			invoice, customer, send := sessionTools(g)
+			var last time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx, rec := g.StartTrace(context.Background(), "s", "r")
+				rec.UserTurn("Please send each customer of order A1000 their invoice.")
+				for i := range n/3 - 1 {
+					sessionRound(ctx, b, i, invoice, customer, send)
+				}
+				i := n/3 - 1
+				order := fmt.Sprintf("A%d", 1000+i)
+				email := "c-" + order + "@example.com"
+				for _, c := range []struct {
+					tool tools.Tool
+					args string
+				}{
+					{invoice, fmt.Sprintf(`{"order_id":%q}`, order)},
+					{customer, fmt.Sprintf(`{"email":%q}`, email)},
+				} {
+					if _, err := c.tool.Call(ctx, c.args); err != nil {
+						b.Fatal(err)
+					}
+				}
+				t0 := time.Now()
+				if _, err := send.Call(ctx, fmt.Sprintf(`{"to":%q,"body":"Your invoice INV-%s"}`, email, order)); err != nil {
+					b.Fatal(err)
+				}
+				last += time.Since(t0)
+			}
+			steps := 3 * (n / 3)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*steps), "ns/step")
+			b.ReportMetric(float64(last.Nanoseconds())/float64(b.N), "ns/last-write")
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/1e6, "ms/session")
+		})
 	}
 }
