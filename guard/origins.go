@@ -301,6 +301,20 @@ func (ix *originIndex) of(v string) []origin {
 // says whether a value reads as free text (sentences) rather than a
 // record's field.
 func eachField(result string, fn func(rec int, key, value string, prose bool)) {
+	w := fieldWalkers.Get().(*fieldWalker)
+	read := w.walk(result)
+	if read {
+		for _, f := range w.fields {
+			fn(f.rec, f.key, f.value, !f.name && isProse(f.value))
+		}
+	}
+	w.release()
+	if read {
+		return
+	}
+	// JSON the walk turns away (a name twice in one object, invalid UTF-8)
+	// is decoded as encoding/json decodes it; text that is not JSON fails
+	// here too.
 	var v any
 	if json.Unmarshal([]byte(result), &v) == nil {
 		recs := 0
