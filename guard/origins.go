@@ -365,6 +365,14 @@ var (
 	pyPair = regexp.MustCompile(`'([^'\\]{1,80})':\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|([^,}\]]+))`)
 )
 
+// keyValueLine matches kvLine, which needs a colon, on lines that have one.
+func keyValueLine(line string) []string {
+	if strings.IndexByte(line, ':') < 0 {
+		return nil
+	}
+	return kvLine.FindStringSubmatch(line)
+}
+
 // keyValueLines reads a YAML-like or Python-repr record listing, or a list
 // of short lines: its fields in order, a value continued on an indented
 // line joined to it, an unkeyed line a field of its own. It returns nil for
@@ -381,7 +389,7 @@ func keyValueLines(text string) [][3]string {
 	lines := strings.Split(text, "\n")
 	keyed := 0
 	for _, line := range lines {
-		if m := kvLine.FindStringSubmatch(line); m != nil {
+		if m := keyValueLine(line); m != nil {
 			item := ""
 			if strings.HasPrefix(strings.TrimSpace(line), "- ") {
 				item = "-" // a new item of a YAML list
@@ -420,7 +428,7 @@ func isProse(s string) bool {
 	inWord, wordHasLetter := false, false
 	for _, r := range s {
 		switch {
-		case unicode.Is(unicode.Han, r):
+		case r >= utf8.RuneSelf && unicode.Is(unicode.Han, r):
 			cjk++
 			inWord = false
 		case unicode.IsSpace(r):
@@ -463,18 +471,16 @@ func eachToken(text string, fn func(tok string)) {
 			fn(normToken(strings.ReplaceAll(m, " ", "")))
 		}
 	}
-	if mayHoldPhone(text) {
-		for _, m := range phoneRun.FindAllString(text, -1) {
-			if k := phoneKey(m); k != "" {
-				fn(k)
-			}
+	eachPhoneRun(text, func(m string) {
+		if k := phoneKey(m); k != "" {
+			fn(k)
 		}
-	}
+	})
 	i := 0
 	for i < len(text) {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		switch {
-		case unicode.Is(unicode.Han, r):
+		case r >= utf8.RuneSelf && unicode.Is(unicode.Han, r):
 			j := i
 			var prev rune = -1
 			for j < len(text) {
