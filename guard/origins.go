@@ -68,6 +68,7 @@ type originIndex struct {
 	recValues map[int][]string
 	origins   []origin
 	tokens    map[string][]int32 // token -> origins holding it, ascending, once each
+	block     []int32            // where short posting lists are cut from
 }
 
 type originsKey struct{}
@@ -240,6 +241,16 @@ func (ix *originIndex) add(o origin, text string) {
 		list := ix.tokens[tok]
 		if n := len(list); n > 0 && list[n-1] == id {
 			return
+		}
+		if list == nil {
+			// Most tokens are held by one or two origins: their lists
+			// are cut from a shared block rather than allocated each.
+			if len(ix.block)+2 > cap(ix.block) {
+				ix.block = make([]int32, 0, 1024)
+			}
+			n := len(ix.block)
+			ix.block = ix.block[:n+2]
+			list = ix.block[n:n:n+2]
 		}
 		ix.tokens[tok] = append(list, id)
 	})
