@@ -140,9 +140,8 @@ func relay(w *lexicon.Compiled, tools ToolPolicies) Rule {
 		if s.Kind != trace.KindModel || len(s.Calls) > 0 || s.Result == "" {
 			return nil
 		}
-		ix := origins(w, t, tools)
 		for _, v := range specifics(s.Result) {
-			os := ix.of(v)
+			os := origins(w, t, tools).of(v) // the index only for an answer that names something
 			if len(os) == 0 || slices.ContainsFunc(os, func(o origin) bool { return o.kind != fromContent || o.delegated }) {
 				continue
 			}
