@@ -250,7 +250,7 @@ func (ix *originIndex) add(o origin, text string) {
 			}
 			n := len(ix.block)
 			ix.block = ix.block[:n+2]
-			list = ix.block[n:n:n+2]
+			list = ix.block[n : n : n+2]
 		}
 		ix.tokens[tok] = append(list, id)
 	})
