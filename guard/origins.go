@@ -580,14 +580,17 @@ func normToken(tok string) string {
 	tok = strings.TrimRight(tok, ".:,/-")
 	tok = strings.TrimPrefix(strings.TrimPrefix(tok, "https://"), "http://")
 	tok = strings.TrimPrefix(tok, "www.")
-	out := strings.Map(func(r rune) rune {
-		switch r {
-		case '-', '_', '.', '#', '/', ':', '+':
-			return -1
-		}
-		return unicode.ToLower(r)
-	}, tok)
-	out = unpad(out) // order 003 is order 3, A09 is A9
+	out, ok := foldASCII(tok)
+	if !ok {
+		out = strings.Map(func(r rune) rune {
+			switch r {
+			case '-', '_', '.', '#', '/', ':', '+':
+				return -1
+			}
+			return unicode.ToLower(r)
+		}, tok)
+		out = unpad(out) // order 003 is order 3, A09 is A9
+	}
 	if utf8.RuneCountInString(out) < 2 {
 		if out >= "0" && out <= "9" && len(out) == 1 {
 			return out // a one-digit id is still an id
@@ -597,13 +600,60 @@ func normToken(tok string) string {
 	return out
 }
 
+// foldASCII is the folding of normToken, separators dropped, case
+// lowered, runs of digits unpadded, for a short ASCII token, with one
+// allocation at most; ok is false for other tokens.
+func foldASCII(tok string) (out string, ok bool) {
+	var buf [64]byte
+	if len(tok) > len(buf) {
+		return "", false
+	}
+	b := buf[:0]
+	for i := 0; i < len(tok); i++ {
+		switch c := tok[i]; {
+		case c >= utf8.RuneSelf:
+			return "", false
+		case c == '-' || c == '_' || c == '.' || c == '#' || c == '/' || c == ':' || c == '+':
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		default:
+			b = append(b, c)
+		}
+	}
+	if len(b) == len(tok) && string(b) == tok {
+		return unpad(tok), true
+	}
+	var un [64]byte
+	u := un[:0]
+	for i := 0; i < len(b); {
+		if b[i] < '0' || b[i] > '9' {
+			u = append(u, b[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		run := b[i:j]
+		if len(run) <= 6 {
+			for len(run) > 1 && run[0] == '0' {
+				run = run[1:]
+			}
+		}
+		u = append(u, run...)
+		i = j
+	}
+	return string(u), true
+}
+
 // unpad drops the leading zeros of every run of digits, keeping one zero
 // for a run of zeros, so that zero-padded ids ("003", "A09") equal their
 // unpadded forms. Runs of more than six digits (phones, accounts) keep
 // theirs.
 func unpad(tok string) string {
-	if !strings.ContainsRune(tok, '0') {
-		return tok
+	if !padded(tok) {
+		return tok // nothing to drop, nothing allocated
 	}
 	var b strings.Builder
 	for i := 0; i < len(tok); {
@@ -626,6 +676,30 @@ func unpad(tok string) string {
 		i = j
 	}
 	return b.String()
+}
+
+// padded reports whether a run of at most six digits in tok starts with a
+// zero and has more digits after it: whether unpad changes tok.
+func padded(tok string) bool {
+	for i := strings.IndexByte(tok, '0'); i >= 0 && i < len(tok); {
+		j := i
+		for j < len(tok) && tok[j] >= '0' && tok[j] <= '9' {
+			j++
+		}
+		start := i
+		for start > 0 && tok[start-1] >= '0' && tok[start-1] <= '9' {
+			start--
+		}
+		if start == i && j-start <= 6 && j-i > 1 {
+			return true
+		}
+		k := strings.IndexByte(tok[j:], '0')
+		if k < 0 {
+			return false
+		}
+		i = j + k
+	}
+	return false
 }
 
 // argsKey memoises a step's decoded arguments in its trace: provenance
