@@ -103,20 +103,38 @@ func BenchmarkCorpusEvaluate(b *testing.B) {
 	reportCorpus(b, steps, cpu)
 }
 
+// compiledPatterns collects every pattern reachable from v: the lexicon's
+// phrases, and its dates and clocks, which the memory card's extractor
+// prefilters too.
+func compiledPatterns(v reflect.Value, out []*regexp.Regexp) []*regexp.Regexp {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if re, ok := v.Interface().(*regexp.Regexp); ok {
+			if re != nil {
+				out = append(out, re)
+			}
+		} else if !v.IsNil() {
+			out = compiledPatterns(v.Elem(), out)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				out = compiledPatterns(v.Field(i), out)
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			out = compiledPatterns(v.Index(i), out)
+		}
+	}
+	return out
+}
+
 // TestPrefiltersOnCorpus checks the lexicon patterns' prefilters on every
 // text of the shared corpus: what a pattern matches, MayMatch lets through.
 func TestPrefiltersOnCorpus(t *testing.T) {
 	dir := corpusDir(t)
-	var patterns []*regexp.Regexp
-	v := reflect.ValueOf(detect.Default()).Elem()
-	for i := range v.NumField() {
-		if !v.Type().Field(i).IsExported() {
-			continue
-		}
-		if re, ok := v.Field(i).Interface().(*regexp.Regexp); ok && re != nil {
-			patterns = append(patterns, re)
-		}
-	}
+	patterns := compiledPatterns(reflect.ValueOf(detect.Default()), nil)
 	texts, matched := 0, 0
 	for _, name := range []string{"taubench_airline.jsonl", "tau2_retail.jsonl", "tau2_telecom.jsonl", "agentdojo.jsonl"} {
 		for _, ct := range loadCorpusFile(t, filepath.Join(dir, name)) {
