@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"regexp/syntax"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -19,6 +20,7 @@ import (
 // so a lexicon keeps its patterns as data and nothing here names a word.
 type prefilter struct {
 	words []string // lower-cased when the pattern folds case
+	ascii []bool   // per word: its only cased letters are ASCII (asciiCaseOnly)
 	fold  bool
 	digit bool // an ASCII digit is one of them ([0-9], \d)
 }
@@ -53,24 +55,35 @@ func MayMatch(re *regexp.Regexp, text string) bool {
 	}
 	// Lower the ASCII letters once, then let strings.Contains (vectorised)
 	// look for each word; a word with non-ASCII cased letters is looked
-	// for rune by rune.
-	bp := lowerBufs.Get().(*[]byte)
-	defer lowerBufs.Put(bp)
-	lower := (*bp)[:0]
+	// for rune by rune. A sentence is lowered on the stack.
+	var stack [512]byte
+	var lower []byte
+	if len(text) <= len(stack) {
+		lower = lowerASCII(stack[:0], text)
+	} else {
+		bp := lowerBufs.Get().(*[]byte)
+		defer lowerBufs.Put(bp)
+		*bp = lowerASCII((*bp)[:0], text)
+		lower = *bp
+	}
+	for i, w := range pf.words {
+		if pf.ascii[i] && bytes.Contains(lower, []byte(w)) || !pf.ascii[i] && containsFold(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerASCII appends text to dst with its ASCII letters lowered.
+func lowerASCII(dst []byte, text string) []byte {
 	for i := 0; i < len(text); i++ {
 		c := text[i]
 		if c >= 'A' && c <= 'Z' {
 			c += 'a' - 'A'
 		}
-		lower = append(lower, c)
+		dst = append(dst, c)
 	}
-	*bp = lower
-	for _, w := range pf.words {
-		if asciiCaseOnly(w) && bytes.Contains(lower, []byte(w)) || !asciiCaseOnly(w) && containsFold(text, w) {
-			return true
-		}
-	}
-	return false
+	return dst
 }
 
 var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
@@ -105,8 +118,11 @@ func prefilterOf(re *regexp.Regexp) *prefilter {
 			p.digit = true
 		case len(w) < 2:
 			return nil
-		default:
+		case !slices.ContainsFunc(words, func(v string) bool { return v != w && v != anyDigit && strings.Contains(w, v) }) &&
+			!slices.Contains(p.words, w):
+			// A word that holds another ("january", "jan") adds nothing.
 			p.words = append(p.words, w)
+			p.ascii = append(p.ascii, asciiCaseOnly(w))
 		}
 	}
 	return p
