@@ -161,6 +161,9 @@ func relay(w *lexicon.Compiled, tools ToolPolicies) Rule {
 // fact tells a landmark a review mentions from a recommendation planted in
 // one.
 func specifics(text string) []string {
+	if !mayHoldSpecific(text) {
+		return nil // most answers name no link, address or account
+	}
 	var out []string
 	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(",;()[]<>\"'!?*", r) }) {
 		f = strings.TrimRight(f, ".:")

@@ -74,6 +74,21 @@ func eachPhoneRun(text string, fn func(m string)) {
 	}
 }
 
+// mayHoldSpecific reports whether text has what isURL, isEmail or isIBAN
+// needs of one of its words: "http", "www.", an '@', or two capitals and
+// two digits in a row.
+func mayHoldSpecific(text string) bool {
+	if strings.IndexByte(text, '@') >= 0 || strings.Contains(text, "http") || strings.Contains(text, "www.") {
+		return true
+	}
+	for i := 0; i+3 < len(text); i++ {
+		if upper(text[i]) && upper(text[i+1]) && digit(text[i+2]) && digit(text[i+3]) {
+			return true
+		}
+	}
+	return false
+}
+
 // mayHoldSpacedIBAN reports whether text has what spacedIBAN starts with:
 // two capitals, two digits and a space.
 func mayHoldSpacedIBAN(text string) bool {

@@ -49,6 +49,7 @@ func checkShapes(t *testing.T, v string) {
 		{"isIBAN", isIBAN(v), ibanValue.MatchString(v)},
 		{"isPhone", isPhone(v), phoneValue.MatchString(v)},
 		{"mayHoldSpacedIBAN", mayHoldSpacedIBAN(v) || !spacedIBAN.MatchString(v), true},
+		{"mayHoldSpecific", mayHoldSpecific(v) || !isURL(v) && !isEmail(v) && !isIBAN(v), true},
 	} {
 		if c.got != c.want {
 			t.Errorf("%s(%q) = %v, want %v", c.name, v, c.got, c.want)
