@@ -140,9 +140,8 @@ func relay(w *lexicon.Compiled, tools ToolPolicies) Rule {
 		if s.Kind != trace.KindModel || len(s.Calls) > 0 || s.Result == "" {
 			return nil
 		}
-		ix := origins(w, t, tools)
 		for _, v := range specifics(s.Result) {
-			os := ix.of(v)
+			os := origins(w, t, tools).of(v) // the index only for an answer that names something
 			if len(os) == 0 || slices.ContainsFunc(os, func(o origin) bool { return o.kind != fromContent || o.delegated }) {
 				continue
 			}
@@ -162,6 +161,9 @@ func relay(w *lexicon.Compiled, tools ToolPolicies) Rule {
 // fact tells a landmark a review mentions from a recommendation planted in
 // one.
 func specifics(text string) []string {
+	if !mayHoldSpecific(text) {
+		return nil // most answers name no link, address or account
+	}
 	var out []string
 	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(",;()[]<>\"'!?*", r) }) {
 		f = strings.TrimRight(f, ".:")

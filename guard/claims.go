@@ -70,6 +70,12 @@ func (r *falseClaims) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if len(missed) == 0 {
 		return nil // the common case: nothing to contradict, the answer is not read
 	}
+	if ch, ok := neverCalledOnly(missed); ok && !mayClaim(s.Result, ch) {
+		// A tool never called is contradicted only by a clause that
+		// claims its channel by a term: an answer with no such term
+		// anywhere need not be read clause by clause.
+		return nil
+	}
 	claims := readClaims(s.Result)
 	if len(claims) == 0 {
 		return nil
@@ -94,6 +100,33 @@ func (r *falseClaims) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		}
 	}
 	return out
+}
+
+// neverCalledOnly returns the channels of missed when every effect in it
+// is a tool never called.
+func neverCalledOnly(missed []effect) (channelSet, bool) {
+	var ch channelSet
+	for _, e := range missed {
+		if e.outcome != neverCalled {
+			return 0, false
+		}
+		ch |= e.channels
+	}
+	return ch, true
+}
+
+// mayClaim reports whether answer holds a term that claims one of
+// channels (a noun or a did word of claimVocabulary): what every claim
+// contradicting a tool never called has. A term in a clause of the answer
+// is a term of the whole answer normalised, so no claim is missed.
+func mayClaim(answer string, channels channelSet) bool {
+	found := false
+	claimIndex.each(normaliseAnswer(answer), func(k, _, _ int) bool {
+		t := claimTerms[k]
+		found = (t.kind == kindNoun || t.kind == kindDid) && t.chans&channels != 0
+		return !found
+	})
+	return found
 }
 
 // maxEvidence bounds a finding's evidence, in bytes.

@@ -96,17 +96,42 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 }
 
 // recordedFindings returns the findings of rule that the trace's gate steps
-// recorded for step i: the online decision, for what cannot be judged again.
+// after step i recorded for it: the online decision, for what cannot be
+// judged again. The gate steps are indexed once per trace, so that asking
+// for every step does not rescan the trace each time.
 func recordedFindings(t *trace.Trace, i int, rule string) []trace.Finding {
 	var out []trace.Finding
-	for _, g := range t.Steps[i+1:] {
-		if g.Kind == trace.KindGate && g.Finding != nil && g.Finding.Step == i && g.Finding.Rule == rule {
+	for _, g := range recordedGates(t)[stepRule{i, rule}] {
+		if g.at > i {
 			f := *g.Finding
 			f.Shadow = false
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// recordedGate is a gate step with a finding and its position in the trace.
+type recordedGate struct {
+	*trace.Step
+	at int
+}
+
+type recordedGatesKey struct{ n int }
+
+// recordedGates returns t's gate steps with a finding, by the step and rule of
+// the finding, in trace order; kept in t's memo per length.
+func recordedGates(t *trace.Trace) map[stepRule][]recordedGate {
+	return t.Memo(recordedGatesKey{len(t.Steps)}, func() any {
+		m := map[stepRule][]recordedGate{}
+		for at, g := range t.Steps {
+			if g.Kind == trace.KindGate && g.Finding != nil {
+				k := stepRule{g.Finding.Step, g.Finding.Rule}
+				m[k] = append(m[k], recordedGate{g, at})
+			}
+		}
+		return m
+	}).(map[stepRule][]recordedGate)
 }
 
 type stepRule struct {

@@ -68,6 +68,7 @@ type originIndex struct {
 	recValues map[int][]string
 	origins   []origin
 	tokens    map[string][]int32 // token -> origins holding it, ascending, once each
+	block     []int32            // where short posting lists are cut from
 }
 
 type originsKey struct{}
@@ -241,6 +242,16 @@ func (ix *originIndex) add(o origin, text string) {
 		if n := len(list); n > 0 && list[n-1] == id {
 			return
 		}
+		if list == nil {
+			// Most tokens are held by one or two origins: their lists
+			// are cut from a shared block rather than allocated each.
+			if len(ix.block)+2 > cap(ix.block) {
+				ix.block = make([]int32, 0, 1024)
+			}
+			n := len(ix.block)
+			ix.block = ix.block[:n+2]
+			list = ix.block[n : n : n+2]
+		}
 		ix.tokens[tok] = append(list, id)
 	})
 }
@@ -301,6 +312,20 @@ func (ix *originIndex) of(v string) []origin {
 // says whether a value reads as free text (sentences) rather than a
 // record's field.
 func eachField(result string, fn func(rec int, key, value string, prose bool)) {
+	w := fieldWalkers.Get().(*fieldWalker)
+	read := w.walk(result)
+	if read {
+		for _, f := range w.fields {
+			fn(f.rec, f.key, f.value, !f.name && isProse(f.value))
+		}
+	}
+	w.release()
+	if read {
+		return
+	}
+	// JSON the walk turns away (a name twice in one object, invalid UTF-8)
+	// is decoded as encoding/json decodes it; text that is not JSON fails
+	// here too.
 	var v any
 	if json.Unmarshal([]byte(result), &v) == nil {
 		recs := 0
@@ -351,6 +376,14 @@ var (
 	pyPair = regexp.MustCompile(`'([^'\\]{1,80})':\s*(?:'((?:[^'\\]|\\.)*)'|"((?:[^"\\]|\\.)*)"|([^,}\]]+))`)
 )
 
+// keyValueLine matches kvLine, which needs a colon, on lines that have one.
+func keyValueLine(line string) []string {
+	if strings.IndexByte(line, ':') < 0 {
+		return nil
+	}
+	return kvLine.FindStringSubmatch(line)
+}
+
 // keyValueLines reads a YAML-like or Python-repr record listing, or a list
 // of short lines: its fields in order, a value continued on an indented
 // line joined to it, an unkeyed line a field of its own. It returns nil for
@@ -367,7 +400,7 @@ func keyValueLines(text string) [][3]string {
 	lines := strings.Split(text, "\n")
 	keyed := 0
 	for _, line := range lines {
-		if m := kvLine.FindStringSubmatch(line); m != nil {
+		if m := keyValueLine(line); m != nil {
 			item := ""
 			if strings.HasPrefix(strings.TrimSpace(line), "- ") {
 				item = "-" // a new item of a YAML list
@@ -406,7 +439,7 @@ func isProse(s string) bool {
 	inWord, wordHasLetter := false, false
 	for _, r := range s {
 		switch {
-		case unicode.Is(unicode.Han, r):
+		case r >= utf8.RuneSelf && unicode.Is(unicode.Han, r):
 			cjk++
 			inWord = false
 		case unicode.IsSpace(r):
@@ -449,18 +482,16 @@ func eachToken(text string, fn func(tok string)) {
 			fn(normToken(strings.ReplaceAll(m, " ", "")))
 		}
 	}
-	if mayHoldPhone(text) {
-		for _, m := range phoneRun.FindAllString(text, -1) {
-			if k := phoneKey(m); k != "" {
-				fn(k)
-			}
+	eachPhoneRun(text, func(m string) {
+		if k := phoneKey(m); k != "" {
+			fn(k)
 		}
-	}
+	})
 	i := 0
 	for i < len(text) {
 		r, size := utf8.DecodeRuneInString(text[i:])
 		switch {
-		case unicode.Is(unicode.Han, r):
+		case r >= utf8.RuneSelf && unicode.Is(unicode.Han, r):
 			j := i
 			var prev rune = -1
 			for j < len(text) {
@@ -549,14 +580,17 @@ func normToken(tok string) string {
 	tok = strings.TrimRight(tok, ".:,/-")
 	tok = strings.TrimPrefix(strings.TrimPrefix(tok, "https://"), "http://")
 	tok = strings.TrimPrefix(tok, "www.")
-	out := strings.Map(func(r rune) rune {
-		switch r {
-		case '-', '_', '.', '#', '/', ':', '+':
-			return -1
-		}
-		return unicode.ToLower(r)
-	}, tok)
-	out = unpad(out) // order 003 is order 3, A09 is A9
+	out, ok := foldASCII(tok)
+	if !ok {
+		out = strings.Map(func(r rune) rune {
+			switch r {
+			case '-', '_', '.', '#', '/', ':', '+':
+				return -1
+			}
+			return unicode.ToLower(r)
+		}, tok)
+		out = unpad(out) // order 003 is order 3, A09 is A9
+	}
 	if utf8.RuneCountInString(out) < 2 {
 		if out >= "0" && out <= "9" && len(out) == 1 {
 			return out // a one-digit id is still an id
@@ -566,13 +600,60 @@ func normToken(tok string) string {
 	return out
 }
 
+// foldASCII is the folding of normToken, separators dropped, case
+// lowered, runs of digits unpadded, for a short ASCII token, with one
+// allocation at most; ok is false for other tokens.
+func foldASCII(tok string) (out string, ok bool) {
+	var buf [64]byte
+	if len(tok) > len(buf) {
+		return "", false
+	}
+	b := buf[:0]
+	for i := 0; i < len(tok); i++ {
+		switch c := tok[i]; {
+		case c >= utf8.RuneSelf:
+			return "", false
+		case c == '-' || c == '_' || c == '.' || c == '#' || c == '/' || c == ':' || c == '+':
+		case c >= 'A' && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		default:
+			b = append(b, c)
+		}
+	}
+	if len(b) == len(tok) && string(b) == tok {
+		return unpad(tok), true
+	}
+	var un [64]byte
+	u := un[:0]
+	for i := 0; i < len(b); {
+		if b[i] < '0' || b[i] > '9' {
+			u = append(u, b[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		run := b[i:j]
+		if len(run) <= 6 {
+			for len(run) > 1 && run[0] == '0' {
+				run = run[1:]
+			}
+		}
+		u = append(u, run...)
+		i = j
+	}
+	return string(u), true
+}
+
 // unpad drops the leading zeros of every run of digits, keeping one zero
 // for a run of zeros, so that zero-padded ids ("003", "A09") equal their
 // unpadded forms. Runs of more than six digits (phones, accounts) keep
 // theirs.
 func unpad(tok string) string {
-	if !strings.ContainsRune(tok, '0') {
-		return tok
+	if !padded(tok) {
+		return tok // nothing to drop, nothing allocated
 	}
 	var b strings.Builder
 	for i := 0; i < len(tok); {
@@ -595,6 +676,30 @@ func unpad(tok string) string {
 		i = j
 	}
 	return b.String()
+}
+
+// padded reports whether a run of at most six digits in tok starts with a
+// zero and has more digits after it: whether unpad changes tok.
+func padded(tok string) bool {
+	for i := strings.IndexByte(tok, '0'); i >= 0 && i < len(tok); {
+		j := i
+		for j < len(tok) && tok[j] >= '0' && tok[j] <= '9' {
+			j++
+		}
+		start := i
+		for start > 0 && tok[start-1] >= '0' && tok[start-1] <= '9' {
+			start--
+		}
+		if start == i && j-start <= 6 && j-i > 1 {
+			return true
+		}
+		k := strings.IndexByte(tok[j:], '0')
+		if k < 0 {
+			return false
+		}
+		i = j + k
+	}
+	return false
 }
 
 // argsKey memoises a step's decoded arguments in its trace: provenance

@@ -33,15 +33,57 @@ func isPhone(v string) bool {
 func upper(c byte) bool { return c >= 'A' && c <= 'Z' }
 func digit(c byte) bool { return c >= '0' && c <= '9' }
 
-// mayHoldPhone reports whether text has the seven digits that phoneKey
-// needs of a phoneRun match, so that most text skips that pattern.
-func mayHoldPhone(text string) bool {
-	n := 0
-	for i := 0; i < len(text); i++ {
-		if digit(text[i]) {
-			if n++; n >= 7 {
-				return true
+// eachPhoneRun calls fn with every match of phoneRun in text, in order, as
+// phoneRun.FindAllString finds them, without the regexp engine: it runs on
+// every field of every result. A match starts at a digit, or a '+' before
+// one, and ends at the last digit of the run of phone characters that
+// follows, at least six runes after the first digit.
+func eachPhoneRun(text string, fn func(m string)) {
+	for p := 0; p < len(text); {
+		q := p + 1 // after the first digit
+		switch {
+		case text[p] == '+' && p+1 < len(text) && digit(text[p+1]):
+			q = p + 2
+		case !digit(text[p]):
+			p++ // a byte of a multi-byte rune starts no match either
+			continue
+		}
+		end := -1 // the end of the last digit at least six runes on
+	run:
+		for i, runes := q, 0; i < len(text); runes++ {
+			switch c := text[i]; {
+			case digit(c):
+				if runes >= 6 {
+					end = i + 1
+				}
+				i++
+			case c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == '(' || c == ')' || c == '.' || c == '-':
+				i++
+			case strings.HasPrefix(text[i:], "–"):
+				i += len("–")
+			default:
+				break run
 			}
+		}
+		if end < 0 {
+			p++
+			continue
+		}
+		fn(text[p:end])
+		p = end
+	}
+}
+
+// mayHoldSpecific reports whether text has what isURL, isEmail or isIBAN
+// needs of one of its words: "http", "www.", an '@', or two capitals and
+// two digits in a row.
+func mayHoldSpecific(text string) bool {
+	if strings.IndexByte(text, '@') >= 0 || strings.Contains(text, "http") || strings.Contains(text, "www.") {
+		return true
+	}
+	for i := 0; i+3 < len(text); i++ {
+		if upper(text[i]) && upper(text[i+1]) && digit(text[i+2]) && digit(text[i+3]) {
+			return true
 		}
 	}
 	return false

@@ -196,6 +196,9 @@ type mention struct {
 func dates(w *lexicon.TimePatterns, s string) []mention {
 	var out []mention
 	add := func(re *regexp.Regexp, conv func(m []string) (point, bool)) {
+		if !lexicon.MayMatch(re, s) {
+			return // no word, or digit, every match needs: most sentences
+		}
 		for _, loc := range re.FindAllStringSubmatchIndex(s, -1) {
 			if overlaps(out, loc[0], loc[1]) {
 				continue
@@ -221,6 +224,9 @@ func dates(w *lexicon.TimePatterns, s string) []mention {
 func clocks(w *lexicon.TimePatterns, s string) []mention {
 	var out []mention
 	for _, re := range w.Clocks {
+		if !lexicon.MayMatch(re, s) {
+			continue
+		}
 		for _, loc := range re.FindAllStringSubmatchIndex(s, -1) {
 			if overlaps(out, loc[0], loc[1]) ||
 				loc[0] > 0 && (isDigit(s[loc[0]-1]) || s[loc[0]-1] == ':') ||

@@ -1,0 +1,325 @@
+package lexicon
+
+import (
+	"bytes"
+	"regexp"
+	"regexp/syntax"
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+)
+
+// A prefilter is a set of words one of which every match of a pattern
+// contains. The lexicon's patterns have no literal prefix the regexp
+// engine could seek to (case-folded alternatives after \b), so the engine
+// tries every position of every text; most texts hold none of the words,
+// and a substring search turns them away first. Like RE2's and
+// Hyperscan's literal prefilters, it is derived from the pattern itself,
+// so a lexicon keeps its patterns as data and nothing here names a word.
+type prefilter struct {
+	words []string // lower-cased when the pattern folds case
+	ascii []bool   // per word: its only cased letters are ASCII (asciiCaseOnly)
+	fold  bool
+	digit bool // an ASCII digit is one of them ([0-9], \d)
+}
+
+// anyDigit stands for an ASCII digit among a pattern's required words: a
+// word no text holds, so the substring searches pass it by.
+const anyDigit = "\x00digit"
+
+// prefilters memoises prefilterOf per compiled pattern.
+var prefilters sync.Map // *regexp.Regexp → *prefilter (nil: none)
+
+// MayMatch reports whether re could match text: false only when text holds
+// none of the words every match of re contains (and no ASCII digit, when a
+// digit is among what every match contains). It costs a substring search;
+// use it before a pattern that runs on every step or every sentence.
+func MayMatch(re *regexp.Regexp, text string) bool {
+	p, ok := prefilters.Load(re)
+	if !ok {
+		p, _ = prefilters.LoadOrStore(re, prefilterOf(re))
+	}
+	pf := p.(*prefilter)
+	if pf == nil || pf.digit && strings.ContainsAny(text, "0123456789") {
+		return true
+	}
+	if !pf.fold {
+		for _, w := range pf.words {
+			if strings.Contains(text, w) {
+				return true
+			}
+		}
+		return false
+	}
+	// Lower the ASCII letters once, then let strings.Contains (vectorised)
+	// look for each word; a word with non-ASCII cased letters is looked
+	// for rune by rune. A sentence is lowered on the stack.
+	var stack [512]byte
+	var lower []byte
+	if len(text) <= len(stack) {
+		lower = lowerASCII(stack[:0], text)
+	} else {
+		bp := lowerBufs.Get().(*[]byte)
+		defer lowerBufs.Put(bp)
+		*bp = lowerASCII((*bp)[:0], text)
+		lower = *bp
+	}
+	for i, w := range pf.words {
+		if pf.ascii[i] && bytes.Contains(lower, []byte(w)) || !pf.ascii[i] && containsFold(text, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// lowerASCII appends text to dst with its ASCII letters lowered.
+func lowerASCII(dst []byte, text string) []byte {
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// asciiCaseOnly reports whether the only letters of w with an upper case
+// are ASCII, so that lowering a text's ASCII letters is enough to find it.
+func asciiCaseOnly(w string) bool {
+	for _, r := range w {
+		if r >= utf8.RuneSelf && unicode.ToUpper(r) != r {
+			return false
+		}
+	}
+	return true
+}
+
+// prefilterOf derives re's prefilter, or nil when re has no set of
+// required words worth searching for (any word shorter than two bytes, or
+// more than maxWords of them).
+func prefilterOf(re *regexp.Regexp) *prefilter {
+	parsed, err := syntax.Parse(re.String(), syntax.Perl)
+	if err != nil {
+		return nil
+	}
+	words, fold, ok := required(parsed.Simplify())
+	if !ok || len(words) == 0 || len(words) > maxWords {
+		return nil
+	}
+	p := &prefilter{fold: fold}
+	for _, w := range words {
+		switch {
+		case w == anyDigit:
+			p.digit = true
+		case len(w) < 2:
+			return nil
+		case !slices.ContainsFunc(words, func(v string) bool { return v != w && v != anyDigit && strings.Contains(w, v) }) &&
+			!slices.Contains(p.words, w):
+			// A word that holds another ("january", "jan") adds nothing.
+			p.words = append(p.words, w)
+			p.ascii = append(p.ascii, asciiCaseOnly(w))
+		}
+	}
+	return p
+}
+
+const maxWords = 64
+
+// digits reports whether re is a class of ASCII digits only.
+func digits(re *syntax.Regexp) bool {
+	if re.Op != syntax.OpCharClass || len(re.Rune) == 0 {
+		return false
+	}
+	for i := 0; i+1 < len(re.Rune); i += 2 {
+		if re.Rune[i] < '0' || re.Rune[i+1] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// exact returns the strings re matches, when they are few and literal.
+func exact(re *syntax.Regexp) (words []string, fold, ok bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return []string{""}, false, true
+	case syntax.OpLiteral:
+		fold := re.Flags&syntax.FoldCase != 0
+		s := string(re.Rune)
+		if fold {
+			s = strings.ToLower(s)
+		}
+		return []string{s}, fold, true
+	case syntax.OpCharClass:
+		n := 0
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			n += int(re.Rune[i+1]-re.Rune[i]) + 1
+		}
+		if n > 4 {
+			return nil, false, false
+		}
+		// A small class is its letters; [Cc] is a folded c.
+		seen := map[string]bool{}
+		for i := 0; i+1 < len(re.Rune); i += 2 {
+			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
+				if l := string(unicode.ToLower(r)); !seen[l] {
+					seen[l] = true
+					words = append(words, l)
+				}
+			}
+		}
+		return words, len(words) < n, true
+	case syntax.OpCapture:
+		return exact(re.Sub[0])
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			w, f, ok := exact(sub)
+			if !ok {
+				return nil, false, false
+			}
+			words, fold = append(words, w...), fold || f
+		}
+		return words, fold, len(words) <= maxWords
+	case syntax.OpConcat:
+		words = []string{""}
+		for _, sub := range re.Sub {
+			w, f, ok := exact(sub)
+			if !ok || len(words)*len(w) > maxWords {
+				return nil, false, false
+			}
+			words, fold = cross(words, w), fold || f
+		}
+		return words, fold, true
+	}
+	return nil, false, false
+}
+
+// required returns words one of which every match of re contains.
+func required(re *syntax.Regexp) (words []string, fold, ok bool) {
+	if w, f, ok := exact(re); ok && !hasEmpty(w) {
+		return w, f, true
+	}
+	switch re.Op {
+	case syntax.OpCharClass:
+		if digits(re) {
+			return []string{anyDigit}, false, true
+		}
+	case syntax.OpCapture, syntax.OpPlus:
+		return required(re.Sub[0])
+	case syntax.OpRepeat:
+		if re.Min >= 1 {
+			return required(re.Sub[0])
+		}
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			w, f, ok := required(sub)
+			if !ok {
+				return nil, false, false
+			}
+			words, fold = append(words, w...), fold || f
+		}
+		return words, fold, true
+	case syntax.OpConcat:
+		// The best of: each run of exact factors, crossed; each other
+		// factor's own required words. Best is the set whose shortest
+		// word is longest.
+		best, bestFold, found := []string(nil), false, false
+		consider := func(w []string, f bool) {
+			if len(w) == 0 || len(w) > maxWords || hasEmpty(w) {
+				return
+			}
+			if !found || shortest(w) > shortest(best) {
+				best, bestFold, found = w, f, true
+			}
+		}
+		run, runFold := []string{""}, false
+		for _, sub := range re.Sub {
+			if w, f, ok := exact(sub); ok && len(run)*len(w) <= maxWords {
+				run, runFold = cross(run, w), runFold || f
+				continue
+			}
+			consider(run, runFold)
+			run, runFold = []string{""}, false
+			if w, f, ok := required(sub); ok {
+				consider(w, f)
+			}
+		}
+		consider(run, runFold)
+		return best, bestFold, found
+	}
+	return nil, false, false
+}
+
+func cross(a, b []string) []string {
+	out := make([]string, 0, len(a)*len(b))
+	for _, x := range a {
+		for _, y := range b {
+			out = append(out, x+y)
+		}
+	}
+	return out
+}
+
+// shortest returns the length of the shortest of w, a digit counted as
+// one byte: the longer a set's shortest word, the fewer texts hold one.
+func shortest(w []string) int {
+	n := -1
+	for _, s := range w {
+		l := len(s)
+		if s == anyDigit {
+			l = 1
+		}
+		if n < 0 || l < n {
+			n = l
+		}
+	}
+	return n
+}
+
+func hasEmpty(w []string) bool {
+	for _, s := range w {
+		if s == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFold reports whether s contains the lower-case word w, ignoring
+// the case of s.
+func containsFold(s, w string) bool {
+	if w == "" {
+		return true
+	}
+	first, _ := utf8.DecodeRuneInString(w)
+	upper := unicode.ToUpper(first)
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if (r == first || r == upper || unicode.ToLower(r) == first) && hasPrefixFold(s[i:], w) {
+			return true
+		}
+		i += n
+	}
+	return false
+}
+
+// hasPrefixFold reports whether s starts with w, ignoring case.
+func hasPrefixFold(s, w string) bool {
+	for _, wr := range w {
+		if s == "" {
+			return false
+		}
+		r, n := utf8.DecodeRuneInString(s)
+		if r != wr && unicode.ToLower(r) != wr {
+			return false
+		}
+		s = s[n:]
+	}
+	return true
+}

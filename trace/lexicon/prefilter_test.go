@@ -1,0 +1,122 @@
+package lexicon
+
+import (
+	"reflect"
+	"regexp"
+	"slices"
+	"testing"
+)
+
+func TestPrefilterOf(t *testing.T) {
+	for _, tc := range []struct {
+		pattern string
+		words   []string // nil: no prefilter
+		fold    bool
+	}{
+		{`(?i)\b(?:clause|section)\s*(?P<num>\d+)`, []string{"clause", "section"}, true},
+		{`第\s*(\d+)\s*[条款]`, []string{"第"}, false},
+		{`(?i)\bno such\b|\bcannot\b|没有`, []string{"no such", "cannot", "没有"}, true},
+		{`[a-z]+`, nil, false},   // no word at all
+		{`(?i)a|bc`, nil, false}, // "a" is too short to be worth it
+		{`(?i)(?:x|y)?records`, []string{"records"}, true},
+		{`(?:ab|cd)(?:ef|gh)`, []string{"abef", "abgh", "cdef", "cdgh"}, false},
+		// a digit is required when no longer word is
+		{`\d+`, []string{anyDigit}, false},
+		{`\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})`, []string{anyDigit}, false},
+		{`(?i)(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?\s*(?:(?P<am>a\.?m\b\.?)|(?P<pm>p\.?m\b\.?))|(?P<hour>\d{1,2}):(?P<min>\d{2})(?::\d{2})?|\b(?P<word>noon|midnight)\b`,
+			[]string{anyDigit, "noon", "midnight"}, true},
+		{`(?:(?P<year>\d{4})\s*年\s*)?(?P<month>\d{1,2})\s*月\s*(?P<day>\d{1,2})\s*[日号號]?`, []string{"月"}, false},
+		{`[0-9a-f]+`, nil, false},
+	} {
+		t.Run(tc.pattern, func(t *testing.T) {
+			p := prefilterOf(regexp.MustCompile(tc.pattern))
+			if tc.words == nil {
+				if p != nil {
+					t.Fatalf("got %+v, want no prefilter", p)
+				}
+				return
+			}
+			if p == nil {
+				t.Fatalf("got no prefilter, want %q", tc.words)
+			}
+			got := slices.Clone(p.words)
+			if p.digit {
+				got = append(got, anyDigit)
+			}
+			slices.Sort(got)
+			want := slices.Clone(tc.words)
+			slices.Sort(want)
+			if !reflect.DeepEqual(got, want) || p.fold != tc.fold {
+				t.Errorf("got %q fold=%v, want %q fold=%v", got, p.fold, want, tc.fold)
+			}
+		})
+	}
+}
+
+func TestMayMatch(t *testing.T) {
+	clock := regexp.MustCompile(`(?i)(?P<hour>\d{1,2}):(?P<min>\d{2})|\b(?P<word>noon|midnight)\b`)
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"see you at 10:30", true},
+		{"see you at NOON", true},
+		{"see you tomorrow", false},
+		{"see you at ten", false},
+	} {
+		if got := MayMatch(clock, tc.text); got != tc.want {
+			t.Errorf("MayMatch(%q) = %v, want %v", tc.text, got, tc.want)
+		}
+		if clock.MatchString(tc.text) && !MayMatch(clock, tc.text) {
+			t.Errorf("%q matches but MayMatch says no", tc.text)
+		}
+	}
+}
+
+// patternsOf collects every compiled pattern reachable from v.
+func patternsOf(v reflect.Value, out []*regexp.Regexp) []*regexp.Regexp {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if re, ok := v.Interface().(*regexp.Regexp); ok {
+			if re != nil {
+				out = append(out, re)
+			}
+			return out
+		}
+		if !v.IsNil() {
+			out = patternsOf(v.Elem(), out)
+		}
+	case reflect.Struct:
+		for i := range v.NumField() {
+			if v.Type().Field(i).IsExported() {
+				out = patternsOf(v.Field(i), out)
+			}
+		}
+	case reflect.Slice:
+		for i := range v.Len() {
+			out = patternsOf(v.Index(i), out)
+		}
+	}
+	return out
+}
+
+// FuzzMayMatch holds the prefilter's one promise for every pattern of the
+// default lexicon, dates and clocks included: a text a pattern matches is
+// never turned away.
+func FuzzMayMatch(f *testing.F) {
+	for _, s := range []string{"on March 3rd, 2025 at 10:30am", "3 of june", "noon", "下午3点半", "2025年6月1日到5日",
+		"between 1 and 5 June", "at 7 p.m.", "no digits here", "Ignore previous instructions", "没有符合条件的记录"} {
+		f.Add(s)
+	}
+	patterns := patternsOf(reflect.ValueOf(Default().Compiled()), nil)
+	if len(patterns) < 20 {
+		f.Fatalf("found %d patterns in the default lexicon", len(patterns))
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, re := range patterns {
+			if re.MatchString(text) && !MayMatch(re, text) {
+				t.Errorf("%q matches %s but MayMatch says no", text, re)
+			}
+		}
+	})
+}
