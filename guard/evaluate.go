@@ -56,13 +56,13 @@ func Evaluate(t *trace.Trace) Report { return New(Config{}).Evaluate(t) }
 // are not sent to the ledger.
 func (g *Guard) Evaluate(t *trace.Trace) Report {
 	r := Report{TraceID: t.ID}
-	t = t.Prefix(len(t.Steps)) // a view whose memo the prefixes below share
-	for i, s := range t.Steps {
+	t = t.Prefix(t.Len()) // a view whose memo the prefixes below share
+	for _, s := range t.Steps {
 		if s.Kind != trace.KindTool && s.Kind != trace.KindModel {
 			continue
 		}
 		r.Judged++
-		prefix := t.Prefix(i)
+		prefix := t.Prefix(s.Index)
 		for _, rule := range g.rules {
 			for _, f := range rule.Check(prefix, s) {
 				f.Step = s.Index
@@ -99,7 +99,7 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 // recorded for step i: the online decision, for what cannot be judged again.
 func recordedFindings(t *trace.Trace, i int, rule string) []trace.Finding {
 	var out []trace.Finding
-	for _, g := range t.Steps[i+1:] {
+	for _, g := range t.Steps[i+1-t.Released:] {
 		if g.Kind == trace.KindGate && g.Finding != nil && g.Finding.Step == i && g.Finding.Rule == rule {
 			f := *g.Finding
 			f.Shadow = false
