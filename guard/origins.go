@@ -59,6 +59,7 @@ type originIndex struct {
 	words        *lexicon.Authority
 	steps, turns int  // how many steps and user turns are indexed
 	records      int  // records numbered so far
+	compacted    int  // origins after the last compaction (originsrelease.go)
 	truncated    bool // a result was cut by the recorder: a value may hide in what is gone
 	// lookupKeys maps the tokens of the identifying arguments of successful
 	// tool calls to those calls: the entity each lookup was about.
