@@ -14,33 +14,103 @@ import (
 // long-running agent. What rules ask of the index is unchanged by it: the
 // surviving record holds the same values with the same kinds, so a value's
 // origins, a record's linked values and the turns naming an entity are the
-// same. Only the step a released origin points at is no longer in memory
-// (stepAt gives an empty step), as for any released step; and the lookups
-// released steps made (lookupKeys) are forgotten, since the entity-mismatch
-// check reads their step.
+// same.
+//
+// Rules also read a few released steps back by the index (stepAt): the
+// lookups whose keys content quotes (entity mismatch), the turn a result
+// served, the text of content the user pointed at. For those the index
+// keeps a stub of each released tool step — its name, turn and short
+// arguments, and the result of content the user pointed at — and, per
+// lookup key, only the latest released lookup.
 //
 // A compaction reads the whole index, so it runs only when the index holds
 // twice the origins it held after the last one: its cost is amortised
 // O(1) per origin, and the index holds at most twice what it must.
 
+// maxStubArgs bounds the arguments a released step's stub keeps.
+const maxStubArgs = 1 << 10
+
+type stubsKey struct{}
+
+// stepStubs are the stubs of a trace's released steps, and how far the
+// origins and steps were read for them.
+type stepStubs struct {
+	m       map[int]*trace.Step
+	origins int // origins of released steps read for delegated content
+	steps   int // steps stubbed
+}
+
+func stubsOf(t *trace.Trace) *stepStubs {
+	return t.Memo(stubsKey{}, func() any { return &stepStubs{m: map[int]*trace.Step{}} }).(*stepStubs)
+}
+
+// releasedStep returns the stub kept for released step i of t, or nil.
+func releasedStep(t *trace.Trace, i int) *trace.Step {
+	if i >= t.Released || i < 0 {
+		return nil
+	}
+	return stubsOf(t).m[i]
+}
+
 // Release compacts the origins of t's steps below n (trace.Releaser).
 func (ix *originIndex) Release(t *trace.Trace, n int) {
-	for tok, steps := range ix.lookupKeys {
-		i := 0
-		for i < len(steps) && steps[i] < n {
-			i++
-		}
-		if i == len(steps) {
-			delete(ix.lookupKeys, tok)
-		} else if i > 0 {
-			ix.lookupKeys[tok] = slices.Delete(steps, 0, i)
+	st := stubsOf(t)
+	delegated := map[int]bool{}
+	for ; st.origins < len(ix.origins) && released(ix.origins[st.origins], n); st.origins++ {
+		if o := ix.origins[st.origins]; o.kind == fromContent && o.delegated {
+			delegated[o.step] = true
 		}
 	}
+	for i := max(t.Released, st.steps); i < n; i++ {
+		p := t.Step(i)
+		if p == nil || p.Kind != trace.KindTool && p.Kind != trace.KindRetrieval || p.Blocked || p.Error != "" || p.Result == "" {
+			continue
+		}
+		stub := &trace.Step{Index: p.Index, Kind: p.Kind, Name: p.Name, Turn: p.Turn}
+		if len(p.Args) <= maxStubArgs {
+			stub.Args = p.Args
+		}
+		if delegated[p.Index] {
+			stub.Result = p.Result
+		}
+		st.m[p.Index] = stub
+	}
+	st.steps = max(st.steps, n)
 	if len(ix.origins) < 2*max(ix.compacted, 256) {
 		return
 	}
 	ix.compact(n)
 	ix.compacted = len(ix.origins)
+	st.origins = 0
+	for st.origins < len(ix.origins) && released(ix.origins[st.origins], n) {
+		st.origins++
+	}
+	// Per lookup key, the latest released lookup; then the stubs still
+	// pointed at, by a lookup or an origin.
+	keep := map[int]bool{}
+	for tok, steps := range ix.lookupKeys {
+		i := 0
+		for i < len(steps) && steps[i] < n {
+			i++
+		}
+		if i > 1 {
+			steps = slices.Delete(steps, 0, i-1)
+			ix.lookupKeys[tok] = steps
+		}
+		if i > 0 {
+			keep[steps[0]] = true
+		}
+	}
+	for _, o := range ix.origins {
+		if released(o, n) {
+			keep[o.step] = true
+		}
+	}
+	for i := range st.m {
+		if !keep[i] {
+			delete(st.m, i)
+		}
+	}
 }
 
 // released reports whether o belongs to a result of a step below n.

@@ -283,9 +283,13 @@ func idKey(key string) bool {
 	return k == "id" || strings.HasSuffix(k, "_id") || strings.HasSuffix(key, "Id") || strings.HasSuffix(k, "号")
 }
 
-// stepAt returns the step recorded at index i of t, or an empty step.
+// stepAt returns the step recorded at index i of t, the stub the origins
+// index kept of it once released, or an empty step.
 func stepAt(t *trace.Trace, i int) *trace.Step {
 	if p := t.Step(i); p != nil {
+		return p
+	}
+	if p := releasedStep(t, i); p != nil {
 		return p
 	}
 	return &trace.Step{}
