@@ -27,6 +27,9 @@ import (
 //
 // A trace may thus be saved several times as it grows: a sink should keep
 // the latest. badgerstore.Store writes only the steps it has not stored.
+// Once steps are released from memory (Observation.KeepSteps), a save
+// holds only the steps kept: its Trace.Released says where it starts, and
+// a sink adds its steps to those it stored (as ledger.TraceStore does).
 type TraceSink interface {
 	PutTrace(ctx context.Context, t *trace.Trace) error
 }
@@ -173,7 +176,10 @@ func (g *Guard) putTrace(t *trace.Trace, rec *trace.Recorder) {
 // TraceFile is a TraceSink that appends each trace it is given to a file
 // as one line of trace JSONL (see package trace), redacted. A trace saved
 // several times as it grows appears on several lines; the last one for a
-// trace id is the fullest. It is safe for concurrent use.
+// trace id is the fullest, unless steps were released from memory
+// (Observation.KeepSteps): each line then holds the steps kept, from
+// "released" on, and the lines of a trace id, joined by step index ("i"),
+// make the whole. It is safe for concurrent use.
 type TraceFile struct {
 	mu     sync.Mutex
 	f      *os.File
