@@ -205,3 +205,33 @@ func TestReleasedStepsSameFindings(t *testing.T) {
 		t.Errorf("the write to the released record's address was judged: %q", end)
 	}
 }
+
+// A saved segment of a long session — steps from Released on — is
+// evaluated offline like a whole trace: each step against the steps
+// before it that the segment holds.
+func TestEvaluateSegment(t *testing.T) {
+	rec := trace.NewRecorder("seg", "s", "", trace.RecorderOptions{})
+	rec.UserTurn("Refund order A1001 please.")
+	for i := range 6 {
+		rec.Add(&trace.Step{Kind: trace.KindTool, Name: "get_order", Args: fmt.Sprintf(`{"order_id":"A%d"}`, 1001+i),
+			Result: fmt.Sprintf(`{"order_id":"A%d","status":"delivered"}`, 1001+i)})
+	}
+	rec.Add(&trace.Step{Kind: trace.KindTool, Name: "get_order", Args: `{"order_id":"A1006"}`, Result: `{"status":"delivered"}`})
+	rec.Add(&trace.Step{Kind: trace.KindTool, Name: "get_order", Args: `{"order_id":"A1006"}`, Result: `{"status":"delivered"}`})
+	rec.Release(5, nil)
+	seg := rec.Trace()
+	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 3}})
+	r := g.Evaluate(seg)
+	if r.Judged != 3 {
+		t.Errorf("judged %d steps of the segment, want 3", r.Judged)
+	}
+	var loops []int
+	for _, f := range r.Findings {
+		if f.Rule == guard.RuleLoop {
+			loops = append(loops, f.Step)
+		}
+	}
+	if !slices.Equal(loops, []int{7}) {
+		t.Errorf("loop findings at steps %v, want [7]", loops)
+	}
+}
