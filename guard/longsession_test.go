@@ -235,3 +235,39 @@ func TestEvaluateSegment(t *testing.T) {
 		t.Errorf("loop findings at steps %v, want [7]", loops)
 	}
 }
+
+// BenchmarkLongSession is the guard's cost per tool call in a session
+// that never ends, 10,000 or 100,000 steps long, saved to a trace file
+// every 1,000 steps with its stored steps released (KeepSteps 1,000):
+// reads and writes 2:1 about 1,000 orders, no user turn. The session is
+// grown untimed to its length, then each iteration adds one round; the
+// cost should not depend on the length. The 100,000-step session takes
+// about half a minute to grow; -short skips it.
+func BenchmarkLongSession(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("steps=%d", n), func(b *testing.B) {
+			if n > 10_000 && testing.Short() {
+				b.Skip("-short")
+			}
+			tf, err := guard.OpenTraceFile(filepath.Join(b.TempDir(), "traces.jsonl"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tf.Close()
+			g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1},
+				Observe: guard.Observation{Traces: tf, TraceEvery: 1000}})
+			defer g.Close(context.Background())
+			invoice, customer, send := plainSessionTools(g)
+			ctx, _ := g.StartTrace(context.Background(), "s", "r")
+			for i := range n / 3 {
+				sessionRound(ctx, b, i%1000, invoice, customer, send)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				sessionRound(ctx, b, (n/3+i)%1000, invoice, customer, send)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(3*b.N), "ns/step")
+		})
+	}
+}
