@@ -142,8 +142,8 @@
 // why). What a session holds is then KeepSteps steps plus its indexes, and
 // the origins index forgets released records that later released records
 // repeat, so it grows with the distinct values the session saw, not with
-// its steps: 100,000 steps about 1,000 orders hold 1.4× the heap of
-// 10,000 (TestLongSessionBoundedHeap).
+// its steps: 100,000 steps about 1,000 orders hold about the heap that
+// 10,000 held, under 10 MiB (TestLongSessionBoundedHeap).
 //
 // After a release the rules judge as before by their indexes: a value's
 // origins, the card, last() and the call count cover the whole session.

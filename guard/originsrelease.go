@@ -131,54 +131,60 @@ func (ix *originIndex) compact(n int) {
 		}
 	}
 	// A record's signature: its tool, and each field's kind, flags and
-	// tokens, in order, with the record's short values.
+	// tokens, with the record's short values, in sorted order (a JSON
+	// object's fields are read in no fixed order).
 	type rec struct {
-		ids []int32
-		sig strings.Builder
+		ids   []int32
+		tool  string
+		parts []string
 	}
 	recs := map[int]*rec{}
 	var order []int // records in origin order
+	var b strings.Builder
 	for id, o := range ix.origins {
 		if !released(o, n) {
 			continue
 		}
 		r := recs[o.rec]
 		if r == nil {
-			r = &rec{}
+			r = &rec{tool: o.tool}
 			recs[o.rec] = r
 			order = append(order, o.rec)
-			r.sig.WriteString(o.tool)
 		}
 		r.ids = append(r.ids, int32(id))
-		r.sig.WriteByte(0)
-		r.sig.WriteByte(byte(o.kind))
+		b.Reset()
+		b.WriteByte(byte(o.kind))
 		if o.delegated {
-			r.sig.WriteByte('d')
+			b.WriteByte('d')
 		}
 		if o.indirect {
-			r.sig.WriteByte('i')
+			b.WriteByte('i')
 		}
 		t := toks[int32(id)]
 		slices.Sort(t)
 		for _, tok := range t {
-			r.sig.WriteByte(1)
-			r.sig.WriteString(tok)
+			b.WriteByte(1)
+			b.WriteString(tok)
 		}
+		r.parts = append(r.parts, b.String())
 	}
+	sigs := make(map[int]string, len(recs))
 	latest := map[string]int{} // signature -> the latest record holding it
 	for _, k := range order {
 		r := recs[k]
 		for _, v := range ix.recValues[k] {
-			r.sig.WriteByte(2)
-			r.sig.WriteString(v)
+			r.parts = append(r.parts, "\x02"+v)
 		}
-		latest[r.sig.String()] = k
+		slices.Sort(r.parts)
+		sig := r.tool + "\x00" + strings.Join(r.parts, "\x00")
+		sigs[k] = sig
+		latest[sig] = k
 	}
 	drop := make([]bool, len(ix.origins))
 	dropped := 0
 	for _, k := range order {
 		r := recs[k]
-		if latest[r.sig.String()] == k {
+		if latest[sigs[k]] == k {
 			continue
 		}
 		for _, id := range r.ids {
