@@ -35,13 +35,21 @@ type stubsKey struct{}
 // stepStubs are the stubs of a trace's released steps, and how far the
 // origins and steps were read for them.
 type stepStubs struct {
-	m       map[int]*trace.Step
+	m       map[int]stepStub
 	origins int // origins of released steps read for delegated content
 	steps   int // steps stubbed
 }
 
 func stubsOf(t *trace.Trace) *stepStubs {
-	return t.Memo(stubsKey{}, func() any { return &stepStubs{m: map[int]*trace.Step{}} }).(*stepStubs)
+	return t.Memo(stubsKey{}, func() any { return &stepStubs{m: map[int]stepStub{}} }).(*stepStubs)
+}
+
+// stepStub is what the index keeps of a released step: a sixth of a
+// trace.Step.
+type stepStub struct {
+	kind               trace.Kind
+	name, args, result string
+	turn               int
 }
 
 // releasedStep returns the stub kept for released step i of t, or nil.
@@ -49,7 +57,11 @@ func releasedStep(t *trace.Trace, i int) *trace.Step {
 	if i >= t.Released || i < 0 {
 		return nil
 	}
-	return stubsOf(t).m[i]
+	st, ok := stubsOf(t).m[i]
+	if !ok {
+		return nil
+	}
+	return &trace.Step{Index: i, Kind: st.kind, Name: st.name, Turn: st.turn, Args: st.args, Result: st.result}
 }
 
 // Release compacts the origins of t's steps below n (trace.Releaser).
@@ -66,12 +78,12 @@ func (ix *originIndex) Release(t *trace.Trace, n int) {
 		if p == nil || p.Kind != trace.KindTool && p.Kind != trace.KindRetrieval || p.Blocked || p.Error != "" || p.Result == "" {
 			continue
 		}
-		stub := &trace.Step{Index: p.Index, Kind: p.Kind, Name: p.Name, Turn: p.Turn}
+		stub := stepStub{kind: p.Kind, name: p.Name, turn: p.Turn}
 		if len(p.Args) <= maxStubArgs {
-			stub.Args = p.Args
+			stub.args = p.Args
 		}
 		if delegated[p.Index] {
-			stub.Result = p.Result
+			stub.result = p.Result
 		}
 		st.m[p.Index] = stub
 	}
