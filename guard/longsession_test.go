@@ -271,3 +271,51 @@ func BenchmarkLongSession(b *testing.B) {
 		})
 	}
 }
+
+// Steps leave memory only once the trace sink has stored them: while it
+// fails, nothing is released (and the failures are counted); once it
+// stores again, the steps it holds are released but the last KeepSteps.
+func TestReleaseWaitsForTheSink(t *testing.T) {
+	var failing sync.Mutex // held while the sink fails
+	var stored []int       // the steps each save held, Released and Len
+	sink := guard.TraceSinkFunc(func(_ context.Context, tr *trace.Trace) error {
+		if !failing.TryLock() {
+			return fmt.Errorf("disk full")
+		}
+		defer failing.Unlock()
+		stored = append(stored, tr.Released, tr.Len())
+		return nil
+	})
+	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1},
+		Observe: guard.Observation{Traces: sink, TraceEvery: 50, KeepSteps: 10}})
+	tool := g.WrapTool(benchTool{})
+	ctx, rec := g.StartTrace(context.Background(), "s", "")
+	calls := func(n int) {
+		for i := range n {
+			if _, err := tool.Call(ctx, fmt.Sprintf(`{"order_id":"A%d"}`, i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := g.Flush(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	failing.Lock()
+	calls(200)
+	if s := g.ReportStats(); s.StepsReleased != 0 || s.TracesUnsaved != 4 || rec.Trace().Released != 0 {
+		t.Fatalf("with the sink failing: %d steps released, %d saves refused, trace released %d; want 0, 4, 0",
+			s.StepsReleased, s.TracesUnsaved, rec.Trace().Released)
+	}
+	failing.Unlock()
+	calls(50)
+	tr := rec.Trace()
+	if got, want := []int{tr.Released, tr.Len()}, []int{240, 250}; !slices.Equal(got, want) {
+		t.Errorf("after a save stored: released %d of %d steps, want %v", got[0], got[1], want)
+	}
+	if !slices.Equal(stored, []int{0, 250}) {
+		t.Errorf("the sink stored (released, len) %v, want [0 250]", stored)
+	}
+	if err := g.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
