@@ -81,8 +81,12 @@ type factsCache struct {
 
 // cache returns the rule's cache in t's memo.
 func (r *falseClaims) cache(t *trace.Trace) *factsCache {
-	return t.Memo(factsKey{r}, func() any { return &factsCache{r: r} }).(*factsCache)
+	c := t.Memo(factsKey{r}, newFactsCache).(*factsCache)
+	c.r = r
+	return c
 }
+
+func newFactsCache() any { return &factsCache{} }
 
 type checkpoint struct {
 	n     int         // the facts are those of the first n steps

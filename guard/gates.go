@@ -194,10 +194,11 @@ func emptyResultGate(w *lexicon.Compiled, tools ToolPolicies, verdict trace.Verd
 		// The scan of the latest turn is kept in the trace's memo and
 		// advanced over new steps only, so judging a step costs the same
 		// at step 10 and step 10,000 of one turn.
-		sc := t.Memo(key, func() any { return &emptyScan{turn: -2, step: step} }).(*emptyScan)
+		sc := t.Memo(key, newEmptyScan).(*emptyScan)
 		if sc.n > t.Len() {
-			sc = &emptyScan{turn: -2, step: step} // a shorter prefix than the memo scanned
+			sc = &emptyScan{turn: -2} // a shorter prefix than the memo scanned
 		}
+		sc.step = step
 		sc.scan(t)
 		var empty *trace.Step
 		switch {
@@ -431,6 +432,8 @@ type emptyScan struct {
 	empty   *trace.Step
 	step    func(empty, p *trace.Step) *trace.Step
 }
+
+func newEmptyScan() any { return &emptyScan{turn: -2} }
 
 func (sc *emptyScan) scan(t *trace.Trace) {
 	sc.n = max(sc.n, t.Released) // a scan begun after a release reads what is kept

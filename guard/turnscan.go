@@ -20,10 +20,11 @@ func newTurnScanKey() turnScanKey { return turnScanKey{new(byte)} }
 // lastInTurn returns the last step of t in turn for which match holds, or
 // nil. match must depend on the step alone.
 func lastInTurn(t *trace.Trace, key turnScanKey, turn int, match func(*trace.Step) bool) *trace.Step {
-	sc := t.Memo(key, func() any { return &turnScan{turn: -2, match: match} }).(*turnScan)
+	sc := t.Memo(key, newTurnScan).(*turnScan) // a func that captures nothing: no allocation
 	if sc.n > t.Len() {
-		sc = &turnScan{turn: -2, match: match} // a shorter prefix than the memo scanned
+		sc = &turnScan{turn: -2} // a shorter prefix than the memo scanned
 	}
+	sc.match = match
 	sc.scan(t)
 	switch {
 	case sc.turn == turn:
@@ -39,6 +40,8 @@ func lastInTurn(t *trace.Trace, key turnScanKey, turn int, match func(*trace.Ste
 	}
 	return nil // the turn has no step yet
 }
+
+func newTurnScan() any { return &turnScan{turn: -2} }
 
 func (sc *turnScan) scan(t *trace.Trace) {
 	sc.n = max(sc.n, t.Released) // a scan begun after a release reads what is kept

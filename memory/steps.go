@@ -133,11 +133,14 @@ type kept struct {
 // rebuilding a card from the whole trace on every call.
 func newKept() *kept { return &kept{card: &Card{}, maxTurn: -1} }
 
+func newKeptAny() any { return newKept() }
+
 // cardOf returns the card of t after user turn upTo, kept in t's memo. A
 // trace that has gone back — a prefix shorter than one read before, a turn
 // earlier than one applied — gets a new card instead.
 func cardOf(t *trace.Trace, upTo int, ex *ruleBased) *Card {
-	k := t.Memo(keptKey{ex.w}, func() any { k := newKept(); k.ex = ex; return k }).(*kept)
+	k := t.Memo(keptKey{ex.w}, newKeptAny).(*kept)
+	k.ex = ex
 	if k.steps > t.Len() || k.maxTurn > upTo || (!k.recorded && k.turns > upTo+1) || !k.sync(t, upTo, ex, false) {
 		return cardFromTrace(t, upTo, ex)
 	}

@@ -197,11 +197,9 @@ func (r *Recorder) Release(n int, prepare func(t *Trace)) int {
 			rl.Release(t, t.Released+k)
 		}
 	}
-	if len(t.stepKeys) > 0 {
+	for _, m := range t.stepMemo {
 		for _, s := range t.Steps[:k] {
-			for _, key := range t.stepKeys {
-				delete(t.memo, stepKey{s, key})
-			}
+			delete(m, s)
 		}
 	}
 	kept := len(t.Steps) - k
@@ -225,7 +223,7 @@ func (r *Recorder) Trace() *Trace {
 	t.UserTurns = append([]string(nil), r.tr.UserTurns...)
 	t.Tools = append([]ToolSpec(nil), r.tr.Tools...)
 	t.Steps = append([]*Step(nil), r.tr.Steps...)
-	t.Pending, t.memo, t.stepKeys = nil, nil, nil
+	t.Pending, t.memo, t.stepMemo = nil, nil, nil
 	if r.tr.Meta != nil {
 		t.Meta = make(map[string]string, len(r.tr.Meta))
 		for k, v := range r.tr.Meta {

@@ -75,10 +75,8 @@ func TestRecorderRelease(t *testing.T) {
 	}
 	rec.View(func(tr *Trace) {
 		kept := 0
-		for k := range tr.memo {
-			if _, ok := k.(stepKey); ok {
-				kept++
-			}
+		for _, m := range tr.stepMemo {
+			kept += len(m)
 		}
 		if kept != 0 { // the 10 memoised steps were all released
 			t.Errorf("%d step memos outlived their steps", kept)

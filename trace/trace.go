@@ -2,7 +2,6 @@ package trace
 
 import (
 	"encoding/json"
-	"slices"
 	"time"
 )
 
@@ -42,10 +41,8 @@ type Trace struct {
 	// never serialised and is empty in a finished trace.
 	Pending []*Step `json:"-"`
 
-	memo map[any]any // see Memo and StepMemo
-	// stepKeys are the keys StepMemo was called with, so that releasing a
-	// step drops every value kept for it.
-	stepKeys []any
+	memo     map[any]any           // see Memo
+	stepMemo map[any]map[*Step]any // see StepMemo: by key, then step
 }
 
 // Len returns how many steps the trace has recorded, released ones
@@ -66,20 +63,22 @@ func (t *Trace) Step(i int) *Step {
 // released from memory (Recorder.Release). key tells apart what different
 // rules keep for one step; it should be a comparable value of a type of
 // the rule's own, the same for every step.
+// Like Memo, it is shared by prefixes and not safe for concurrent use.
 func (t *Trace) StepMemo(s *Step, key any, compute func() any) any {
-	k := stepKey{s, key}
-	if v, ok := t.memo[k]; ok {
+	m := t.stepMemo[key]
+	if v, ok := m[s]; ok {
 		return v
 	}
-	if !slices.Contains(t.stepKeys, key) {
-		t.stepKeys = append(t.stepKeys, key)
+	v := compute()
+	if m == nil {
+		if t.stepMemo == nil {
+			t.stepMemo = make(map[any]map[*Step]any)
+		}
+		m = make(map[*Step]any)
+		t.stepMemo[key] = m
 	}
-	return t.Memo(k, compute)
-}
-
-type stepKey struct {
-	s   *Step
-	key any
+	m[s] = v
+	return v
 }
 
 // Releaser is implemented by a value kept in a trace's Memo that must hear
@@ -277,6 +276,9 @@ func (t *Trace) Prefix(n int) *Trace {
 	v.Steps = t.Steps[:n:n]
 	if v.memo == nil {
 		v.memo = make(map[any]any)
+	}
+	if v.stepMemo == nil {
+		v.stepMemo = make(map[any]map[*Step]any)
 	}
 	return &v
 }
