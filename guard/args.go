@@ -285,7 +285,10 @@ func confirmation(w *lexicon.Compiled, tools ToolPolicies, all bool) Rule {
 // agentSpokeIn reports whether the agent said something to the user during
 // turn: a model step's text, or a question the guard asked for it.
 func agentSpokeIn(t *trace.Trace, turn int) bool {
-	for _, p := range t.Steps {
+	// Steps are in turn order: read back from the last, over later turns,
+	// through turn, no further.
+	for i := len(t.Steps) - 1; i >= 0 && t.Steps[i].Turn >= turn; i-- {
+		p := t.Steps[i]
 		if p.Turn != turn {
 			continue
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -20,6 +21,12 @@ import (
 // arguments and result decoded once, on first use. It is kept in the
 // trace's Memo and brought up to date with the steps recorded since the
 // last call, so a lookup costs the same at step 10 as at step 10,000.
+//
+// When steps are released from memory (trace.Recorder.Release), the index
+// keeps, decoded, the arguments and result of the latest call of each tool
+// naming each entity, so last() still answers about calls long gone;
+// calls() and results() then list the calls still in memory, plus that
+// latest one when they name an entity.
 type policyIndex struct {
 	n        int                 // steps indexed
 	byTool   map[string][]int    // step indexes, ascending
@@ -34,13 +41,20 @@ type policyIndexKey struct{}
 
 // indexOf returns t's index, updated with its new steps. The index may
 // have seen more steps than t holds (a shorter prefix of the same trace,
-// offline): lookups bound themselves by len(t.Steps).
+// offline): lookups bound themselves by t.Len().
 func indexOf(t *trace.Trace) *policyIndex {
 	x := t.Memo(policyIndexKey{}, func() any {
 		return &policyIndex{byTool: map[string][]int{}, byEntity: map[entityRef][]int{}}
 	}).(*policyIndex)
-	for ; x.n < len(t.Steps); x.n++ {
-		s := t.Steps[x.n]
+	x.update(t)
+	return x
+}
+
+// update indexes t's steps that x has not seen.
+func (x *policyIndex) update(t *trace.Trace) {
+	x.n = max(x.n, t.Released) // an index begun after a release reads what is kept
+	for ; x.n < t.Len(); x.n++ {
+		s := t.Step(x.n)
 		if s.Kind != trace.KindTool || s.Blocked || s.Error != "" {
 			continue
 		}
@@ -59,7 +73,53 @@ func indexOf(t *trace.Trace) *policyIndex {
 			}
 		}
 	}
-	return x
+}
+
+// Release takes in t's steps below n, which are about to leave memory
+// (trace.Releaser): it indexes them, decodes and keeps the arguments and
+// result of each entity's latest call among them, and forgets the rest.
+func (x *policyIndex) Release(t *trace.Trace, n int) {
+	x.update(t)
+	keep := map[int]bool{}
+	for k, l := range x.byEntity {
+		i := 0
+		for i < len(l) && l[i] < n {
+			i++
+		}
+		if i == 0 {
+			continue
+		}
+		if i == len(l) { // the latest call is released: keep it, decoded
+			keep[l[i-1]] = true
+			i--
+		}
+		x.byEntity[k] = slices.Delete(l, 0, i)
+	}
+	for tool, l := range x.byTool {
+		i := 0
+		for i < len(l) && l[i] < n {
+			i++
+		}
+		if i == len(l) {
+			delete(x.byTool, tool)
+		} else if i > 0 {
+			x.byTool[tool] = slices.Delete(l, 0, i)
+		}
+	}
+	for i := range keep {
+		x.args(t, i)
+		x.result(t, i)
+	}
+	for i := range x.argVals {
+		if i < n && !keep[i] {
+			delete(x.argVals, i)
+		}
+	}
+	for i := range x.results {
+		if i < n && !keep[i] {
+			delete(x.results, i)
+		}
+	}
 }
 
 // plainKey is the entity key of a decoded argument value.
@@ -118,7 +178,11 @@ func (x *policyIndex) args(t *trace.Trace, i int) ref.Val {
 	if v, ok := x.argVals[i]; ok {
 		return v
 	}
-	v := argsValue(t.Steps[i].Args)
+	s := t.Step(i)
+	if s == nil { // released, and not the latest of its entity
+		return emptyMap
+	}
+	v := argsValue(s.Args)
 	if x.argVals == nil {
 		x.argVals = map[int]ref.Val{}
 	}
@@ -132,7 +196,11 @@ func (x *policyIndex) result(t *trace.Trace, i int) ref.Val {
 	if v, ok := x.results[i]; ok {
 		return v
 	}
-	res := t.Steps[i].Result
+	s := t.Step(i)
+	if s == nil { // released, and not the latest of its entity
+		return types.NullValue
+	}
+	res := s.Result
 	v, ok := decodeJSONValue(res)
 	if !ok {
 		v = types.String(res)

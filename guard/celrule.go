@@ -442,10 +442,12 @@ func argsValue(args string) ref.Val {
 
 var emptyMap = types.NewRefValMap(types.DefaultTypeAdapter, map[ref.Val]ref.Val{})
 
-// cardValue is the memory card's active constraints, kind -> key -> value.
+// cardValue is the memory card's active constraints, kind -> key -> value:
+// the card kept in t's memo, which holds the card steps released from
+// memory too.
 func cardValue(t *trace.Trace) ref.Val {
 	out := map[string]any{}
-	for _, c := range memory.CardFromTrace(t, len(t.Steps)).Active() {
+	for _, c := range memory.CardOf(t).Active() {
 		m, _ := out[string(c.Kind)].(map[string]any)
 		if m == nil {
 			m = map[string]any{}
@@ -511,7 +513,7 @@ func (a *celActivation) lastOf(args []ref.Val) ref.Val {
 			if err != nil {
 				return err
 			}
-			if i, ok := a.idx.latest(string(name), entity, len(a.t.Steps)); ok && i > best {
+			if i, ok := a.idx.latest(string(name), entity, a.t.Len()); ok && i > best {
 				best, found = i, true
 			}
 		}
@@ -524,7 +526,7 @@ func (a *celActivation) lastOf(args []ref.Val) ref.Val {
 	if err != nil {
 		return err
 	}
-	i, ok := a.idx.latest(tool, entity, len(a.t.Steps))
+	i, ok := a.idx.latest(tool, entity, a.t.Len())
 	if !ok {
 		return types.NewErr("no %s result for %q earlier in the trace", tool, entity)
 	}
@@ -539,7 +541,7 @@ func (a *celActivation) callsOf(args []ref.Val) ref.Val {
 	if err != nil {
 		return err
 	}
-	steps := a.idx.list(tool, entity, has, len(a.t.Steps))
+	steps := a.idx.list(tool, entity, has, a.t.Len())
 	out := a.argsSlice[:0]
 	for _, i := range steps {
 		out = append(out, a.idx.args(a.t, i))
@@ -559,7 +561,7 @@ func (a *celActivation) resultsOf(args []ref.Val) ref.Val {
 	if err != nil {
 		return err
 	}
-	steps := a.idx.list(tool, entity, has, len(a.t.Steps))
+	steps := a.idx.list(tool, entity, has, a.t.Len())
 	out := make([]ref.Val, len(steps))
 	for j, i := range steps {
 		out[j] = a.idx.result(a.t, i)

@@ -123,6 +123,40 @@
 // the ledger (and Config.Observe.Logger) off the agent's step, from a queue; Flush
 // waits for them and Close, before exit, delivers the rest.
 //
+// # What a guard holds
+//
+// A guard keeps nothing per session but the trace of each run and what its
+// rules derive from it, in the trace's memo: the origins index (where every
+// value came from), the memory card, the policy checks' index of calls by
+// tool and entity, the count of tool calls, and a few scans of the current
+// turn. So a guard's memory per session is bounded by its trace: the steps
+// (each field capped by Observation.MaxField) and indexes whose size is
+// that of the values the steps carried. A trace ends with its run; the
+// recorder is dropped when the caller drops it.
+//
+// A session that never ends sets Observation.TraceEvery, so that its trace
+// is saved as it grows, and then holds only the last KeepSteps steps
+// (DefaultKeepSteps): once the trace sink acknowledged a save, the steps it
+// stored are released (trace.Recorder.Release); a save the sink refused
+// releases nothing (ReportStats.TracesUnsaved counts it, the logger says
+// why). What a session holds is then KeepSteps steps plus its indexes, and
+// the origins index forgets released records that later released records
+// repeat, so it grows with the distinct values the session saw, not with
+// its steps: 100,000 steps about 1,000 orders hold about the heap that
+// 10,000 held, under 10 MiB (TestLongSessionBoundedHeap).
+//
+// After a release the rules judge as before by their indexes: a value's
+// origins, the card, last() and the call count cover the whole session.
+// What reads the steps themselves sees the steps kept: a loop is counted
+// among them (keep more steps than Gates.LoopLimit), grounding cites the
+// retrievals among them, the policy checks' calls() and results() list the
+// calls among them (last() is exact), and the confirmation and
+// write-authorization rules take a "yes" as an answer only to what the
+// agent said among them. Provenance
+// reads released steps back through stubs the origins index keeps (the
+// name, turn and short arguments of each tool step, the text of content
+// the user pointed at), keeping, per lookup key, the latest lookup only.
+//
 // # Performance
 //
 // A clean tool call through a wrapper costs two clock reads, two small

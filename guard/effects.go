@@ -72,6 +72,7 @@ type factsKey struct{ r *falseClaims }
 // in step order. Steps never change once recorded, so facts derived up to
 // a step stay true of every longer prefix that holds that step.
 type factsCache struct {
+	r      *falseClaims
 	points []checkpoint
 	// profiles holds the channels of the tools offered, by their ToolSpec,
 	// which is not changed once offered.
@@ -80,8 +81,12 @@ type factsCache struct {
 
 // cache returns the rule's cache in t's memo.
 func (r *falseClaims) cache(t *trace.Trace) *factsCache {
-	return t.Memo(factsKey{r}, func() any { return &factsCache{} }).(*factsCache)
+	c := t.Memo(factsKey{r}, newFactsCache).(*factsCache)
+	c.r = r
+	return c
 }
+
+func newFactsCache() any { return &factsCache{} }
 
 type checkpoint struct {
 	n     int         // the facts are those of the first n steps
@@ -97,16 +102,20 @@ const maxCheckpoints = 32
 // step. The facts are kept in t's memo at each step an answer followed, and
 // derived onward from the latest of those, so that a trace that grows by k
 // steps between two answers costs O(k) to judge, however long it is.
+//
+// Steps released from memory (trace.Recorder.Release) are derived before
+// they go (factsCache.Release); a cache begun after a release derives from
+// the steps kept.
 func (r *falseClaims) facts(t *trace.Trace) *effectFacts {
-	n := len(t.Steps)
-	if n == 0 {
+	n := t.Len()
+	if len(t.Steps) == 0 {
 		return noFacts
 	}
 	c := r.cache(t)
-	from, f := 0, noFacts
+	from, f := t.Released, noFacts
 	for i := len(c.points) - 1; i >= 0; i-- {
 		p := c.points[i]
-		if p.n <= n && t.Steps[p.n-1] == p.last {
+		if p.n <= n && p.n > 0 && t.Step(p.n-1) == p.last {
 			from, f = p.n, p.facts
 			break
 		}
@@ -115,7 +124,7 @@ func (r *falseClaims) facts(t *trace.Trace) *effectFacts {
 		return f
 	}
 	d := derivation{r: r, t: t, f: *f}
-	for _, s := range t.Steps[from:] {
+	for _, s := range t.Steps[from-t.Released:] {
 		d.next(s)
 	}
 	f = &d.f
@@ -123,9 +132,20 @@ func (r *falseClaims) facts(t *trace.Trace) *effectFacts {
 		if k == maxCheckpoints {
 			c.points = slices.Delete(c.points, 0, 1)
 		}
-		c.points = append(c.points, checkpoint{n: n, last: t.Steps[n-1], facts: f})
+		c.points = append(c.points, checkpoint{n: n, last: t.Step(n - 1), facts: f})
 	}
 	return f
+}
+
+// Release derives the facts of every step recorded, before those below n
+// leave memory (trace.Releaser), and forgets the checkpoints among them:
+// the facts go on from the last step, which stays.
+func (c *factsCache) Release(t *trace.Trace, n int) {
+	if c.r == nil || len(t.Steps) == 0 {
+		return
+	}
+	c.r.facts(t)
+	c.points = slices.DeleteFunc(c.points, func(p checkpoint) bool { return p.n <= n })
 }
 
 // derivation derives facts step by step, in place: it copies the facts it

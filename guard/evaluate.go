@@ -56,13 +56,13 @@ func Evaluate(t *trace.Trace) Report { return New(Config{}).Evaluate(t) }
 // are not sent to the ledger.
 func (g *Guard) Evaluate(t *trace.Trace) Report {
 	r := Report{TraceID: t.ID}
-	t = t.Prefix(len(t.Steps)) // a view whose memo the prefixes below share
-	for i, s := range t.Steps {
+	t = t.Prefix(t.Len()) // a view whose memo the prefixes below share
+	for _, s := range t.Steps {
 		if s.Kind != trace.KindTool && s.Kind != trace.KindModel {
 			continue
 		}
 		r.Judged++
-		prefix := t.Prefix(i)
+		prefix := t.Prefix(s.Index)
 		for _, rule := range g.rules {
 			for _, f := range rule.Check(prefix, s) {
 				f.Step = s.Index
@@ -111,7 +111,7 @@ func recordedFindings(t *trace.Trace, i int, rule string) []trace.Finding {
 	return out
 }
 
-// recordedGate is a gate step with a finding and its position in the trace.
+// recordedGate is a gate step with a finding and its index in the trace.
 type recordedGate struct {
 	*trace.Step
 	at int
@@ -122,10 +122,10 @@ type recordedGatesKey struct{ n int }
 // recordedGates returns t's gate steps with a finding, by the step and rule of
 // the finding, in trace order; kept in t's memo per length.
 func recordedGates(t *trace.Trace) map[stepRule][]recordedGate {
-	return t.Memo(recordedGatesKey{len(t.Steps)}, func() any {
+	return t.Memo(recordedGatesKey{t.Len()}, func() any {
 		m := map[stepRule][]recordedGate{}
-		for at, g := range t.Steps {
-			if g.Kind == trace.KindGate && g.Finding != nil {
+		for k, g := range t.Steps {
+			if at := t.Released + k; g.Kind == trace.KindGate && g.Finding != nil {
 				k := stepRule{g.Finding.Step, g.Finding.Rule}
 				m[k] = append(m[k], recordedGate{g, at})
 			}

@@ -194,17 +194,12 @@ func emptyResultGate(w *lexicon.Compiled, tools ToolPolicies, verdict trace.Verd
 		// The scan of the latest turn is kept in the trace's memo and
 		// advanced over new steps only, so judging a step costs the same
 		// at step 10 and step 10,000 of one turn.
-		sc := t.Memo(key, func() any { return &emptyScan{turn: -2} }).(*emptyScan)
-		if sc.n > len(t.Steps) {
+		sc := t.Memo(key, newEmptyScan).(*emptyScan)
+		if sc.n > t.Len() {
 			sc = &emptyScan{turn: -2} // a shorter prefix than the memo scanned
 		}
-		for ; sc.n < len(t.Steps); sc.n++ {
-			p := t.Steps[sc.n]
-			if p.Turn != sc.turn {
-				sc.turn, sc.empty = p.Turn, nil
-			}
-			sc.empty = step(sc.empty, p)
-		}
+		sc.step = step
+		sc.scan(t)
 		var empty *trace.Step
 		switch {
 		case sc.turn == s.Turn:
@@ -435,4 +430,21 @@ type emptyScanKey struct{ rule *byte }
 type emptyScan struct {
 	n, turn int
 	empty   *trace.Step
+	step    func(empty, p *trace.Step) *trace.Step
 }
+
+func newEmptyScan() any { return &emptyScan{turn: -2} }
+
+func (sc *emptyScan) scan(t *trace.Trace) {
+	sc.n = max(sc.n, t.Released) // a scan begun after a release reads what is kept
+	for ; sc.n < t.Len(); sc.n++ {
+		p := t.Step(sc.n)
+		if p.Turn != sc.turn {
+			sc.turn, sc.empty = p.Turn, nil
+		}
+		sc.empty = sc.step(sc.empty, p)
+	}
+}
+
+// Release scans the steps about to be released (trace.Releaser).
+func (sc *emptyScan) Release(t *trace.Trace, n int) { sc.scan(t) }

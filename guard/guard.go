@@ -184,6 +184,16 @@ type Observation struct {
 	// TraceEvery saves a trace every TraceEvery recorded steps as well, for
 	// sessions that never end. Zero or negative means only when finished.
 	TraceEvery int
+	// KeepSteps bounds a trace's memory in a session that never ends: once
+	// the trace sink has acknowledged a save made by TraceEvery, the guard
+	// releases from memory the steps it stored, keeping the last KeepSteps
+	// (trace.Recorder.Release). Rules then judge by their per-trace indexes
+	// and the steps kept (see "What a guard holds" in the package
+	// documentation), and the recorder's Trace returns the segment kept.
+	// A save the sink refused releases nothing. Zero means DefaultKeepSteps;
+	// negative keeps every step. Without TraceEvery and a trace sink it
+	// does nothing.
+	KeepSteps int
 	// Metrics receives verdicts, gate latency and breaker changes (see
 	// Observer). Nil means none, at no cost: the guard then does not even
 	// read the clock for them.

@@ -59,6 +59,7 @@ type originIndex struct {
 	words        *lexicon.Authority
 	steps, turns int  // how many steps and user turns are indexed
 	records      int  // records numbered so far
+	compacted    int  // origins after the last compaction (originsrelease.go)
 	truncated    bool // a result was cut by the recorder: a value may hide in what is gone
 	// lookupKeys maps the tokens of the identifying arguments of successful
 	// tool calls to those calls: the entity each lookup was about.
@@ -79,18 +80,19 @@ type originsKey struct{}
 func origins(w *lexicon.Compiled, t *trace.Trace, tools ToolPolicies) *originIndex {
 	fresh := func() *originIndex { return &originIndex{words: &w.Authority, tokens: map[string][]int32{}} }
 	ix := t.Memo(originsKey{}, func() any { return fresh() }).(*originIndex)
-	if ix.steps > len(t.Steps) || ix.turns > len(t.UserTurns) {
+	if ix.steps > t.Len() || ix.turns > len(t.UserTurns) {
 		ix = fresh()
 	}
+	ix.steps = max(ix.steps, t.Released) // an index begun after a release reads what is kept
 	// User turns and steps are indexed in the order they arrived: a turn's
 	// values are known before the steps that follow it.
-	for ix.steps < len(t.Steps) || ix.turns < len(t.UserTurns) {
-		if ix.turns < len(t.UserTurns) && (ix.steps == len(t.Steps) || t.Steps[ix.steps].Turn >= ix.turns) {
+	for ix.steps < t.Len() || ix.turns < len(t.UserTurns) {
+		if ix.turns < len(t.UserTurns) && (ix.steps == t.Len() || t.Step(ix.steps).Turn >= ix.turns) {
 			ix.add(origin{kind: fromUser, step: ix.turns}, t.UserTurns[ix.turns])
 			ix.turns++
 			continue
 		}
-		ix.addStep(t, t.Steps[ix.steps], tools)
+		ix.addStep(t, t.Step(ix.steps), tools)
 		ix.steps++
 	}
 	return ix
@@ -705,7 +707,7 @@ func padded(tok string) bool {
 // argsKey memoises a step's decoded arguments in its trace: provenance
 // reads a call's arguments when it is proposed, and the origins index reads
 // them again once it is recorded.
-type argsKey struct{ s *trace.Step }
+type argsKey struct{}
 
 type decoded struct {
 	args map[string]any
@@ -715,7 +717,7 @@ type decoded struct {
 // decodedArgs returns p's arguments as a JSON object, decoded once per
 // trace.
 func decodedArgs(t *trace.Trace, p *trace.Step) (map[string]any, bool) {
-	d := t.Memo(argsKey{p}, func() any {
+	d := t.StepMemo(p, argsKey{}, func() any {
 		args, ok := argsMap(p.Args)
 		return decoded{args, ok}
 	}).(decoded)

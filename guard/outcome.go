@@ -98,7 +98,7 @@ func stoppedAnswer(t *trace.Trace) *trace.Finding {
 	var best *trace.Finding
 	for _, s := range t.Steps[last+1:] {
 		f := s.Finding
-		if s.Kind != trace.KindGate || f == nil || f.Step != last || f.Shadow || f.Verdict == trace.Allow {
+		if s.Kind != trace.KindGate || f == nil || f.Step != t.Steps[last].Index || f.Shadow || f.Verdict == trace.Allow {
 			continue
 		}
 		if best == nil || f.Verdict.Strength() > best.Verdict.Strength() {

@@ -43,10 +43,10 @@ func carriesInstructions(w *lexicon.Compiled, text string) bool {
 
 // instructionsKey memoises carriesInstructions per recorded step in its
 // trace.
-type instructionsKey struct{ s *trace.Step }
+type instructionsKey struct{}
 
 func stepCarriesInstructions(w *lexicon.Compiled, t *trace.Trace, p *trace.Step) bool {
-	return t.Memo(instructionsKey{p}, func() any { return carriesInstructions(w, p.Result) }).(bool)
+	return t.StepMemo(p, instructionsKey{}, func() any { return carriesInstructions(w, p.Result) }).(bool)
 }
 
 // identifying reports whether an argument is an identifying value: its key
@@ -283,10 +283,14 @@ func idKey(key string) bool {
 	return k == "id" || strings.HasSuffix(k, "_id") || strings.HasSuffix(key, "Id") || strings.HasSuffix(k, "号")
 }
 
-// stepAt returns the step recorded at index i of t, or an empty step.
+// stepAt returns the step recorded at index i of t, the stub the origins
+// index kept of it once released, or an empty step.
 func stepAt(t *trace.Trace, i int) *trace.Step {
-	if i >= 0 && i < len(t.Steps) && t.Steps[i] != nil {
-		return t.Steps[i]
+	if p := t.Step(i); p != nil {
+		return p
+	}
+	if p := releasedStep(t, i); p != nil {
+		return p
 	}
 	return &trace.Step{}
 }

@@ -60,6 +60,7 @@ type reporter struct {
 	stats struct {
 		delivered, dropped, unstored       atomic.Uint64
 		traces, tracesDropped, tracesFails atomic.Uint64
+		stepsReleased                      atomic.Uint64
 	}
 	// Used by the delivering goroutine (or a step after Close) under logMu.
 	logMu       sync.Mutex
@@ -77,6 +78,7 @@ type report struct {
 	ctx context.Context
 	v   trace.Violation
 	tr  *trace.Trace
+	rec *trace.Recorder // tr's recorder, for an autosave: released from once tr is stored
 }
 
 func (rep *report) kind() int {
@@ -102,6 +104,9 @@ type ReportStats struct {
 	// TracesSaved, TracesDropped and TracesUnsaved count traces stored,
 	// dropped from a full queue and refused by the trace sink.
 	TracesSaved, TracesDropped, TracesUnsaved uint64
+	// StepsReleased counts the steps released from memory once their
+	// trace was stored (Observation.KeepSteps).
+	StepsReleased uint64
 }
 
 // ReportStats returns the reporter's counts. It is safe to call at any
@@ -121,6 +126,7 @@ func (g *Guard) ReportStats() ReportStats {
 		TracesSaved:   r.stats.traces.Load(),
 		TracesDropped: r.stats.tracesDropped.Load(),
 		TracesUnsaved: r.stats.tracesFails.Load(),
+		StepsReleased: r.stats.stepsReleased.Load(),
 	}
 }
 
@@ -332,7 +338,7 @@ func (g *Guard) deliver(batch []report) {
 	g.appendViolations(vs)
 	for i := range batch {
 		if batch[i].tr != nil {
-			g.putTrace(batch[i].tr)
+			g.putTrace(batch[i].tr, batch[i].rec)
 		}
 	}
 	g.reports.logDrops()

@@ -270,6 +270,7 @@ func argsCut(s *trace.Step) bool {
 
 // toolCount is the number of tool steps among a trace's first steps, kept
 // in the trace's memo so that counting them costs O(new steps) per call.
+// It counts the steps released from memory too (trace.Releaser).
 type toolCount struct{ steps, tools int }
 
 type toolCountKey struct{}
@@ -277,13 +278,21 @@ type toolCountKey struct{}
 // toolSteps returns how many of t's steps are tool steps.
 func toolSteps(t *trace.Trace) int {
 	c := t.Memo(toolCountKey{}, func() any { return &toolCount{} }).(*toolCount)
-	if c.steps > len(t.Steps) { // a shorter prefix than the memo counted
+	if c.steps > t.Len() { // a shorter prefix than the memo counted
 		c = &toolCount{}
 	}
-	for ; c.steps < len(t.Steps); c.steps++ {
-		if t.Steps[c.steps].Kind == trace.KindTool {
+	c.count(t)
+	return c.tools
+}
+
+func (c *toolCount) count(t *trace.Trace) {
+	c.steps = max(c.steps, t.Released) // a count begun after a release counts what is kept
+	for ; c.steps < t.Len(); c.steps++ {
+		if t.Step(c.steps).Kind == trace.KindTool {
 			c.tools++
 		}
 	}
-	return c.tools
 }
+
+// Release counts the steps about to be released (trace.Releaser).
+func (c *toolCount) Release(t *trace.Trace, n int) { c.count(t) }

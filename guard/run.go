@@ -211,7 +211,7 @@ func (g *Guard) finish(res *Result) *Result {
 		res.Messages = append(res.Messages, llms.TextParts(llms.ChatMessageTypeAI, res.Answer))
 	}
 	res.Trace = res.rec.Trace()
-	g.saveTrace(context.Background(), res.Trace)
+	g.saveTrace(context.Background(), res.Trace, nil)
 	return res
 }
 

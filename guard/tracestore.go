@@ -27,6 +27,9 @@ import (
 //
 // A trace may thus be saved several times as it grows: a sink should keep
 // the latest. badgerstore.Store writes only the steps it has not stored.
+// Once steps are released from memory (Observation.KeepSteps), a save
+// holds only the steps kept: its Trace.Released says where it starts, and
+// a sink adds its steps to those it stored (as ledger.TraceStore does).
 type TraceSink interface {
 	PutTrace(ctx context.Context, t *trace.Trace) error
 }
@@ -70,14 +73,17 @@ func (g *Guard) SaveTrace(ctx context.Context, rec *trace.Recorder) {
 	if rec == nil || g.traceSink() == nil {
 		return
 	}
-	g.saveTrace(ctx, rec.Trace())
+	g.saveTrace(ctx, rec.Trace(), nil)
 }
 
-func (g *Guard) saveTrace(ctx context.Context, t *trace.Trace) {
+// saveTrace queues t for the trace sink; once the sink stored it, steps of
+// rec (t's recorder) are released as Observation.KeepSteps says, when rec
+// is not nil.
+func (g *Guard) saveTrace(ctx context.Context, t *trace.Trace, rec *trace.Recorder) {
 	if t == nil || g.traceSink() == nil {
 		return
 	}
-	g.reports.send(ctx, report{tr: t})
+	g.reports.send(ctx, report{tr: t, rec: rec})
 }
 
 // autosaveKey keys, in a trace's Memo, how many steps it had when last
@@ -94,17 +100,61 @@ func (g *Guard) autosave(ctx context.Context, rec *trace.Recorder) {
 	due := false
 	rec.View(func(t *trace.Trace) {
 		saved := t.Memo(autosaveKey{}, func() any { return new(int) }).(*int)
-		if len(t.Steps)-*saved >= every {
-			*saved, due = len(t.Steps), true
+		if t.Len()-*saved >= every {
+			*saved, due = t.Len(), true
 		}
 	})
 	if due {
-		g.saveTrace(ctx, rec.Trace())
+		var release *trace.Recorder
+		if g.cfg.Observe.KeepSteps >= 0 {
+			release = rec
+		}
+		g.saveTrace(ctx, rec.Trace(), release)
 	}
 }
 
-// putTrace stores t, on the delivering goroutine.
-func (g *Guard) putTrace(t *trace.Trace) {
+// DefaultKeepSteps is how many recent steps a trace keeps in memory when
+// Observation.KeepSteps is zero. It is far more than the built-in rules
+// read back within a turn (a loop is a handful of calls), and small
+// enough that a session of any length holds a few megabytes of steps.
+const DefaultKeepSteps = 1000
+
+// release drops from rec the steps of t, which the trace sink stored,
+// but the last KeepSteps recorded; the rules' per-trace indexes take in
+// the steps first (see releaseIndexes).
+func (g *Guard) release(rec *trace.Recorder, t *trace.Trace) {
+	keep := g.cfg.Observe.KeepSteps
+	if keep == 0 {
+		keep = DefaultKeepSteps
+	}
+	keep = max(keep, 1) // facts and turn scans go on from the last step
+	n := t.Len()
+	rec.View(func(live *trace.Trace) { n = min(n, live.Len()-keep) })
+	g.reports.stats.stepsReleased.Add(uint64(rec.Release(n, g.releaseIndexes)))
+}
+
+// releaseIndexes brings up to date, before steps are released, the
+// per-trace indexes that the guard's rules read and that are built on
+// first use: a rule that has not run yet on a session must still see what
+// the released steps held. Indexes that exist already (turn scans, the
+// false-claims facts, the memory card, the policy checks' index) do so
+// themselves, as trace.Releasers.
+func (g *Guard) releaseIndexes(t *trace.Trace) {
+	for _, r := range g.rules {
+		switch r.Name() {
+		case RuleProvenance, RuleAuthorization, RuleRelay:
+			origins(g.words, t, g.cfg.Tools)
+		case RuleMaxSteps:
+			toolSteps(t)
+		case RulePolicyChecks:
+			indexOf(t)
+		}
+	}
+}
+
+// putTrace stores t, on the delivering goroutine, then releases from rec,
+// when not nil, the steps stored.
+func (g *Guard) putTrace(t *trace.Trace, rec *trace.Recorder) {
 	sink := g.traceSink()
 	if sink == nil {
 		return
@@ -118,12 +168,18 @@ func (g *Guard) putTrace(t *trace.Trace) {
 		return
 	}
 	r.stats.traces.Add(1)
+	if rec != nil {
+		g.release(rec, t)
+	}
 }
 
 // TraceFile is a TraceSink that appends each trace it is given to a file
 // as one line of trace JSONL (see package trace), redacted. A trace saved
 // several times as it grows appears on several lines; the last one for a
-// trace id is the fullest. It is safe for concurrent use.
+// trace id is the fullest, unless steps were released from memory
+// (Observation.KeepSteps): each line then holds the steps kept, from
+// "released" on, and the lines of a trace id, joined by step index ("i"),
+// make the whole. It is safe for concurrent use.
 type TraceFile struct {
 	mu     sync.Mutex
 	f      *os.File

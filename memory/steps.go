@@ -56,7 +56,7 @@ func decodeStep(result string) ([]Constraint, error) {
 // every card step of a trace again before each tool call (memory.Enforcer),
 // so that without it a long conversation would decode its whole history on
 // every call.
-type decodedKey struct{ s *trace.Step }
+type decodedKey struct{}
 
 type decodedStep struct {
 	cs  []Constraint // shared: callers only read it
@@ -64,7 +64,7 @@ type decodedStep struct {
 }
 
 func decodeCached(t *trace.Trace, s *trace.Step) ([]Constraint, error) {
-	d := t.Memo(decodedKey{s}, func() any {
+	d := t.StepMemo(s, decodedKey{}, func() any {
 		cs, err := decodeStep(s.Result)
 		return decodedStep{cs, err}
 	}).(decodedStep)
@@ -121,6 +121,7 @@ type kept struct {
 	turns    int  // user turns extracted, for traces without card steps
 	maxTurn  int  // the highest turn applied
 	recorded bool // t holds card steps
+	ex       Extractor
 }
 
 // newKept is an empty card that has applied no turn: maxTurn is -1, so
@@ -128,12 +129,15 @@ type kept struct {
 // rebuilding a card from the whole trace on every call.
 func newKept() *kept { return &kept{card: &Card{}, maxTurn: -1} }
 
+func newKeptAny() any { return newKept() }
+
 // cardOf returns the card of t after user turn upTo, kept in t's memo. A
 // trace that has gone back — a prefix shorter than one read before, a turn
 // earlier than one applied — gets a new card instead.
 func cardOf(t *trace.Trace, upTo int, ex *ruleBased) *Card {
-	k := t.Memo(keptKey{ex.w}, func() any { return newKept() }).(*kept)
-	if k.steps > len(t.Steps) || k.maxTurn > upTo || (!k.recorded && k.turns > upTo+1) || !k.sync(t, upTo, ex, false) {
+	k := t.Memo(keptKey{ex.w}, newKeptAny).(*kept)
+	k.ex = ex
+	if k.steps > t.Len() || k.maxTurn > upTo || (!k.recorded && k.turns > upTo+1) || !k.sync(t, upTo, ex, false) {
 		return cardFromTrace(t, upTo, ex)
 	}
 	return k.card
@@ -145,8 +149,9 @@ func cardOf(t *trace.Trace, upTo int, ex *ruleBased) *Card {
 // there and reports false, since a kept card cannot take it back later.
 func (k *kept) sync(t *trace.Trace, upTo int, ex Extractor, oneOff bool) bool {
 	c := k.card
-	for ; k.steps < len(t.Steps); k.steps++ {
-		s := t.Steps[k.steps]
+	k.steps = max(k.steps, t.Released) // a card begun after a release reads what is kept
+	for ; k.steps < t.Len(); k.steps++ {
+		s := t.Step(k.steps)
 		if s == nil || s.Kind != trace.KindMemory || s.Name != StepCard {
 			continue
 		}
@@ -182,4 +187,13 @@ func (k *kept) sync(t *trace.Trace, upTo int, ex Extractor, oneOff bool) bool {
 		k.maxTurn = max(k.maxTurn, k.turns)
 	}
 	return true
+}
+
+// Release applies the card steps about to be released from memory
+// (trace.Releaser), so that the card kept in the memo holds them after
+// they are gone.
+func (k *kept) Release(t *trace.Trace, n int) {
+	if k.ex != nil {
+		k.sync(t, max(len(t.UserTurns)-1, k.maxTurn), k.ex, true)
+	}
 }

@@ -47,7 +47,8 @@ The line object:
 	start         time       Trace.Start: when the run started; omitted when zero
 	user_turns    [string]   Trace.UserTurns: the user messages, in order; Step.Turn indexes them; omitted when empty
 	tools         [object]   Trace.Tools: the tools the agent was given, the allow-list (tool objects below); omitted when empty
-	steps         [object]   Trace.Steps: the steps, in order (step objects below); always present, [] when none
+	released      number     Trace.Released: steps released from memory before the first one here (a segment of a session that never ends); omitted when 0
+	steps         [object]   Trace.Steps: the steps, in order (step objects below), "i" counting from released; always present, [] when none
 	meta          object     Trace.Meta: free string-to-string metadata; omitted when empty
 
 A tool object ([ToolSpec]), a tool the agent was offered:

@@ -144,3 +144,25 @@ func ExampleUniqueKeys() {
 	// Output:
 	// duplicate key "role" in messages[0] true
 }
+
+// A session that never ends saves its trace as it grows and releases the
+// steps a store has acknowledged, keeping the latest: numbering goes on,
+// and a saved segment says where it starts.
+func ExampleRecorder_Release() {
+	rec := trace.NewRecorder("run-1", "session-9", "", trace.RecorderOptions{})
+	for i := range 5 {
+		rec.Add(&trace.Step{Kind: trace.KindTool, Name: "poll", Args: fmt.Sprintf(`{"n":%d}`, i)})
+	}
+	stored := rec.Trace() // say a trace store acknowledged these 5 steps
+	keep := 2
+	fmt.Println("released:", rec.Release(stored.Len()-keep, nil))
+	next := rec.Add(&trace.Step{Kind: trace.KindTool, Name: "poll"})
+
+	t := rec.Trace()
+	fmt.Println("next index:", next, "released:", t.Released, "in memory:", len(t.Steps), "recorded:", t.Len())
+	fmt.Println("step 1 in memory:", t.Step(1) != nil, "step 4:", t.Step(4).Args)
+	// Output:
+	// released: 3
+	// next index: 5 released: 3 in memory: 3 recorded: 6
+	// step 1 in memory: false step 4: {"n":4}
+}

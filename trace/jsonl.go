@@ -30,7 +30,7 @@ var (
 	// ErrLineTooLong: a line is longer than the reader's cap.
 	ErrLineTooLong = errors.New("line too long")
 	// ErrInvalid: a trace breaks the model's rules: a nil step, or a step
-	// whose Index is not its position in Trace.Steps.
+	// whose Index is not Trace.Released plus its position in Trace.Steps.
 	ErrInvalid = errors.New("invalid trace")
 )
 
@@ -72,7 +72,7 @@ func NewWriter(w io.Writer) *Writer {
 
 // Write writes t as one line. It returns an error wrapping ErrInvalid, and
 // writes nothing, if t could not be read back: when t is nil, a step is nil
-// or a step's Index is not its position. Nil Steps are written as [].
+// or a step's Index is not Released plus its position. Nil Steps are written as [].
 // After the underlying writer fails, every later Write returns that error,
 // so that a torn line is never followed by more lines.
 func (w *Writer) Write(t *Trace) error {
@@ -124,12 +124,15 @@ func validate(t *Trace) error {
 	if t == nil {
 		return fmt.Errorf("%w: nil trace", ErrInvalid)
 	}
+	if t.Released < 0 {
+		return fmt.Errorf(`%w: "released" %d is negative`, ErrInvalid, t.Released)
+	}
 	for i, s := range t.Steps {
 		if s == nil {
 			return fmt.Errorf("%w: step %d is null", ErrInvalid, i)
 		}
-		if s.Index != i {
-			return fmt.Errorf("%w: step %d has index %d", ErrInvalid, i, s.Index)
+		if s.Index != t.Released+i {
+			return fmt.Errorf("%w: step %d has index %d", ErrInvalid, t.Released+i, s.Index)
 		}
 	}
 	return nil

@@ -68,7 +68,7 @@ func (r *Recorder) Route() string { return r.tr.Route }
 func (r *Recorder) Add(s *Step) int {
 	r.capFields(s)
 	r.mu.Lock()
-	s.Index = len(r.tr.Steps)
+	s.Index = r.tr.Len()
 	s.Turn = len(r.tr.UserTurns) - 1
 	r.tr.Steps = append(r.tr.Steps, s)
 	if len(r.tr.Pending) > 0 {
@@ -88,7 +88,7 @@ func (r *Recorder) Add(s *Step) int {
 func (r *Recorder) Propose(s *Step, judge func(t *Trace) (run bool)) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	s.Index = len(r.tr.Steps)
+	s.Index = r.tr.Len()
 	s.Turn = len(r.tr.UserTurns) - 1
 	if judge(&r.tr) {
 		r.tr.Pending = append(r.tr.Pending, s)
@@ -171,6 +171,49 @@ func (r *Recorder) View(fn func(t *Trace)) {
 	fn(&r.tr)
 }
 
+// Release drops from memory the recorded steps whose Index is below n —
+// steps a trace store has acknowledged — and what Trace.StepMemo keeps for
+// them, for a session that never ends. Numbering stays absolute: later
+// steps keep their Index, new ones continue it, and Trace.Released counts
+// the steps gone, so Trace returns the segment from there on. Under the
+// recorder's lock, before anything is dropped, it calls prepare (when not
+// nil) and then every Releaser in the trace's memo, so that indexes built
+// from earlier steps take in what they need of them: rules then judge by
+// those indexes and by the steps kept. It returns how many steps it
+// released; none when n is not above Released.
+func (r *Recorder) Release(n int, prepare func(t *Trace)) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	t := &r.tr
+	k := min(n-t.Released, len(t.Steps))
+	if k <= 0 {
+		return 0
+	}
+	if prepare != nil {
+		prepare(t)
+	}
+	for _, v := range t.memo {
+		if rl, ok := v.(Releaser); ok {
+			rl.Release(t, t.Released+k)
+		}
+	}
+	for _, m := range t.stepMemo {
+		for _, s := range t.Steps[:k] {
+			delete(m, s)
+		}
+	}
+	kept := len(t.Steps) - k
+	if cap(t.Steps) > 4*kept+64 { // shrink an array grown before releases began
+		t.Steps = append(make([]*Step, 0, 2*kept+16), t.Steps[k:]...)
+	} else {
+		copy(t.Steps, t.Steps[k:])
+		clear(t.Steps[kept:])
+		t.Steps = t.Steps[:kept]
+	}
+	t.Released += k
+	return k
+}
+
 // Trace returns a copy of the trace so far. Steps are shared, not copied:
 // recorded steps are never changed.
 func (r *Recorder) Trace() *Trace {
@@ -180,7 +223,7 @@ func (r *Recorder) Trace() *Trace {
 	t.UserTurns = append([]string(nil), r.tr.UserTurns...)
 	t.Tools = append([]ToolSpec(nil), r.tr.Tools...)
 	t.Steps = append([]*Step(nil), r.tr.Steps...)
-	t.Pending, t.memo = nil, nil
+	t.Pending, t.memo, t.stepMemo = nil, nil, nil
 	if r.tr.Meta != nil {
 		t.Meta = make(map[string]string, len(r.tr.Meta))
 		for k, v := range r.tr.Meta {

@@ -21,14 +21,19 @@ const (
 // ordered steps it took. A Trace is plain data; use a Recorder to build one
 // from several goroutines.
 type Trace struct {
-	ID        string            `json:"trace_id"`
-	SessionID string            `json:"session_id,omitempty"`
-	Route     string            `json:"route,omitempty"` // the intent or flow the run served
-	Start     time.Time         `json:"start,omitzero"`
-	UserTurns []string          `json:"user_turns,omitempty"`
-	Tools     []ToolSpec        `json:"tools,omitempty"` // the tools the agent was given: the allow-list
-	Steps     []*Step           `json:"steps"`
-	Meta      map[string]string `json:"meta,omitempty"`
+	ID        string     `json:"trace_id"`
+	SessionID string     `json:"session_id,omitempty"`
+	Route     string     `json:"route,omitempty"` // the intent or flow the run served
+	Start     time.Time  `json:"start,omitzero"`
+	UserTurns []string   `json:"user_turns,omitempty"`
+	Tools     []ToolSpec `json:"tools,omitempty"` // the tools the agent was given: the allow-list
+	// Released is how many steps were released from memory before
+	// Steps[0] (Recorder.Release): Steps[i].Index is Released+i. A trace
+	// saved after a release is a segment of the whole: its steps start at
+	// Index Released. Zero for a whole trace.
+	Released int               `json:"released,omitempty"`
+	Steps    []*Step           `json:"steps"`
+	Meta     map[string]string `json:"meta,omitempty"`
 	// Pending holds tool calls that were judged and allowed but have not
 	// been recorded yet, because they are still running (Recorder.Propose).
 	// Rules that count calls (loops, step budgets) count them too, so that
@@ -36,14 +41,59 @@ type Trace struct {
 	// never serialised and is empty in a finished trace.
 	Pending []*Step `json:"-"`
 
-	memo map[any]any // see Memo
+	memo     map[any]any           // see Memo
+	stepMemo map[any]map[*Step]any // see StepMemo: by key, then step
+}
+
+// Len returns how many steps the trace has recorded, released ones
+// included: the Index the next step gets.
+func (t *Trace) Len() int { return t.Released + len(t.Steps) }
+
+// Step returns the step whose Index is i, or nil when it was released
+// from memory or is not recorded (yet).
+func (t *Trace) Step(i int) *Step {
+	if i -= t.Released; i < 0 || i >= len(t.Steps) {
+		return nil
+	}
+	return t.Steps[i]
+}
+
+// StepMemo is Memo for a value derived from step s alone (its decoded
+// arguments, the origins its result holds): the value is dropped when s is
+// released from memory (Recorder.Release). key tells apart what different
+// rules keep for one step; it should be a comparable value of a type of
+// the rule's own, the same for every step.
+// Like Memo, it is shared by prefixes and not safe for concurrent use.
+func (t *Trace) StepMemo(s *Step, key any, compute func() any) any {
+	m := t.stepMemo[key]
+	if v, ok := m[s]; ok {
+		return v
+	}
+	v := compute()
+	if m == nil {
+		if t.stepMemo == nil {
+			t.stepMemo = make(map[any]map[*Step]any)
+		}
+		m = make(map[*Step]any)
+		t.stepMemo[key] = m
+	}
+	m[s] = v
+	return v
+}
+
+// Releaser is implemented by a value kept in a trace's Memo that must hear
+// of a release before it happens: an index read from earlier steps brings
+// itself up to date with t's steps below n, which are about to leave
+// memory, and lets go of what it kept of them. Recorder.Release calls it.
+type Releaser interface {
+	Release(t *Trace, n int)
 }
 
 // Memo returns the value kept in t under key, calling compute to make it
 // the first time. Rules keep there what they derive from recorded steps,
 // which never change (a step's decoded JSON, its origins), so that judging
-// step n does not redo the work for steps 0 to n-1: key it by the step
-// pointer and a type of the rule's own. The memo lives as long as t; it is
+// step n does not redo the work for steps 0 to n-1: what is kept per step
+// goes in StepMemo, so that it leaves memory with its step. The memo lives as long as t; it is
 // not copied by Recorder.Trace and not serialised. Memo is not safe for
 // concurrent use: a Recorder calls rules under its lock, and a trace being
 // evaluated offline belongs to one goroutine.
@@ -218,11 +268,17 @@ type Violation struct {
 // t's Memo, since what rules keep there is derived from single steps; when t
 // has none yet, the view gets one of its own, which the prefixes taken from
 // the view share in turn. t itself is not changed.
+//
+// n counts released steps too (see Len): it must not be below t.Released.
 func (t *Trace) Prefix(n int) *Trace {
 	v := *t
+	n -= t.Released
 	v.Steps = t.Steps[:n:n]
 	if v.memo == nil {
 		v.memo = make(map[any]any)
+	}
+	if v.stepMemo == nil {
+		v.stepMemo = make(map[any]map[*Step]any)
 	}
 	return &v
 }
