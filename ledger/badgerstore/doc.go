@@ -23,7 +23,7 @@
 //
 // Each entry is one badger key, "e/" followed by its sequence number as 8
 // big-endian bytes, so keys sort in append order; the value is the JSON of
-// the ledger.Entry, at most 1 MiB (longer evidence, then message and question, is
+// the ledger.Entry, at most 256 KiB (longer evidence, then message and question, is
 // cut to fit, with trace.TruncationMarker). Sequence numbers start at 1 and
 // only grow, and are never given twice, even across a crash of the host:
 // they are reserved ahead in blocks of 65,536 in a small file of their own,
@@ -38,10 +38,11 @@
 //
 // Each entry is written with index keys in the same transaction — "x/",
 // a field kind, the field's value and the entry's sequence number, for its
-// trace id, session id, rule and each tag — and the per-minute bucket of
-// its time ("m/", the smallest and largest sequence numbers of that
-// minute) is updated with it, so an entry and its index keys are stored
-// together or not at all. A query reads through the index of its most
+// trace id, session id, rule and each tag — so an entry and its index keys
+// are stored together or not at all; the keys and the value of a
+// transaction are built in one buffer. The per-minute buckets of entry
+// times ("m/", the smallest and largest sequence numbers of each minute)
+// are aggregates, like the lessons below. A query reads through the index of its most
 // selective filter (trace, then session, then the rarer of rule and tag),
 // bounded by the sequence numbers of its time range, and tests each entry
 // it reads against the whole filter: it costs O(entries it returns), not
@@ -50,9 +51,11 @@
 // when entries are appended in time order, as the guard does.
 //
 // Lessons are aggregates ("a/", per rule and tag) kept in memory,
-// updated as entries commit and written every 4,096 entries and at Close;
-// Open counts again the entries appended after the last write (none after
-// a clean Close, at most 4,096 after a crash). So Lessons with no filter
+// updated as entries commit and written, with the minute buckets changed
+// since, every 4,096 entries and at Close; Open counts again the entries
+// appended after the last write (none after a clean Close, at most 4,096
+// after a crash). Ledgers written with index version 1, which wrote the
+// minute bucket with each entry, read as they are. So Lessons with no filter
 // but rule, tag and limit costs O(rules); with any other filter it
 // aggregates the entries the query selects. Reindex rebuilds everything
 // from the entries.

@@ -53,13 +53,13 @@ const (
 // they read against the whole filter anyway.
 const maxIndexValue = 256
 
-// Transactions are kept well below badger's limits (about 1.2 MB and
-// 10,000 keys with the ledger's 8 MiB memtables): a batch of appends is
+// Transactions are kept well below badger's limits (15% of the memtable
+// size, about 300 KB, and 3,200 keys with the ledger's 2 MiB memtables): a batch of appends is
 // split into transactions of at most txnBudget bytes and txnKeys keys, so
 // that no transaction is ever too big for badger.
 const (
-	txnBudget = 640 << 10
-	txnKeys   = 4000
+	txnBudget = 160 << 10
+	txnKeys   = 1500
 )
 
 // encoded is one prepared entry: its JSON and the fields it is indexed by.

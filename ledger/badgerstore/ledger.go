@@ -241,10 +241,18 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		// Appends are serialised by the ledger (wmu or the committer) and
 		// never read what they write: nothing can conflict.
 		WithDetectConflicts(false).
-		WithMemTableSize(8 << 20).
+		// Memory (see "Memory" in the package documentation): small
+		// memtables and tables, few of them waiting in level 0, small
+		// caches. badger's table builders hold about twice the
+		// uncompressed size of the table they build, a dozen of them at
+		// once in a compaction.
+		WithMemTableSize(memTableSize).
 		WithNumMemtables(2).
-		WithBlockCacheSize(8 << 20).
-		WithIndexCacheSize(4 << 20).
+		WithBlockCacheSize(4 << 20).
+		WithIndexCacheSize(2 << 20).
+		WithBaseTableSize(512 << 10).
+		WithNumLevelZeroTables(3).
+		WithNumLevelZeroTablesStall(8).
 		// Every entry stays below the value threshold (see maxEntry), so
 		// the value log only ever holds its header: keep its files small.
 		WithValueLogFileSize(1 << 20).
@@ -252,6 +260,9 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		WithNumCompactors(2).
 		WithMetricsEnabled(false).
 		WithLogger(nil)
+	// Tables of one size at every level: a builder for a deeper level
+	// would hold more.
+	bo.TableSizeMultiplier = 1
 	if opts.Logger != nil {
 		bo = bo.WithLogger(slogAdapter{opts.Logger})
 	}
@@ -356,8 +367,9 @@ func (l *Store) error(op string, err error) error {
 // Append stores v and returns its sequence number. A zero v.Time is set to
 // the current time in UTC; v.Evidence, v.Message and v.Question go through
 // Options.Redact, and v.Evidence is then cut to Options.MaxEvidence (and
-// the entry to 1 MiB of JSON). Its index keys and the lessons it counts in
-// are written in the same transaction. Append is safe for concurrent use;
+// the entry to 256 KiB of JSON). Its index keys are written in the same
+// transaction; the lessons and the minute bucket it counts in are kept in
+// memory and written every 4,096 entries and at Close. Append is safe for concurrent use;
 // sequence numbers are committed in the order they are given. Append
 // implements the guard package's Sink.
 //
@@ -382,7 +394,7 @@ func (l *Store) Append(ctx context.Context, v trace.Violation) (uint64, error) {
 // prepares each violation as Append does, and with Options.Durable it is
 // acknowledged as Append is. A batch is written in one transaction — all
 // of it or none — unless it is larger than one transaction holds (about
-// 600 KB of entries and their index keys): then it is split into as many
+// 160 KB of entries and their index keys): then it is split into as many
 // as it needs, each whole, in order, and an error may leave the first of
 // them stored. So no batch is too large.
 func (l *Store) AppendBatch(ctx context.Context, vs []trace.Violation) ([]uint64, error) {
@@ -485,13 +497,18 @@ func (l *Store) appendChunk(ctx context.Context, es []encoded) (uint64, error) {
 }
 
 // maxEntry is the largest entry the ledger stores, in bytes of JSON. badger
-// keeps values below its value threshold (1 MiB, its largest) in its
-// write-ahead log and memtables, and larger ones in a separate value log;
+// keeps values below its value threshold (256 KiB, the largest its
+// 2 MiB memtables allow) in its write-ahead log and memtables, and larger ones in a separate value log;
 // keeping every entry below it means the write-ahead log is the only log a
 // durable commit has to sync (see committer.sync).
 const maxEntry = valueThreshold - 1
 
-const valueThreshold = 1 << 20
+// valueThreshold is the largest the memtable size allows: badger takes
+// values up to 15% of it in a transaction.
+const valueThreshold = 256 << 10
+
+// memTableSize is the size of each of badger's two memtables.
+const memTableSize = 2 << 20
 
 // encode prepares v for storage — time, redaction, evidence cap — and
 // returns its JSON. An entry that would be larger than maxEntry has its
