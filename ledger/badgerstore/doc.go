@@ -64,7 +64,21 @@
 // by its first read-write Open — it reads every entry once, about 10
 // seconds per million here, logged to Options.Logger — and read by a
 // scan, correctly but slowly, when opened read-only. Indexes cost appends:
-// about twice the time and bytes of an unindexed append.
+// badger spends about nine allocations on every key it writes to disk,
+// and an entry with one tag writes four (entry, trace, rule, tag) besides
+// the commit's own. Of the 75 to 82 allocations of an Append (116 before
+// the keys of a transaction shared one buffer and the minute buckets
+// moved to the checkpoints) one is the ledger's: time.Time's MarshalJSON.
+//
+// The memory options (see "Memory") cost appends CPU: smaller memtables
+// flush four times as often and badger allocates 3 MB for the index of
+// every table it builds, however small. Measured side by side on a loaded
+// machine, an Append took 20 to 86 µs with them against 24 to 43 µs with
+// the previous ones (8 MiB memtables, 2 MiB tables doubling per level),
+// and 11 to 13 KB against 4.8 KB; 64 durable appenders made 9,500 to
+// 16,600 entries/s against 13,800 to 27,400, 26 to 28 times badger's own
+// synced updates under the same options (which sync a smaller memtable
+// log, and were three times faster with them) against 15 to 31 times.
 //
 // Traces (PutTrace, Trace: ledger.TraceStore) live in the same database
 // under "t/": the trace id with its length, then "h" for the header (the
@@ -81,7 +95,8 @@
 // # Durability and cost
 //
 // Figures from go test -bench on 2 vCPUs with an ext4 virtio disk; entries
-// of about 400 bytes of JSON. Both the disk (one sync took 0.25 to 1.4 ms
+// of about 400 bytes of JSON, measured before the memory options of
+// "Memory" (see "Indexes and lessons" for what those cost). Both the disk (one sync took 0.25 to 1.4 ms
 // at different times) and the CPU varied a lot between runs, so compare
 // figures from one run only; yours will differ.
 //
@@ -220,22 +235,34 @@
 //
 // # Memory
 //
-// Memory is kept small: 8 MiB memtables (two), 8 MiB block cache, 4 MiB
-// index cache, 1 MiB value log files (entries never go there). Queries
-// stream in pages of 256 entries; only Query, which returns a slice, holds
-// its whole result. What a query allocates does not grow with the ledger
-// (BenchmarkLedgerQueries: B/op).
+// Memory is kept small: 2 MiB memtables (two), 512 KiB tables at every
+// level, three tables in level 0 before a compaction and eight before
+// writes stall, 4 MiB block cache, 2 MiB index cache, 1 MiB value log
+// files (entries never go there). Queries stream in pages of 256 entries;
+// only Query, which returns a slice, holds its whole result. What a query
+// allocates does not grow with the ledger (BenchmarkLedgerQueries: B/op).
 //
-// Measured with BenchmarkLedgerQueries -ledger.large -ledger.dir, in a
-// process that opens a ledger of 1,000,000 entries and reads it (2 vCPUs,
-// a loaded machine): the 10 entries of a trace in 0.3 to 0.5 ms, Lessons
-// in 19 µs, 100 entries of a rule in 2 to 9 ms; peak RSS 44 to 55 MiB
-// for those, 87 MiB while a day's 33,000 entries are decoded (84 MB of
-// garbage per query) and 118 MiB while Open verifies the table files.
-// With GOMEMLIMIT=40MiB the same queries peak at 32 to 61 MiB and Open at
-// 78 MiB. A process that appends is larger: badger's compactions hold
-// 60 to 150 MiB of table builders while they run (up to 427 MiB peak
-// after appending a million entries at full speed).
+// TestPeakRSS -ledger.rss 1000000 measures the peak resident memory
+// (VmHWM, which counts the pages of badger's memory-mapped files) of three
+// processes on a ledger of a million entries (2 vCPUs, a loaded machine):
+//
+//   - one that reopens it and waits for the compactions that starts:
+//     52 MiB (25 anonymous, 35 file-backed), was 324 MiB, and 1 GB by
+//     the end of its Close;
+//   - one that reads it: 44 to 52 MiB for the entries of a trace or a
+//     rule (mostly the file-backed pages of the tables Open touches); 71
+//     MiB (27 anonymous, 45 file-backed; was 85) while a day's 33,000
+//     entries stream by; 139 MiB (113 file-backed; was 162) while every
+//     entry does;
+//   - one that appends the million entries, one Append at a time: 386 MiB
+//     (226 anonymous, 177 file-backed), was 1.8 GB. badger's compactions
+//     run table builders that each hold about twice the uncompressed size
+//     of the table they build, a dozen of them per compaction and two
+//     compactions at once, and the Go heap grows to twice what is live
+//     before it is collected; the tables badger writes are written through
+//     memory maps, and stay resident until they are compacted away or the
+//     kernel needs the memory. GOMEMLIMIT bounds the first part; the
+//     ledger does not set it, since it is the whole process's.
 //
 // # Example
 //

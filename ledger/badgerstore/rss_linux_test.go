@@ -21,12 +21,15 @@ import (
 //
 //	go test ./ledger/badgerstore -run TestPeakRSS -ledger.rss 1000000 -v
 //
-// At a million it takes a few minutes.
+// At a million it takes a few minutes. Set AGENTGUARD_RSS_PROFILE to a
+// directory to have each process write a heap profile there each time its
+// heap grows by a quarter.
 var rssEntries = flag.Int("ledger.rss", 0, "run TestPeakRSS with a ledger of this many entries")
 
 // rssLimit is the peak resident memory, in MiB, TestPeakRSS allows each of
-// its processes.
-const rssLimit = 64
+// its processes: the target is 64 (see "Memory" in the package
+// documentation for what is met).
+var rssLimit = flag.Float64("ledger.rss.limit", 64, "the peak RSS in MiB TestPeakRSS allows")
 
 // TestPeakRSS measures the peak resident memory (VmHWM) of three
 // processes, each a fresh copy of the test binary: one that appends
@@ -58,8 +61,8 @@ func TestPeakRSS(t *testing.T) {
 			if rest, ok := strings.CutPrefix(line, "rss "); ok {
 				t.Log(phase, strings.TrimSpace(rest))
 				var peak float64
-				if _, err := fmt.Sscanf(rest, "peak=%f", &peak); err == nil && peak >= rssLimit {
-					t.Errorf("%s: peak RSS %.1f MiB, want under %d", phase, peak, rssLimit)
+				if _, err := fmt.Sscanf(rest, "peak=%f", &peak); err == nil && peak >= *rssLimit {
+					t.Errorf("%s: peak RSS %.1f MiB, want under %g", phase, peak, *rssLimit)
 				}
 			}
 		}
