@@ -40,7 +40,7 @@ const (
 
 // A request is one Append or AppendBatch waiting for the committer.
 type request struct {
-	entries []encoded     // without their sequence numbers
+	entries []encoded     // without their sequence numbers; the request's own copy
 	state   atomic.Uint32 // pending, taken or canceled
 	first   uint64        // set by the committer: the first sequence number
 	err     error         // set by the committer
@@ -104,7 +104,7 @@ func startCommitter(l *Store) (*committer, error) {
 // ctx ends before the committer takes them — abandoned unwritten.
 func (c *committer) submit(ctx context.Context, entries []encoded) (uint64, error) {
 	r := c.requests.Get().(*request)
-	r.entries, r.first, r.err = entries, 0, nil
+	r.entries, r.first, r.err = append(r.entries[:0], entries...), 0, nil
 	r.state.Store(pending)
 	c.mu.Lock()
 	c.queue = append(c.queue, r)
@@ -124,7 +124,8 @@ func (c *committer) submit(ctx context.Context, entries []encoded) (uint64, erro
 		<-r.done // taken: its commit is under way
 	}
 	first, err := r.first, r.err
-	r.entries, r.err = nil, nil
+	clear(r.entries)
+	r.entries, r.err = r.entries[:0], nil
 	c.requests.Put(r)
 	return first, err
 }
@@ -267,8 +268,7 @@ func (c *committer) commitSome(reqs []*request) int {
 		return ack(reqs[:k], err)
 	}
 	txn := l.db.NewTransaction(true)
-	u, err := l.write(txn, batches[:k], l.next)
-	if err != nil {
+	if err := l.write(txn, batches[:k], l.next); err != nil {
 		// Nothing is written, no number used.
 		txn.Discard()
 		return ack(reqs[:k], translate(err))
@@ -281,15 +281,22 @@ func (c *committer) commitSome(reqs []*request) int {
 	// Advance even if the commit fails: a failed commit may have reached the
 	// log, and a sequence number must never be given twice.
 	l.next = seq
-	err = translate(txn.Commit())
+	err := translate(txn.Commit())
 	txn.Discard()
 	if err == nil {
-		l.apply(u)
+		l.apply(batches[:k], seq-uint64(n))
 		if err = c.sync(); err != nil {
 			c.failed = err
 		}
 	}
-	return ack(reqs[:k], err)
+	ack(reqs[:k], err)
+	if err == nil && l.checkpointDue() {
+		// After the sync, which it need not wait for: Open counts the
+		// entries after the last checkpoint that made it to disk. One that
+		// fails is tried again after the next commit.
+		l.checkpoint()
+	}
+	return k
 }
 
 // sync makes the last commit durable. badger runs without SyncWrites under

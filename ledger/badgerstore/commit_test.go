@@ -77,22 +77,33 @@ func appendAsync(l *Store, ctx context.Context, v trace.Violation) <-chan result
 	return ch
 }
 
-func TestWithSeqMatchesEntryJSON(t *testing.T) {
+// The JSON an entry is stored as is json.Marshal's: of the ledger.Entry
+// (appendWithSeq), and of the violation from a reused encoder (jsonBuf),
+// HTML escaping included.
+func TestEntryJSONMatchesMarshal(t *testing.T) {
 	v := violation("r", "t1", "a", "b")
 	v.Time = time.Date(2025, 1, 2, 3, 4, 5, 6, time.UTC)
-	v.Evidence = `{"q":"<&>"}`
+	v.Evidence = `{"q":"<&>"} 订单 \u2028`
+	j := getJSONBuf()
+	defer putJSONBuf(j)
 	for _, seq := range []uint64{0, 1, 42, 1<<64 - 1} {
-		body, err := json.Marshal(&v)
+		body, err := j.marshal(&v)
 		if err != nil {
 			t.Fatal(err)
 		}
+		if want, _ := json.Marshal(&v); string(body) != string(want) {
+			t.Errorf("jsonBuf.marshal = %s, want %s", body, want)
+		}
 		want, _ := json.Marshal(ledger.Entry{Seq: seq, Violation: v})
-		if got := withSeq(seq, body); string(got) != string(want) {
-			t.Errorf("withSeq(%d) = %s, want %s", seq, got, want)
+		if got := appendWithSeq([]byte("prefix"), seq, body); string(got) != "prefix"+string(want) {
+			t.Errorf("appendWithSeq(%d) = %s, want prefix%s", seq, got, want)
+		}
+		if n := len(want) - len(body); n > maxSeqJSON {
+			t.Errorf("the sequence number %d adds %d bytes, more than maxSeqJSON (%d)", seq, n, maxSeqJSON)
 		}
 	}
-	if got := withSeq(7, []byte("{}")); string(got) != `{"seq":7}` {
-		t.Errorf("withSeq of {} = %s", got)
+	if got := appendWithSeq(nil, 7, []byte("{}")); string(got) != `{"seq":7}` {
+		t.Errorf("appendWithSeq of {} = %s", got)
 	}
 }
 

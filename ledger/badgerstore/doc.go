@@ -23,7 +23,7 @@
 //
 // Each entry is one badger key, "e/" followed by its sequence number as 8
 // big-endian bytes, so keys sort in append order; the value is the JSON of
-// the ledger.Entry, at most 1 MiB (longer evidence, then message and question, is
+// the ledger.Entry, at most 256 KiB (longer evidence, then message and question, is
 // cut to fit, with trace.TruncationMarker). Sequence numbers start at 1 and
 // only grow, and are never given twice, even across a crash of the host:
 // they are reserved ahead in blocks of 65,536 in a small file of their own,
@@ -38,10 +38,11 @@
 //
 // Each entry is written with index keys in the same transaction — "x/",
 // a field kind, the field's value and the entry's sequence number, for its
-// trace id, session id, rule and each tag — and the per-minute bucket of
-// its time ("m/", the smallest and largest sequence numbers of that
-// minute) is updated with it, so an entry and its index keys are stored
-// together or not at all. A query reads through the index of its most
+// trace id, session id, rule and each tag — so an entry and its index keys
+// are stored together or not at all; the keys and the value of a
+// transaction are built in one buffer. The per-minute buckets of entry
+// times ("m/", the smallest and largest sequence numbers of each minute)
+// are aggregates, like the lessons below. A query reads through the index of its most
 // selective filter (trace, then session, then the rarer of rule and tag),
 // bounded by the sequence numbers of its time range, and tests each entry
 // it reads against the whole filter: it costs O(entries it returns), not
@@ -50,9 +51,11 @@
 // when entries are appended in time order, as the guard does.
 //
 // Lessons are aggregates ("a/", per rule and tag) kept in memory,
-// updated as entries commit and written every 4,096 entries and at Close;
-// Open counts again the entries appended after the last write (none after
-// a clean Close, at most 4,096 after a crash). So Lessons with no filter
+// updated as entries commit and written, with the minute buckets changed
+// since, every 4,096 entries and at Close; Open counts again the entries
+// appended after the last write (none after a clean Close, at most 4,096
+// after a crash). Ledgers written with index version 1, which wrote the
+// minute bucket with each entry, read as they are. So Lessons with no filter
 // but rule, tag and limit costs O(rules); with any other filter it
 // aggregates the entries the query selects. Reindex rebuilds everything
 // from the entries.
@@ -61,7 +64,21 @@
 // by its first read-write Open — it reads every entry once, about 10
 // seconds per million here, logged to Options.Logger — and read by a
 // scan, correctly but slowly, when opened read-only. Indexes cost appends:
-// about twice the time and bytes of an unindexed append.
+// badger spends about nine allocations on every key it writes to disk,
+// and an entry with one tag writes four (entry, trace, rule, tag) besides
+// the commit's own. Of the 75 to 82 allocations of an Append (116 before
+// the keys of a transaction shared one buffer and the minute buckets
+// moved to the checkpoints) one is the ledger's: time.Time's MarshalJSON.
+//
+// The memory options (see "Memory") cost appends CPU: smaller memtables
+// flush four times as often and badger allocates 3 MB for the index of
+// every table it builds, however small. Measured side by side on a loaded
+// machine, an Append took 20 to 86 µs with them against 24 to 43 µs with
+// the previous ones (8 MiB memtables, 2 MiB tables doubling per level),
+// and 11 to 13 KB against 4.8 KB; 64 durable appenders made 9,500 to
+// 16,600 entries/s against 13,800 to 27,400, 26 to 28 times badger's own
+// synced updates under the same options (which sync a smaller memtable
+// log, and were three times faster with them) against 15 to 31 times.
 //
 // Traces (PutTrace, Trace: ledger.TraceStore) live in the same database
 // under "t/": the trace id with its length, then "h" for the header (the
@@ -78,7 +95,8 @@
 // # Durability and cost
 //
 // Figures from go test -bench on 2 vCPUs with an ext4 virtio disk; entries
-// of about 400 bytes of JSON. Both the disk (one sync took 0.25 to 1.4 ms
+// of about 400 bytes of JSON, measured before the memory options of
+// "Memory" (see "Indexes and lessons" for what those cost). Both the disk (one sync took 0.25 to 1.4 ms
 // at different times) and the CPU varied a lot between runs, so compare
 // figures from one run only; yours will differ.
 //
@@ -217,22 +235,37 @@
 //
 // # Memory
 //
-// Memory is kept small: 8 MiB memtables (two), 8 MiB block cache, 4 MiB
-// index cache, 1 MiB value log files (entries never go there). Queries
-// stream in pages of 256 entries; only Query, which returns a slice, holds
-// its whole result. What a query allocates does not grow with the ledger
-// (BenchmarkLedgerQueries: B/op).
+// Memory is kept small: 2 MiB memtables (two), 512 KiB tables at every
+// level, three tables in level 0 before a compaction and eight before
+// writes stall, 4 MiB block cache, 2 MiB index cache, 1 MiB value log
+// files (entries never go there). Queries stream in pages of 256 entries;
+// only Query, which returns a slice, holds its whole result. What a query
+// allocates does not grow with the ledger (BenchmarkLedgerQueries: B/op).
 //
-// Measured with BenchmarkLedgerQueries -ledger.large -ledger.dir, in a
-// process that opens a ledger of 1,000,000 entries and reads it (2 vCPUs,
-// a loaded machine): the 10 entries of a trace in 0.3 to 0.5 ms, Lessons
-// in 19 µs, 100 entries of a rule in 2 to 9 ms; peak RSS 44 to 55 MiB
-// for those, 87 MiB while a day's 33,000 entries are decoded (84 MB of
-// garbage per query) and 118 MiB while Open verifies the table files.
-// With GOMEMLIMIT=40MiB the same queries peak at 32 to 61 MiB and Open at
-// 78 MiB. A process that appends is larger: badger's compactions hold
-// 60 to 150 MiB of table builders while they run (up to 427 MiB peak
-// after appending a million entries at full speed).
+// TestPeakRSS -ledger.rss 1000000 measures the peak resident memory
+// (VmHWM, which counts the pages of badger's memory-mapped files) of three
+// processes on a ledger of a million entries (2 vCPUs, a loaded machine):
+//
+//   - one that reopens it: 52 MiB (25 anonymous, 35 file-backed), Close
+//     included; the appending process had left nothing to compact. With
+//     the previous options the reopening process compacted for 6 s and
+//     peaked at 324 MiB, and at 1 GB by the end of its Close; with 4 MiB
+//     memtables and 1 MiB tables, at 81 MiB while it compacted and 149
+//     MiB by the end of its Close;
+//   - one that reads it: 44 to 52 MiB for the entries of a trace or a
+//     rule (mostly the file-backed pages of the tables Open touches); 71
+//     MiB (27 anonymous, 45 file-backed; was 85) while a day's 33,000
+//     entries stream by; 139 MiB (113 file-backed; was 162) while every
+//     entry does;
+//   - one that appends the million entries, one Append at a time: 386 MiB
+//     (226 anonymous, 177 file-backed), was 1.8 GB. badger's compactions
+//     run table builders that each hold about twice the uncompressed size
+//     of the table they build, a dozen of them per compaction and two
+//     compactions at once, and the Go heap grows to twice what is live
+//     before it is collected; the tables badger writes are written through
+//     memory maps, and stay resident until they are compacted away or the
+//     kernel needs the memory. GOMEMLIMIT bounds the first part; the
+//     ledger does not set it, since it is the whole process's.
 //
 // # Example
 //

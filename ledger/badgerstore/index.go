@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"maps"
 	"math"
 	"slices"
 	"time"
@@ -20,9 +19,11 @@ import (
 	"github.com/dgraph-io/badger/v4"
 )
 
-// The indexes. Every key below is written in the same transaction as the
-// entry it describes, so an entry and its index keys are stored together
-// or not at all.
+// The indexes. The x/ keys of an entry are written in the same transaction
+// as the entry, so an entry and its index keys are stored together or not
+// at all; the m/ and a/ keys are aggregates, written at checkpoints (see
+// lessonCheckpoint) and counted again from the entries after the last one
+// when a ledger opens.
 //
 //	x/ kind value seq   one key per entry and indexed field, no value:
 //	                    kind 't' trace id, 's' session id, 'r' rule,
@@ -34,13 +35,17 @@ import (
 //	                    minutes, sign bit flipped, 8 bytes).
 //	a/ rule tag         the ledger.Lesson of that rule and tag, as JSON:
 //	                    Lessons reads these instead of the entries.
+//	meta/lessons        the sequence number of the last entry the a/ and
+//	                    m/ keys count: the last checkpoint.
 //	meta/index          indexVersion, once the indexes are complete.
+//	                    Version 1 wrote the m/ key of an entry with the
+//	                    entry; it reads as version 2.
 const (
 	indexPrefix  = "x/"
 	bucketPrefix = "m/"
 	lessonPrefix = "a/"
 	metaIndexKey = "meta/index"
-	indexVersion = "1"
+	indexVersion = "2"
 )
 
 // maxIndexValue bounds the bytes of a field an index key holds; a longer
@@ -48,18 +53,19 @@ const (
 // they read against the whole filter anyway.
 const maxIndexValue = 256
 
-// Transactions are kept well below badger's limits (about 1.2 MB and
-// 10,000 keys with the ledger's 8 MiB memtables): a batch of appends is
+// Transactions are kept well below badger's limits (15% of the memtable
+// size, about 300 KB, and 3,200 keys with the ledger's 2 MiB memtables): a batch of appends is
 // split into transactions of at most txnBudget bytes and txnKeys keys, so
 // that no transaction is ever too big for badger.
 const (
-	txnBudget = 640 << 10
-	txnKeys   = 4000
+	txnBudget = 160 << 10
+	txnKeys   = 1500
 )
 
 // encoded is one prepared entry: its JSON and the fields it is indexed by.
 type encoded struct {
-	body      []byte // JSON of the violation, without the sequence number
+	body      []byte   // JSON of the violation, without the sequence number
+	pooled    *jsonBuf // holds body, if it came from the pool; see release
 	rule      string
 	traceID   string
 	sessionID string
@@ -69,16 +75,31 @@ type encoded struct {
 }
 
 func encodedOf(body []byte, v *trace.Violation) encoded {
-	e := encoded{body: body, rule: v.Rule, traceID: v.TraceID, sessionID: v.SessionID, dim: v.Dimension, time: v.Time}
-	for i, tag := range v.Tags {
-		if !slices.Contains(v.Tags[:i], tag) {
-			e.tags = append(e.tags, tag)
+	e := encoded{body: body, rule: v.Rule, traceID: v.TraceID, sessionID: v.SessionID, tags: v.Tags, dim: v.Dimension, time: v.Time}
+	for i := 1; i < len(v.Tags); i++ {
+		if slices.Contains(v.Tags[:i], v.Tags[i]) {
+			e.tags = nil // copy the distinct ones
+			for i, tag := range v.Tags {
+				if !slices.Contains(v.Tags[:i], tag) {
+					e.tags = append(e.tags, tag)
+				}
+			}
+			break
 		}
 	}
 	return e
 }
 
-// keys is how many keys the entry adds to a transaction.
+// release gives the entry's JSON buffer back to the pool once it is
+// written, or abandoned.
+func (e *encoded) release() {
+	if e.pooled != nil {
+		putJSONBuf(e.pooled)
+		e.pooled, e.body = nil, nil
+	}
+}
+
+// keys is how many keys the entry adds to a transaction, at most.
 func (e *encoded) keys() int { return 4 + len(e.tags) }
 
 // cost estimates the bytes the entry adds to a transaction, badger's
@@ -91,24 +112,40 @@ func (e *encoded) cost() int {
 	return n
 }
 
-func indexValue(s string) string {
-	if len(s) <= maxIndexValue {
-		return s
+// size is the bytes write puts in its buffer for the entry, at most: its
+// key and value and its index keys.
+func (e *encoded) size() int {
+	n := len(entryPrefix) + 8 + len(e.body) + maxSeqJSON
+	field := func(s string) int { return len(indexPrefix) + 1 + 2 + min(len(s), maxIndexValue) + 8 }
+	n += field(e.traceID) + field(e.sessionID) + field(e.rule)
+	for _, tag := range e.tags {
+		n += field(tag)
 	}
-	sum := sha256.Sum256([]byte(s))
-	return s[:runeCut(s, maxIndexValue-33)] + "#" + hex.EncodeToString(sum[:16])
+	return n
 }
 
+// appendField appends s with its length, as an index key holds it: a value
+// longer than maxIndexValue is cut and followed by "#" and a hash of the
+// whole.
 func appendField(k []byte, s string) []byte {
-	s = indexValue(s)
-	k = binary.BigEndian.AppendUint16(k, uint16(len(s)))
-	return append(k, s...)
+	if len(s) <= maxIndexValue {
+		k = binary.BigEndian.AppendUint16(k, uint16(len(s)))
+		return append(k, s...)
+	}
+	head := s[:runeCut(s, maxIndexValue-33)]
+	sum := sha256.Sum256([]byte(s))
+	k = binary.BigEndian.AppendUint16(k, uint16(len(head)+33))
+	k = append(append(k, head...), '#')
+	return hex.AppendEncode(k, sum[:16])
 }
 
 // indexPrefixOf is the prefix of the index keys of the entries whose field
 // kind equals value.
 func indexPrefixOf(kind byte, value string) []byte {
-	k := make([]byte, 0, len(indexPrefix)+1+2+len(value)+8)
+	return appendIndexPrefix(make([]byte, 0, len(indexPrefix)+1+2+min(len(value), maxIndexValue)+8), kind, value)
+}
+
+func appendIndexPrefix(k []byte, kind byte, value string) []byte {
 	k = append(k, indexPrefix...)
 	k = append(k, kind)
 	return appendField(k, value)
@@ -116,6 +153,10 @@ func indexPrefixOf(kind byte, value string) []byte {
 
 func indexKey(prefix []byte, seq uint64) []byte {
 	return binary.BigEndian.AppendUint64(slices.Clip(prefix), seq)
+}
+
+func appendKey(k []byte, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(append(k, entryPrefix...), seq)
 }
 
 func minuteOf(t time.Time) int64 {
@@ -137,164 +178,233 @@ func lessonKeyBytes(rule, tag string) []byte {
 
 type lessonKey struct{ rule, tag string }
 
-// indexUpdate is what one transaction changes in the aggregates: the
-// lessons and minute buckets it writes, applied to the Store's cache once
-// it has committed.
-type indexUpdate struct {
-	lessons map[lessonKey]*ledger.Lesson
-	buckets map[int64][2]uint64
-	// checkpoint is set when the update wrote every lesson: the sequence
-	// number they count up to.
-	checkpoint uint64
-}
+// lessonMap holds lessons by rule and tag.
+type lessonMap map[lessonKey]*ledger.Lesson
 
-// addLesson counts e, with sequence number seq, in the lessons of its rule.
-func (u *indexUpdate) addLesson(e *encoded, base func(lessonKey) *ledger.Lesson) {
-	add := func(tag string) {
-		k := lessonKey{e.rule, tag}
-		ls := u.lessons[k]
-		if ls == nil {
-			ls = base(k)
-			u.lessons[k] = ls
-		}
-		if ls.Count == 0 {
-			ls.Rule, ls.Tag, ls.FirstSeen, ls.LastSeen = e.rule, tag, e.time, e.time
-		}
-		ls.Count++
-		ls.Dimension = e.dim
-		if e.time.Before(ls.FirstSeen) {
-			ls.FirstSeen = e.time
-		}
-		if e.time.After(ls.LastSeen) {
-			ls.LastSeen = e.time
-		}
-		if e.traceID != "" && len(ls.Examples) < ledger.MaxExamples && !slices.Contains(ls.Examples, e.traceID) {
-			ls.Examples = append(ls.Examples, e.traceID)
-		}
-	}
+// add counts e in the lessons of its rule.
+func (m lessonMap) add(e *encoded) {
 	if len(e.tags) == 0 {
-		add("")
+		m.addTag(e, "")
 	}
 	for _, tag := range e.tags {
-		add(tag)
+		m.addTag(e, tag)
 	}
 }
 
-func (u *indexUpdate) addBucket(e *encoded, seq uint64) {
-	m := minuteOf(e.time)
-	b, ok := u.buckets[m]
-	if !ok {
-		b = [2]uint64{seq, seq}
+func (m lessonMap) addTag(e *encoded, tag string) {
+	ls := m[lessonKey{e.rule, tag}]
+	if ls == nil {
+		ls = &ledger.Lesson{Rule: e.rule, Tag: tag, FirstSeen: e.time, LastSeen: e.time}
+		m[lessonKey{e.rule, tag}] = ls
 	}
-	b[0], b[1] = min(b[0], seq), max(b[1], seq)
-	u.buckets[m] = b
+	ls.Count++
+	ls.Dimension = e.dim
+	if e.time.Before(ls.FirstSeen) {
+		ls.FirstSeen = e.time
+	}
+	if e.time.After(ls.LastSeen) {
+		ls.LastSeen = e.time
+	}
+	if e.traceID != "" && len(ls.Examples) < ledger.MaxExamples && !slices.Contains(ls.Examples, e.traceID) {
+		ls.Examples = append(ls.Examples, e.traceID)
+	}
 }
 
-// cachedLesson returns a copy of the cached lesson under k, or a zero one.
-func (l *Store) cachedLesson(k lessonKey) *ledger.Lesson {
-	l.lmu.RLock()
-	defer l.lmu.RUnlock()
-	ls := new(ledger.Lesson)
-	if c := l.lessons[k]; c != nil {
-		*ls = *c
-		ls.Examples = slices.Clone(c.Examples)
+// bucketMap holds the smallest and largest sequence numbers of the entries
+// of each minute.
+type bucketMap map[int64][2]uint64
+
+func (m bucketMap) add(minute int64, lo, hi uint64) {
+	if b, ok := m[minute]; ok {
+		lo, hi = min(lo, b[0]), max(hi, b[1])
 	}
-	return ls
+	m[minute] = [2]uint64{lo, hi}
+}
+
+func bucketValue(b [2]uint64) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), b[0]), b[1])
 }
 
 // write adds the entries of batches to txn, numbered from first on, with
-// their index keys and the aggregates they change, and returns the update
-// to apply to the cache once txn has committed. The caller has checked
-// that the batches fit (fits).
-func (l *Store) write(txn *badger.Txn, batches [][]encoded, first uint64) (*indexUpdate, error) {
-	u := &indexUpdate{lessons: map[lessonKey]*ledger.Lesson{}, buckets: map[int64][2]uint64{}}
+// their index keys. The caller has checked that the batches fit (fits),
+// holds wmu, and calls apply once txn has committed. Keys and values go
+// into one buffer, reused from one transaction to the next.
+func (l *Store) write(txn *badger.Txn, batches [][]encoded, first uint64) error {
+	size, keys := 0, 0
+	for _, es := range batches {
+		for i := range es {
+			size += es[i].size()
+			keys += es[i].keys()
+		}
+	}
+	// Slices of buf and pointers into ents stay with txn until it ends,
+	// and are reused by the next write, once it has: the last transaction
+	// has ended when the next write begins, since both happen under wmu.
+	// Both are sized for everything they will hold: were they to grow,
+	// what txn holds would still be right, only no longer reused.
+	clear(l.wents[:cap(l.wents)])
+	buf, ents := l.wbuf[:0], l.wents[:0]
+	if cap(buf) < size {
+		buf = make([]byte, 0, size)
+	}
+	if cap(ents) < keys {
+		ents = make([]badger.Entry, 0, keys)
+	}
+	if cap(buf) <= maxWriteBuf {
+		l.wbuf, l.wents = buf, ents
+	} else {
+		l.wbuf, l.wents = nil, nil
+	}
+	set := func(start int) error {
+		ents = append(ents, badger.Entry{Key: buf[start:len(buf):len(buf)]})
+		return txn.SetEntry(&ents[len(ents)-1])
+	}
 	seq := first
 	for _, es := range batches {
 		for i := range es {
 			e := &es[i]
-			v := withSeq(seq, e.body)
-			if len(v) > maxEntry {
+			k := len(buf)
+			buf = appendKey(buf, seq)
+			v := len(buf)
+			buf = appendWithSeq(buf, seq, e.body)
+			if len(buf)-v > maxEntry {
 				// encode keeps entries smaller; see maxEntry.
-				return nil, fmt.Errorf("entry of %d bytes is larger than %d", len(v), maxEntry)
+				return fmt.Errorf("entry of %d bytes is larger than %d", len(buf)-v, maxEntry)
 			}
-			if err := txn.Set(key(seq), v); err != nil {
-				return nil, err
+			ents = append(ents, badger.Entry{Key: buf[k:v:v], Value: buf[v:len(buf):len(buf)]})
+			if err := txn.SetEntry(&ents[len(ents)-1]); err != nil {
+				return err
 			}
-			set := func(kind byte, value string) error {
-				if value == "" {
-					return nil
+			for _, f := range [...]struct {
+				kind  byte
+				value string
+			}{{'t', e.traceID}, {'s', e.sessionID}, {'r', e.rule}} {
+				if f.value == "" {
+					continue
 				}
-				return txn.Set(indexKey(indexPrefixOf(kind, value), seq), nil)
+				k := len(buf)
+				buf = binary.BigEndian.AppendUint64(appendIndexPrefix(buf, f.kind, f.value), seq)
+				if err := set(k); err != nil {
+					return err
+				}
 			}
-			err := errors.Join(set('t', e.traceID), set('s', e.sessionID), set('r', e.rule))
 			for _, tag := range e.tags {
-				err = errors.Join(err, set('g', tag))
+				k := len(buf)
+				buf = binary.BigEndian.AppendUint64(appendIndexPrefix(buf, 'g', tag), seq)
+				if err := set(k); err != nil {
+					return err
+				}
 			}
-			if err != nil {
-				return nil, err
-			}
-			u.addLesson(e, l.cachedLesson)
-			u.addBucket(e, seq)
 			seq++
 		}
 	}
-	for m, b := range u.buckets {
-		bk := bucketKey(m)
-		l.lmu.RLock()
-		old, ok := l.buckets[m]
-		l.lmu.RUnlock()
-		if ok {
-			b[0], b[1] = min(b[0], old[0]), max(b[1], old[1])
-		} else if item, err := txn.Get(bk); err == nil {
-			v, err := item.ValueCopy(nil)
-			if err != nil {
-				return nil, err
-			}
-			if len(v) == 16 {
-				b[0] = min(b[0], binary.BigEndian.Uint64(v))
-				b[1] = max(b[1], binary.BigEndian.Uint64(v[8:]))
-			}
-		} else if !errors.Is(err, badger.ErrKeyNotFound) {
-			return nil, err
-		}
-		u.buckets[m] = b
-		v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), b[0]), b[1])
-		if err := txn.Set(bk, v); err != nil {
-			return nil, err
+	return nil
+}
+
+// maxWriteBuf is the largest buffer write keeps for the next transaction.
+const maxWriteBuf = 1 << 20
+
+// apply counts the committed entries of batches, numbered from first on,
+// in the lessons and the minute buckets. The caller holds wmu.
+func (l *Store) apply(batches [][]encoded, first uint64) {
+	l.lmu.Lock()
+	defer l.lmu.Unlock()
+	seq := first
+	for _, es := range batches {
+		for i := range es {
+			l.lessons.add(&es[i])
+			l.dirty.add(minuteOf(es[i].time), seq, seq)
+			seq++
 		}
 	}
-	l.lmu.RLock()
-	due := seq-1-l.lessonSeq >= lessonCheckpoint
-	l.lmu.RUnlock()
-	if due {
-		if err := l.putLessons(txn.Set, u.lessons, seq-1); err != nil {
-			return nil, err
-		}
-		u.checkpoint = seq - 1
-	}
-	return u, nil
 }
 
 // lessonCheckpoint is how many entries may be appended before the lessons
-// are written again. Between checkpoints they live in memory; Open counts
-// the entries after the last checkpoint again (at most this many after a
-// crash; none after Close, which writes them), so that an append writes
-// its entry and index keys but not, every time, the lessons it changes.
+// and minute buckets are written again. Between checkpoints they live in
+// memory; Open counts the entries after the last checkpoint again (at most
+// this many after a crash; none after Close, which writes them), so that
+// an append writes its entry and index keys but neither the lessons nor
+// the minute bucket it changes.
 const lessonCheckpoint = 4096
 
 // metaLessonsKey holds the sequence number up to which the stored lessons
-// count the entries.
+// count the entries, and the stored minute buckets hold them.
 const metaLessonsKey = "meta/lessons"
 
-// putLessons writes every lesson — the cache with over laid on it — and
-// the sequence number they are complete up to.
-func (l *Store) putLessons(set func(k, v []byte) error, over map[lessonKey]*ledger.Lesson, upTo uint64) error {
-	l.lmu.RLock()
-	all := make(map[lessonKey]*ledger.Lesson, len(l.lessons)+len(over))
-	maps.Copy(all, l.lessons)
-	l.lmu.RUnlock()
-	maps.Copy(all, over)
-	for k, ls := range all {
+// checkpointDue reports whether the lessons are lessonCheckpoint or more
+// entries behind. The caller holds wmu.
+func (l *Store) checkpointDue() bool {
+	return l.indexed.Load() && l.next-1-l.lessonSeq >= lessonCheckpoint
+}
+
+// checkpoint writes the lessons and the minute buckets changed since the
+// last checkpoint, so that they count every entry up to l.next-1. The
+// caller holds wmu, so no entry commits meanwhile. The buckets go first, in
+// as many transactions as they need: merged with what is stored, they are
+// right at any time. The lessons follow in one transaction, with the
+// sequence number they count up to: a crash before it commits leaves the
+// last checkpoint whole.
+func (l *Store) checkpoint() error {
+	upTo := l.next - 1
+	if upTo == l.lessonSeq {
+		return nil
+	}
+	// Only writers change lessons and dirty, and they hold wmu: read both
+	// without lmu.
+	w := &txnWriter{db: l.db}
+	defer w.discard()
+	err := l.db.View(func(txn *badger.Txn) error {
+		for m, b := range l.dirty {
+			k := bucketKey(m)
+			if stored, err := storedBucket(txn, k); err != nil {
+				return err
+			} else if stored[1] != 0 {
+				b = [2]uint64{min(b[0], stored[0]), max(b[1], stored[1])}
+			}
+			if err := w.set(k, bucketValue(b)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		err = w.commit()
+	}
+	if err == nil {
+		err = l.db.Update(func(txn *badger.Txn) error { return putLessons(txn.Set, l.lessons, upTo) })
+	}
+	if err != nil {
+		return translate(err)
+	}
+	l.lmu.Lock()
+	l.lessonSeq = upTo
+	clear(l.dirty)
+	l.lmu.Unlock()
+	return nil
+}
+
+// storedBucket returns the minute bucket stored under k, or zeros.
+func storedBucket(txn *badger.Txn, k []byte) ([2]uint64, error) {
+	var b [2]uint64
+	item, err := txn.Get(k)
+	if errors.Is(err, badger.ErrKeyNotFound) {
+		return b, nil
+	} else if err != nil {
+		return b, err
+	}
+	return b, item.Value(func(v []byte) error {
+		if len(v) != 16 {
+			return &corruptError{fmt.Sprintf("minute bucket %q: %d bytes", k, len(v))}
+		}
+		b = [2]uint64{binary.BigEndian.Uint64(v), binary.BigEndian.Uint64(v[8:])}
+		return nil
+	})
+}
+
+// putLessons writes every lesson of ls and the sequence number they count
+// up to.
+func putLessons(set func(k, v []byte) error, ls lessonMap, upTo uint64) error {
+	for k, ls := range ls {
 		b, err := json.Marshal(ls)
 		if err != nil {
 			return err
@@ -304,29 +414,6 @@ func (l *Store) putLessons(set func(k, v []byte) error, over map[lessonKey]*ledg
 		}
 	}
 	return set([]byte(metaLessonsKey), binary.BigEndian.AppendUint64(nil, upTo))
-}
-
-// maxBuckets bounds the minute buckets kept in memory: an append reads its
-// minute's bucket from there, not from badger.
-const maxBuckets = 1024
-
-// apply records a committed update in the caches.
-func (l *Store) apply(u *indexUpdate) {
-	if u == nil {
-		return
-	}
-	l.lmu.Lock()
-	defer l.lmu.Unlock()
-	for k, ls := range u.lessons {
-		l.lessons[k] = ls
-	}
-	if len(l.buckets)+len(u.buckets) > maxBuckets {
-		clear(l.buckets)
-	}
-	maps.Copy(l.buckets, u.buckets)
-	if u.checkpoint > 0 {
-		l.lessonSeq = u.checkpoint
-	}
 }
 
 // fits returns how many of batches, from the front, fit in one
@@ -345,29 +432,29 @@ func fits(batches [][]encoded) int {
 	return len(batches)
 }
 
-// chunks splits es into runs that each fit in one transaction.
-func chunks(es []encoded) [][]encoded {
-	var out [][]encoded
-	size, keys, start := 0, 0, 0
+// fitsOne returns how many of es, from the front, fit in one transaction;
+// at least one.
+func fitsOne(es []encoded) int {
+	size, keys := 0, 0
 	for i := range es {
-		c, k := es[i].cost(), es[i].keys()
-		if i > start && (size+c > txnBudget || keys+k > txnKeys) {
-			out = append(out, es[start:i])
-			start, size, keys = i, 0, 0
+		size += es[i].cost()
+		keys += es[i].keys()
+		if i > 0 && (size > txnBudget || keys > txnKeys) {
+			return i
 		}
-		size += c
-		keys += k
 	}
-	return append(out, es[start:])
+	return len(es)
 }
 
 // loadIndex reads the index state at Open: whether the indexes are
-// complete, and the lessons.
-func (l *Store) loadIndex() (bool, error) {
-	indexed := false
-	l.lessons = map[lessonKey]*ledger.Lesson{}
-	l.buckets = map[int64][2]uint64{}
-	err := l.db.View(func(txn *badger.Txn) error {
+// complete, and the lessons. It counts the entries appended after the last
+// checkpoint again, into the lessons and the minute buckets kept in memory.
+// An index of version 1 is read as it is: its minute buckets were written
+// with every entry, which is more than version 2 needs.
+func (l *Store) loadIndex() (indexed bool, version string, err error) {
+	l.lessons = lessonMap{}
+	l.dirty = bucketMap{}
+	err = l.db.View(func(txn *badger.Txn) error {
 		item, err := txn.Get([]byte(metaIndexKey))
 		if errors.Is(err, badger.ErrKeyNotFound) {
 			return nil
@@ -378,7 +465,7 @@ func (l *Store) loadIndex() (bool, error) {
 		if err != nil {
 			return err
 		}
-		if string(v) != indexVersion {
+		if version = string(v); version != indexVersion && version != "1" {
 			return &corruptError{fmt.Sprintf("index version %q, want %q", v, indexVersion)}
 		}
 		indexed = true
@@ -403,27 +490,26 @@ func (l *Store) loadIndex() (bool, error) {
 		return nil
 	})
 	if err != nil || !indexed {
-		return indexed, translate(err)
+		return indexed, version, translate(err)
 	}
-	// Count the entries appended after the lessons were last written.
-	u := &indexUpdate{lessons: map[lessonKey]*ledger.Lesson{}, buckets: map[int64][2]uint64{}}
+	// Count the entries appended after the last checkpoint.
 	after := l.lessonSeq
 	for {
 		page, last, end, err := l.scanPage(context.Background(), after, 1024)
 		if err != nil {
-			return false, err
+			return false, version, err
 		}
 		for _, ent := range page {
 			e := encodedOf(nil, &ent.Violation)
-			u.addLesson(&e, l.cachedLesson)
+			l.lessons.add(&e)
+			l.dirty.add(minuteOf(e.time), ent.Seq, ent.Seq)
 		}
 		if end || len(page) == 0 {
 			break
 		}
 		after = last
 	}
-	maps.Copy(l.lessons, u.lessons)
-	return true, nil
+	return true, version, nil
 }
 
 // Reindex rebuilds the indexes and lessons from the entries, and returns
@@ -469,17 +555,17 @@ func (l *Store) reindex(ctx context.Context) (int, error) {
 		return 0, translate(err)
 	}
 	l.lmu.Lock()
-	l.lessons = map[lessonKey]*ledger.Lesson{}
-	l.buckets = map[int64][2]uint64{}
+	l.lessons = lessonMap{}
+	l.dirty = bucketMap{}
 	l.lessonSeq = 0
 	l.lmu.Unlock()
 
-	u := &indexUpdate{lessons: map[lessonKey]*ledger.Lesson{}, buckets: map[int64][2]uint64{}}
-	base := func(lessonKey) *ledger.Lesson { return new(ledger.Lesson) }
+	lessons, buckets := lessonMap{}, bucketMap{}
 	w := &txnWriter{db: l.db}
 	defer w.discard()
 	n, size := 0, 0
 	var after, lastSeq uint64
+	var kbuf []byte
 	for {
 		page, last, end, err := l.scanPage(ctx, after, 1024)
 		if err != nil {
@@ -491,7 +577,8 @@ func (l *Store) reindex(ctx context.Context) (int, error) {
 				if value == "" {
 					return nil
 				}
-				return w.set(indexKey(indexPrefixOf(kind, value), ent.Seq), nil)
+				kbuf = binary.BigEndian.AppendUint64(appendIndexPrefix(kbuf[:0], kind, value), ent.Seq)
+				return w.set(slices.Clone(kbuf), nil)
 			}
 			err := errors.Join(set('t', e.traceID), set('s', e.sessionID), set('r', e.rule))
 			for _, tag := range e.tags {
@@ -500,8 +587,8 @@ func (l *Store) reindex(ctx context.Context) (int, error) {
 			if err != nil {
 				return n, err
 			}
-			u.addLesson(&e, base)
-			u.addBucket(&e, ent.Seq)
+			lessons.add(&e)
+			buckets.add(minuteOf(e.time), ent.Seq, ent.Seq)
 			lastSeq = ent.Seq
 			n++
 			if size += e.cost(); size > 16<<20 {
@@ -516,14 +603,13 @@ func (l *Store) reindex(ctx context.Context) (int, error) {
 		}
 		after = last
 	}
-	if err := l.putLessons(w.set, u.lessons, lastSeq); err != nil {
-		return n, err
-	}
-	for m, b := range u.buckets {
-		v := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(make([]byte, 0, 16), b[0]), b[1])
-		if err := w.set(bucketKey(m), v); err != nil {
+	for m, b := range buckets {
+		if err := w.set(bucketKey(m), bucketValue(b)); err != nil {
 			return n, err
 		}
+	}
+	if err := putLessons(w.set, lessons, lastSeq); err != nil {
+		return n, err
 	}
 	if err := w.set([]byte(metaIndexKey), []byte(indexVersion)); err != nil {
 		return n, err
@@ -536,8 +622,9 @@ func (l *Store) reindex(ctx context.Context) (int, error) {
 			return n, err
 		}
 	}
-	u.checkpoint = lastSeq
-	l.apply(u)
+	l.lmu.Lock()
+	l.lessons, l.lessonSeq = lessons, lastSeq
+	l.lmu.Unlock()
 	l.indexed.Store(true)
 	return n, nil
 }
@@ -637,6 +724,15 @@ func (l *Store) timeBounds(since, until time.Time) (lo, hi uint64, ok bool, err 
 		return 0, 0, false, nil
 	}
 	lo = math.MaxUint64
+	// The buckets in memory first: a checkpoint writes them before it
+	// clears them, so they are either here or in the read below.
+	l.lmu.RLock()
+	for m, b := range l.dirty {
+		if m >= from && m <= to {
+			lo, hi, ok = min(lo, b[0]), max(hi, b[1]), true
+		}
+	}
+	l.lmu.RUnlock()
 	err = l.db.View(func(txn *badger.Txn) error {
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 100, Prefix: []byte(bucketPrefix)})
 		defer it.Close()
@@ -691,6 +787,12 @@ func (l *Store) cachedLessons(q ledger.Query) (out []ledger.Lesson, ok bool) {
 		out = out[:q.Limit]
 	}
 	return out, true
+}
+
+// upgrade marks the indexes of an earlier version as the current one: the
+// caller has checked that they read as it.
+func (l *Store) upgrade() error {
+	return translate(l.db.Update(func(txn *badger.Txn) error { return txn.Set([]byte(metaIndexKey), []byte(indexVersion)) }))
 }
 
 // migrate builds the indexes of a ledger opened read-write without them:

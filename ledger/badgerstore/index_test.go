@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"iter"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"reflect"
 	"runtime"
 	"slices"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/dgraph-io/badger/v4"
 )
 
 var day0 = time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
@@ -266,6 +269,98 @@ func TestLessonsAfterACrash(t *testing.T) {
 	}
 	// A crash: Close does not get to write the lessons.
 	l.lessonSeq = l.next - 1
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	l, err = Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	checkIndexed(t, l)
+}
+
+// Ledgers written by the previous version of the indexes (version 1, which
+// wrote an entry's minute bucket with the entry) open and answer every
+// query as a scan does: testdata/ledger-v1 was closed cleanly,
+// testdata/ledger-v1-crashed never wrote its lessons. Both hold
+// mixed(1500, 11), appended in batches of 100 by that version.
+func TestOpenIndexVersion1(t *testing.T) {
+	for _, name := range []string{"ledger-v1", "ledger-v1-crashed"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.CopyFS(dir, os.DirFS(filepath.Join("testdata", name))); err != nil {
+				t.Fatal(err)
+			}
+			if runtime.GOOS != "windows" && runtime.GOOS != "plan9" {
+				ro, err := Open(dir, Options{ReadOnly: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !ro.indexed.Load() {
+					t.Error("read-only open of a version 1 ledger does not use its indexes")
+				}
+				checkIndexed(t, ro)
+				ro.Close()
+			}
+			l, err := Open(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if l.next-1 != 1500 {
+				t.Fatalf("%d entries, want 1500", l.next-1)
+			}
+			checkIndexed(t, l)
+			vs := mixed(lessonCheckpoint+100, 12) // past a checkpoint of version 2
+			if _, err := l.AppendBatch(ctx, vs); err != nil {
+				t.Fatal(err)
+			}
+			checkIndexed(t, l)
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			l, err = Open(dir, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			var version []byte
+			l.db.View(func(txn *badger.Txn) error {
+				item, err := txn.Get([]byte(metaIndexKey))
+				if err == nil {
+					version, err = item.ValueCopy(nil)
+				}
+				return err
+			})
+			if string(version) != indexVersion {
+				t.Errorf("index version %q after a read-write Open, want %q", version, indexVersion)
+			}
+			checkIndexed(t, l)
+		})
+	}
+}
+
+// Between checkpoints the minute buckets live in memory; a range query
+// sees the entries appended since the last one, before and after a crash.
+func TestTimeRangeBetweenCheckpoints(t *testing.T) {
+	dir := t.TempDir()
+	l, err := Open(dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vs := mixed(lessonCheckpoint+700, 5)
+	for i := 0; i < len(vs); i += 300 {
+		if _, err := l.AppendBatch(ctx, vs[i:min(i+300, len(vs))]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if l.lessonSeq == 0 || len(l.dirty) == 0 {
+		t.Fatalf("checkpoint at %d, %d minute buckets in memory: want some of both", l.lessonSeq, len(l.dirty))
+	}
+	checkIndexed(t, l)
+	// A crash: Close writes no checkpoint.
+	l.lessonSeq = l.next - 1
+	clear(l.dirty)
 	if err := l.Close(); err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package badgerstore
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -100,11 +101,12 @@ type Store struct {
 
 	// indexed is set once the indexes are complete; until then (a
 	// read-only ledger written before them) queries scan the entries.
-	indexed   atomic.Bool
-	lmu       sync.RWMutex                 // guards the three below
-	lessons   map[lessonKey]*ledger.Lesson // as committed
-	lessonSeq uint64                       // the a/ keys count the entries up to this one
-	buckets   map[int64][2]uint64          // recent m/ keys, as committed
+	indexed atomic.Bool
+	// lmu guards the three below. Only appends, under wmu, change them.
+	lmu       sync.RWMutex
+	lessons   lessonMap // as committed
+	lessonSeq uint64    // the last checkpoint: the a/ and m/ keys count the entries up to this one
+	dirty     bucketMap // the minute buckets of the entries after lessonSeq
 
 	mu     sync.RWMutex // held for reading by every operation, for writing by Close
 	closed bool
@@ -116,6 +118,10 @@ type Store struct {
 	next  uint64
 	lease *lease     // nil in memory and read-only
 	gc    *committer // nil unless Durable
+	// wbuf and wents are write's buffers, kept for the next transaction;
+	// guarded by wmu.
+	wbuf  []byte
+	wents []badger.Entry
 }
 
 // Open opens the ledger in dir, creating dir if it is missing; with
@@ -189,7 +195,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	if l.redact == nil {
 		l.redact = redact.String
 	}
-	indexed, err := l.loadIndex()
+	indexed, version, err := l.loadIndex()
 	if err != nil {
 		db.Close()
 		return nil, fail(err)
@@ -201,6 +207,8 @@ func Open(dir string, opts Options) (*Store, error) {
 	last, err := lastSeq(db)
 	if err == nil && !indexed {
 		err = l.migrate(last, opts.Logger)
+	} else if err == nil && version != indexVersion {
+		err = l.upgrade()
 	}
 	if err == nil && !opts.InMemory {
 		l.lease, last, err = openLease(dir, last)
@@ -233,10 +241,18 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		// Appends are serialised by the ledger (wmu or the committer) and
 		// never read what they write: nothing can conflict.
 		WithDetectConflicts(false).
-		WithMemTableSize(8 << 20).
+		// Memory (see "Memory" in the package documentation): small
+		// memtables and tables, few of them waiting in level 0, small
+		// caches. badger's table builders hold about twice the
+		// uncompressed size of the table they build, a dozen of them at
+		// once in a compaction.
+		WithMemTableSize(memTableSize).
 		WithNumMemtables(2).
-		WithBlockCacheSize(8 << 20).
-		WithIndexCacheSize(4 << 20).
+		WithBlockCacheSize(4 << 20).
+		WithIndexCacheSize(2 << 20).
+		WithBaseTableSize(512 << 10).
+		WithNumLevelZeroTables(3).
+		WithNumLevelZeroTablesStall(8).
 		// Every entry stays below the value threshold (see maxEntry), so
 		// the value log only ever holds its header: keep its files small.
 		WithValueLogFileSize(1 << 20).
@@ -244,6 +260,9 @@ func badgerOptions(dir string, opts Options) badger.Options {
 		WithNumCompactors(2).
 		WithMetricsEnabled(false).
 		WithLogger(nil)
+	// Tables of one size at every level: a builder for a deeper level
+	// would hold more.
+	bo.TableSizeMultiplier = 1
 	if opts.Logger != nil {
 		bo = bo.WithLogger(slogAdapter{opts.Logger})
 	}
@@ -282,10 +301,7 @@ func lastSeq(db *badger.DB) (uint64, error) {
 
 // key returns the key of the entry with sequence number seq.
 func key(seq uint64) []byte {
-	k := make([]byte, len(entryPrefix)+8)
-	copy(k, entryPrefix)
-	binary.BigEndian.PutUint64(k[len(entryPrefix):], seq)
-	return k
+	return appendKey(make([]byte, 0, len(entryPrefix)+8), seq)
 }
 
 // Path returns the directory the ledger was opened in, or "" for an
@@ -309,9 +325,8 @@ func (l *Store) Close() error {
 	if l.gc != nil {
 		l.gc.stop()
 	}
-	if !l.readOnly && l.indexed.Load() && l.next-1 > l.lessonSeq {
-		err := l.db.Update(func(txn *badger.Txn) error { return l.putLessons(txn.Set, nil, l.next-1) })
-		if err != nil {
+	if !l.readOnly && l.indexed.Load() {
+		if err := l.checkpoint(); err != nil {
 			l.db.Close()
 			return l.error("close", translate(err))
 		}
@@ -352,8 +367,9 @@ func (l *Store) error(op string, err error) error {
 // Append stores v and returns its sequence number. A zero v.Time is set to
 // the current time in UTC; v.Evidence, v.Message and v.Question go through
 // Options.Redact, and v.Evidence is then cut to Options.MaxEvidence (and
-// the entry to 1 MiB of JSON). Its index keys and the lessons it counts in
-// are written in the same transaction. Append is safe for concurrent use;
+// the entry to 256 KiB of JSON). Its index keys are written in the same
+// transaction; the lessons and the minute bucket it counts in are kept in
+// memory and written every 4,096 entries and at Close. Append is safe for concurrent use;
 // sequence numbers are committed in the order they are given. Append
 // implements the guard package's Sink.
 //
@@ -366,54 +382,69 @@ func (l *Store) error(op string, err error) error {
 // less free space than Options.DiskReserve, Append writes nothing and
 // returns an error matching ledger.ErrDiskFull.
 func (l *Store) Append(ctx context.Context, v trace.Violation) (uint64, error) {
-	seqs, err := l.append(ctx, []trace.Violation{v})
-	if err != nil {
+	var seq [1]uint64
+	vs := [1]trace.Violation{v}
+	if err := l.append(ctx, vs[:], seq[:]); err != nil {
 		return 0, err
 	}
-	return seqs[0], nil
+	return seq[0], nil
 }
 
 // AppendBatch stores vs and returns their sequence numbers, in order. It
 // prepares each violation as Append does, and with Options.Durable it is
 // acknowledged as Append is. A batch is written in one transaction — all
 // of it or none — unless it is larger than one transaction holds (about
-// 600 KB of entries and their index keys): then it is split into as many
+// 160 KB of entries and their index keys): then it is split into as many
 // as it needs, each whole, in order, and an error may leave the first of
 // them stored. So no batch is too large.
 func (l *Store) AppendBatch(ctx context.Context, vs []trace.Violation) ([]uint64, error) {
 	if len(vs) == 0 {
 		return nil, nil
 	}
-	return l.append(ctx, vs)
+	seqs := make([]uint64, len(vs))
+	if err := l.append(ctx, vs, seqs); err != nil {
+		return nil, err
+	}
+	return seqs, nil
 }
 
-// append stores vs and returns their sequence numbers.
-func (l *Store) append(ctx context.Context, vs []trace.Violation) ([]uint64, error) {
+// append stores vs and sets seqs, as long as vs, to their sequence
+// numbers.
+func (l *Store) append(ctx context.Context, vs []trace.Violation, seqs []uint64) error {
 	const op = "append"
 	if err := l.acquire(ctx, op); err != nil {
-		return nil, err
+		return err
 	}
 	defer l.mu.RUnlock()
 	if l.readOnly {
-		return nil, l.error(op, ledger.ErrReadOnly)
+		return l.error(op, ledger.ErrReadOnly)
 	}
 	// Redact and encode here, on the caller's goroutine, before any lock.
 	now := time.Now().UTC()
-	es := make([]encoded, len(vs))
+	var one [1]encoded
+	es := one[:]
+	if len(vs) > 1 {
+		es = make([]encoded, len(vs))
+	}
+	defer func() {
+		for i := range es {
+			es[i].release()
+		}
+	}()
 	size := 0
 	for i := range vs {
 		e, err := l.encode(&vs[i], now)
 		if err != nil {
-			return nil, l.error(op, err)
+			return l.error(op, err)
 		}
 		es[i] = e
 		size += e.cost()
 	}
 	if err := l.space.check(size); err != nil {
-		return nil, l.error(op, err)
+		return l.error(op, err)
 	}
-	seqs := make([]uint64, 0, len(vs))
-	for _, chunk := range chunks(es) {
+	for done := 0; done < len(es); {
+		chunk := es[done:][:fitsOne(es[done:])]
 		var first uint64
 		var err error
 		if l.gc != nil {
@@ -422,13 +453,14 @@ func (l *Store) append(ctx context.Context, vs []trace.Violation) ([]uint64, err
 			first, err = l.appendChunk(ctx, chunk)
 		}
 		if err != nil {
-			return nil, l.error(op, err)
+			return l.error(op, err)
 		}
 		for i := range chunk {
-			seqs = append(seqs, first+uint64(i))
+			seqs[done+i] = first + uint64(i)
 		}
+		done += len(chunk)
 	}
-	return seqs, nil
+	return nil
 }
 
 // appendChunk writes es, which fit in one transaction, without Durable.
@@ -441,10 +473,10 @@ func (l *Store) appendChunk(ctx context.Context, es []encoded) (uint64, error) {
 	if err := l.lease.reserve(l.next + uint64(len(es)) - 1); err != nil {
 		return 0, err
 	}
+	batches := [][]encoded{es}
 	txn := l.db.NewTransaction(true)
 	defer txn.Discard()
-	u, err := l.write(txn, [][]encoded{es}, l.next)
-	if err != nil {
+	if err := l.write(txn, batches, l.next); err != nil {
 		return 0, translate(err)
 	}
 	first := l.next
@@ -454,24 +486,37 @@ func (l *Store) appendChunk(ctx context.Context, es []encoded) (uint64, error) {
 	if err := txn.Commit(); err != nil {
 		return 0, translate(err)
 	}
-	l.apply(u)
+	l.apply(batches, first)
+	if l.checkpointDue() {
+		// The entries are stored: a checkpoint that fails is tried again
+		// at the next append, and until one succeeds Open counts more
+		// entries again.
+		l.checkpoint()
+	}
 	return first, nil
 }
 
 // maxEntry is the largest entry the ledger stores, in bytes of JSON. badger
-// keeps values below its value threshold (1 MiB, its largest) in its
-// write-ahead log and memtables, and larger ones in a separate value log;
+// keeps values below its value threshold (256 KiB, the largest its
+// 2 MiB memtables allow) in its write-ahead log and memtables, and larger ones in a separate value log;
 // keeping every entry below it means the write-ahead log is the only log a
 // durable commit has to sync (see committer.sync).
 const maxEntry = valueThreshold - 1
 
-const valueThreshold = 1 << 20
+// valueThreshold is the largest the memtable size allows: badger takes
+// values up to 15% of it in a transaction.
+const valueThreshold = 256 << 10
+
+// memTableSize is the size of each of badger's two memtables.
+const memTableSize = 2 << 20
 
 // encode prepares v for storage — time, redaction, evidence cap — and
 // returns its JSON. An entry that would be larger than maxEntry has its
 // Evidence, then its Message and Question, cut to fit.
 func (l *Store) encode(v *trace.Violation, now time.Time) (encoded, error) {
-	w := *v
+	j := getJSONBuf()
+	w := &j.v // the copy to encode: no allocation of its own
+	*w = *v
 	if w.Time.IsZero() {
 		w.Time = now
 	}
@@ -483,19 +528,23 @@ func (l *Store) encode(v *trace.Violation, now time.Time) (encoded, error) {
 		ids += len(tag) + 8
 	}
 	if ids > maxEntry/2 {
-		reduce(&w) // no use cutting the text first
+		reduce(w) // no use cutting the text first
 	}
 	for try := 0; try < 2; try++ {
 		if try == 1 {
 			// Still too large without its text: the identifying fields are
 			// what is left (a model-made tag, say). Store a reduced entry
 			// rather than none.
-			reduce(&w)
+			reduce(w)
 		}
-		if e, ok, err := fitEntry(&w); ok || err != nil {
+		if e, ok, err := fitEntry(j); ok || err != nil {
+			if err != nil {
+				putJSONBuf(j)
+			}
 			return e, err
 		}
 	}
+	putJSONBuf(j)
 	return encoded{}, fmt.Errorf("violation is larger than %d bytes of JSON even reduced", maxEntry)
 }
 
@@ -515,19 +564,22 @@ func reduce(w *trace.Violation) {
 	}
 }
 
-// fitEntry cuts the evidence, then the message and question, of w until
+// fitEntry cuts the evidence, then the message and question, of j.v until
 // its JSON fits in an entry; ok is false if it does not fit without them.
-func fitEntry(w *trace.Violation) (encoded, bool, error) {
-	for _, f := range []*string{&w.Evidence, &w.Message, &w.Question} {
+// The entry's JSON is in j's buffer.
+func fitEntry(j *jsonBuf) (encoded, bool, error) {
+	w := &j.v
+	for _, f := range [...]*string{&w.Evidence, &w.Message, &w.Question} {
 		for {
-			b, err := json.Marshal(w)
-			// 28 bytes for the sequence number withSeq adds.
-			over := len(b) + 28 - maxEntry
+			b, err := j.marshal(w)
+			over := len(b) + maxSeqJSON - maxEntry
 			if err != nil {
 				return encoded{}, false, err
 			}
 			if over <= 0 {
-				return encodedOf(b, w), true, nil
+				e := encodedOf(b, w)
+				e.pooled = j
+				return e, true, nil
 			}
 			if *f == "" {
 				break
@@ -540,6 +592,40 @@ func fitEntry(w *trace.Violation) (encoded, bool, error) {
 		}
 	}
 	return encoded{}, false, nil
+}
+
+// A jsonBuf encodes a violation into a buffer of its own, reused once the
+// entry is written: encoding costs no allocation but what json makes for
+// time.Time.
+type jsonBuf struct {
+	v   trace.Violation // what is encoded
+	b   bytes.Buffer
+	enc *json.Encoder
+}
+
+var jsonBufs = sync.Pool{New: func() any {
+	j := new(jsonBuf)
+	j.enc = json.NewEncoder(&j.b) // escapes HTML, as json.Marshal does
+	return j
+}}
+
+func getJSONBuf() *jsonBuf { return jsonBufs.Get().(*jsonBuf) }
+
+func putJSONBuf(j *jsonBuf) {
+	j.v = trace.Violation{}
+	if j.b.Cap() <= 64<<10 {
+		jsonBufs.Put(j)
+	}
+}
+
+// marshal returns what json.Marshal(v) returns, in j's buffer.
+func (j *jsonBuf) marshal(v any) ([]byte, error) {
+	j.b.Reset()
+	if err := j.enc.Encode(v); err != nil {
+		return nil, err
+	}
+	b := j.b.Bytes()
+	return b[:len(b)-1], nil // Encode ends with a newline
 }
 
 // cutMarked cuts s to at most max bytes, at a rune boundary, ending with
@@ -555,17 +641,19 @@ func cutMarked(s string, max int) string {
 	return s[:runeCut(s, max-len(marker))] + marker
 }
 
-// withSeq returns the JSON of the ledger.Entry with sequence number seq and the
-// violation whose JSON is body: body with a "seq" member put first. It
-// equals json.Marshal(ledger.Entry{seq, v}) and costs one small allocation.
-func withSeq(seq uint64, body []byte) []byte {
-	out := make([]byte, 0, len(body)+28)
-	out = append(out, `{"seq":`...)
-	out = strconv.AppendUint(out, seq, 10)
+// maxSeqJSON is the most bytes appendWithSeq adds to a violation's JSON.
+const maxSeqJSON = len(`{"seq":18446744073709551615,`) - 1
+
+// appendWithSeq appends to b the JSON of the ledger.Entry with sequence
+// number seq and the violation whose JSON is body: body with a "seq"
+// member put first. It equals json.Marshal(ledger.Entry{seq, v}).
+func appendWithSeq(b []byte, seq uint64, body []byte) []byte {
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, seq, 10)
 	if len(body) > 2 {
-		out = append(out, ',')
+		b = append(b, ',')
 	}
-	return append(out, body[1:]...)
+	return append(b, body[1:]...)
 }
 
 // Redacting very long evidence whole would cost time out of proportion to

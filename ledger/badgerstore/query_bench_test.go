@@ -43,18 +43,8 @@ const benchRules = 20
 func fillBench(b *testing.B, l *Store, n int) {
 	const batch = 1000
 	vs := make([]trace.Violation, 0, batch)
-	tags := []string{"no-citation", "loop", "pii", "幻觉", "stale"}
 	for i := range n {
-		v := violation(fmt.Sprint("rule-", i%benchRules), fmt.Sprint("trace-", i/10), tags[i%5])
-		if i%3 == 0 {
-			v.Tags = append(v.Tags, tags[(i+1)%5])
-		}
-		if i%(n/100) == 0 {
-			v.Rule = "rare"
-		}
-		v.SessionID = fmt.Sprint("session-", i/40)
-		v.Evidence = strings.Repeat("x", 200)
-		v.Time = day0.Add(time.Duration(i) * (30 * 24 * time.Hour / time.Duration(n)))
+		v := fillViolation(i, n)
 		vs = append(vs, v)
 		if len(vs) == batch || i == n-1 {
 			if _, err := l.AppendBatch(ctx, vs); err != nil {
@@ -63,6 +53,22 @@ func fillBench(b *testing.B, l *Store, n int) {
 			vs = vs[:0]
 		}
 	}
+}
+
+// fillViolation is the i-th of n entries that fillBench appends.
+func fillViolation(i, n int) trace.Violation {
+	tags := [...]string{"no-citation", "loop", "pii", "幻觉", "stale"}
+	v := violation(fmt.Sprint("rule-", i%benchRules), fmt.Sprint("trace-", i/10), tags[i%5])
+	if i%3 == 0 {
+		v.Tags = append(v.Tags, tags[(i+1)%5])
+	}
+	if i%(max(n/100, 1)) == 0 {
+		v.Rule = "rare"
+	}
+	v.SessionID = fmt.Sprint("session-", i/40)
+	v.Evidence = strings.Repeat("x", 200)
+	v.Time = day0.Add(time.Duration(i) * (30 * 24 * time.Hour / time.Duration(n)))
+	return v
 }
 
 // rss returns the resident set size and its peak, in MiB, from
