@@ -626,27 +626,7 @@ func foldASCII(tok string) (out string, ok bool) {
 		return unpad(tok), true
 	}
 	var un [64]byte
-	u := un[:0]
-	for i := 0; i < len(b); {
-		if b[i] < '0' || b[i] > '9' {
-			u = append(u, b[i])
-			i++
-			continue
-		}
-		j := i
-		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
-			j++
-		}
-		run := b[i:j]
-		if len(run) <= 6 {
-			for len(run) > 1 && run[0] == '0' {
-				run = run[1:]
-			}
-		}
-		u = append(u, run...)
-		i = j
-	}
-	return string(u), true
+	return string(appendUnpadded(un[:0], b)), true
 }
 
 // unpad drops the leading zeros of every run of digits, keeping one zero
@@ -657,27 +637,32 @@ func unpad(tok string) string {
 	if !padded(tok) {
 		return tok // nothing to drop, nothing allocated
 	}
-	var b strings.Builder
-	for i := 0; i < len(tok); {
-		if tok[i] < '0' || tok[i] > '9' {
-			b.WriteByte(tok[i])
+	return string(appendUnpadded(make([]byte, 0, len(tok)), tok))
+}
+
+// appendUnpadded appends s to dst with the leading zeros of its runs of
+// at most six digits dropped, as unpad does.
+func appendUnpadded[T string | []byte](dst []byte, s T) []byte {
+	for i := 0; i < len(s); {
+		if s[i] < '0' || s[i] > '9' {
+			dst = append(dst, s[i])
 			i++
 			continue
 		}
 		j := i
-		for j < len(tok) && tok[j] >= '0' && tok[j] <= '9' {
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
 			j++
 		}
-		run := tok[i:j]
+		run := s[i:j]
 		if len(run) <= 6 {
-			if run = strings.TrimLeft(run, "0"); run == "" {
-				run = "0"
+			for len(run) > 1 && run[0] == '0' {
+				run = run[1:]
 			}
 		}
-		b.WriteString(run)
+		dst = append(dst, run...)
 		i = j
 	}
-	return b.String()
+	return dst
 }
 
 // padded reports whether a run of at most six digits in tok starts with a
