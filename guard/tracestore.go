@@ -182,6 +182,7 @@ func (g *Guard) putTrace(t *trace.Trace, rec *trace.Recorder) {
 // make the whole. It is safe for concurrent use.
 type TraceFile struct {
 	mu     sync.Mutex
+	path   string
 	f      *os.File
 	w      *trace.Writer
 	redact func(string) string
@@ -199,7 +200,7 @@ func OpenTraceFile(path string, redact func(string) string) (*TraceFile, error) 
 	if redact == nil {
 		redact = defaultRedact
 	}
-	return &TraceFile{f: f, w: trace.NewWriter(f), redact: redact}, nil
+	return &TraceFile{path: path, f: f, w: trace.NewWriter(f), redact: redact}, nil
 }
 
 var defaultRedact = redact.String
@@ -212,10 +213,10 @@ func (tf *TraceFile) PutTrace(ctx context.Context, t *trace.Trace) error {
 	tf.mu.Lock()
 	defer tf.mu.Unlock()
 	if tf.f == nil {
-		return &Error{Op: "put trace", Name: tf.f.Name(), Err: errors.New("trace file is closed")}
+		return &Error{Op: "put trace", Name: tf.path, Err: errors.New("trace file is closed")}
 	}
 	if err := tf.w.Write(ledger.RedactTrace(t, tf.redact)); err != nil {
-		return &Error{Op: "put trace", Name: tf.f.Name(), Err: err}
+		return &Error{Op: "put trace", Name: tf.path, Err: err}
 	}
 	return nil
 }
