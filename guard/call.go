@@ -160,6 +160,11 @@ func (g *Guard) newPlan(name string) *toolPlan {
 		}
 	}
 	tp.hot = hotRules(tp.rules)
+	for i, r := range tp.rules {
+		if va, ok := r.(validArguments); ok && va.lookup != nil {
+			tp.hot[i] = g.bindArguments(va, name)
+		}
+	}
 	return tp
 }
 

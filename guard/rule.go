@@ -173,14 +173,17 @@ func (r validArguments) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Kind != trace.KindTool {
 		return nil
 	}
-	var node *schemaNode
-	var err error
+	var c compiledSchema
 	known := false
 	if r.lookup != nil {
-		var c compiledSchema
 		c, known = r.lookup(s.Name)
-		node, err = c.node, c.err
 	}
+	return r.check(t, s, c, known)
+}
+
+// check is Check with the guard's schema of the tool, c, when known.
+func (r validArguments) check(t *trace.Trace, s *trace.Step, c compiledSchema, known bool) []trace.Finding {
+	node, err := c.node, c.err
 	if !known {
 		raw := findSpec(r.specs, s.Name)
 		if raw == nil {
@@ -208,6 +211,38 @@ func (r validArguments) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		}}
 	}
 	return nil
+}
+
+// boundArguments is the argument rule of a guard bound to one tool's plan:
+// the tool's schema is looked up once, not on every call, and used while
+// the guard's schemas are those it was looked up in (at).
+type boundArguments struct {
+	validArguments
+	g     *Guard
+	name  string
+	at    *map[string]compiledSchema
+	c     compiledSchema
+	known bool
+}
+
+// bindArguments binds r, the guard's own argument rule, to the plan of
+// the tool named name.
+func (g *Guard) bindArguments(r validArguments, name string) *boundArguments {
+	b := &boundArguments{validArguments: r, g: g, name: name, at: g.schemas.Load()}
+	if b.at != nil {
+		b.c, b.known = (*b.at)[name]
+	}
+	return b
+}
+
+func (b *boundArguments) checkHot(t *trace.Trace, s *trace.Step, _ *hotState) []trace.Finding {
+	if s.Kind != trace.KindTool {
+		return nil
+	}
+	if s.Name != b.name || b.at != b.g.schemas.Load() {
+		return b.validArguments.Check(t, s)
+	}
+	return b.check(t, s, b.c, b.known)
 }
 
 func findSpec(specs []trace.ToolSpec, name string) json.RawMessage {
