@@ -60,7 +60,7 @@ func (g *Guard) callPlanned(ctx context.Context, rec *trace.Recorder, t tools.To
 	s := &trace.Step{Kind: trace.KindTool, Name: call.Name, CallID: call.ID, Args: call.Args, Start: g.now()}
 	var out toolOutcome
 	if tp != nil {
-		out.findings, out.verdict = g.judgeWith(rec, s, tp.rules)
+		out.findings, out.verdict = g.judgeWith(rec, s, tp.rules, tp.hot)
 	} else {
 		out = g.judgeCall(rec, s, true)
 	}
@@ -114,8 +114,9 @@ type toolPlan struct {
 	state   *toolState
 	timeout time.Duration
 	retries int
-	inline  bool   // declared context-honouring and not isolated by policy
-	rules   []Rule // the guard's rules, less those that cannot judge a call of this tool
+	inline  bool      // declared context-honouring and not isolated by policy
+	rules   []Rule    // the guard's rules, less those that cannot judge a call of this tool
+	hot     []hotRule // hot[i] is rules[i] when it reads the trace's hot state, else nil
 }
 
 // plan returns the plan of the tool named name, making it on first use.
@@ -156,6 +157,12 @@ func (g *Guard) newPlan(name string) *toolPlan {
 	for i, r := range g.rules {
 		if sc := g.scopes[i]; sc == nil || sc(name, p) {
 			tp.rules = append(tp.rules, r)
+		}
+	}
+	tp.hot = hotRules(tp.rules)
+	for i, r := range tp.rules {
+		if va, ok := r.(validArguments); ok && va.lookup != nil {
+			tp.hot[i] = g.bindArguments(va, name)
 		}
 	}
 	return tp

@@ -46,19 +46,20 @@ func (n *schemaNode) fastValue(s string, i, depth int) (int, bool) {
 		return 0, false
 	}
 	var kind string
+	var bit typeSet
 	switch c := s[i]; {
 	case c == '{':
-		kind = "object"
+		kind, bit = "object", typeObject
 	case c == '[':
-		kind = "array"
+		kind, bit = "array", typeArray
 	case c == '"':
-		kind = "string"
+		kind, bit = "string", typeString
 	case c == 't' || c == 'f':
-		kind = "boolean"
+		kind, bit = "boolean", typeBoolean
 	case c == 'n':
-		kind = "null"
+		kind, bit = "null", typeNull
 	case c == '-' || (c >= '0' && c <= '9'):
-		kind = "number"
+		kind, bit = "number", typeNumber
 	default:
 		return 0, false
 	}
@@ -98,7 +99,7 @@ func (n *schemaNode) fastValue(s string, i, depth int) (int, bool) {
 		}
 	}
 	raw := s[i:end]
-	if !n.fastType(kind, raw) {
+	if !n.fastType(bit, raw) {
 		return 0, false
 	}
 	if len(n.Enum) > 0 && !n.fastEnum(kind, raw) {
@@ -115,22 +116,50 @@ func (n *schemaNode) fastValue(s string, i, depth int) (int, bool) {
 
 var anySchema schemaNode
 
-func (n *schemaNode) fastType(kind, raw string) bool {
-	if len(n.types) == 0 {
+func (n *schemaNode) fastType(kind typeSet, raw string) bool {
+	switch {
+	case len(n.types) == 0 || n.kinds&kind != 0:
 		return true
-	}
-	for _, t := range n.types {
-		switch {
-		case t == kind:
-			return true
-		case t == "integer" && kind == "number":
-			f, err := strconv.ParseFloat(raw, 64)
-			if err == nil && f == math.Trunc(f) {
-				return true
-			}
-		}
+	case kind == typeNumber && n.kinds&typeInteger != 0:
+		f, err := strconv.ParseFloat(raw, 64)
+		return err == nil && f == math.Trunc(f)
 	}
 	return false
+}
+
+// typeSet is a set of JSON Schema type names, a bit each.
+type typeSet uint8
+
+const (
+	typeObject typeSet = 1 << iota
+	typeArray
+	typeString
+	typeBoolean
+	typeNull
+	typeNumber
+	typeInteger
+)
+
+// typeBit is the bit of the type named t; none for a name it does not
+// know, which no value has.
+func typeBit(t string) typeSet {
+	switch t {
+	case "object":
+		return typeObject
+	case "array":
+		return typeArray
+	case "string":
+		return typeString
+	case "boolean":
+		return typeBoolean
+	case "null":
+		return typeNull
+	case "number":
+		return typeNumber
+	case "integer":
+		return typeInteger
+	}
+	return 0
 }
 
 // fastEnum accepts only string enums matched exactly; anything else is
@@ -149,7 +178,7 @@ func (n *schemaNode) fastEnum(kind, raw string) bool {
 }
 
 func (n *schemaNode) fastObject(s string, i, depth int) (int, bool) {
-	if len(n.types) > 0 && !hasTypeName(n.types, "object") || len(n.Enum) > 0 || len(n.Required) > 64 {
+	if len(n.types) > 0 && n.kinds&typeObject == 0 || len(n.Enum) > 0 || len(n.Required) > 64 {
 		return 0, false
 	}
 	start, keys := i, 0
@@ -210,7 +239,7 @@ func (n *schemaNode) fastObject(s string, i, depth int) (int, bool) {
 }
 
 func (n *schemaNode) fastArray(s string, i, depth int) (int, bool) {
-	if len(n.types) > 0 && !hasTypeName(n.types, "array") {
+	if len(n.types) > 0 && n.kinds&typeArray == 0 {
 		return 0, false
 	}
 	if len(n.Enum) > 0 || n.MinItems != nil || n.MaxItems != nil {
@@ -238,15 +267,6 @@ func (n *schemaNode) fastArray(s string, i, depth int) (int, bool) {
 			return 0, false
 		}
 	}
-}
-
-func hasTypeName(types []string, t string) bool {
-	for _, x := range types {
-		if x == t {
-			return true
-		}
-	}
-	return false
 }
 
 // duplicateKey reports whether key already appeared as a key of the object

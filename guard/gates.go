@@ -64,43 +64,63 @@ func intentGate(w *lexicon.Compiled, labels []string, min float64) Rule {
 	if min <= 0 {
 		min = 0.6
 	}
-	bad := func(s *trace.Step) string {
-		switch {
-		case s.Intent == "":
-			return ""
-		case len(labels) > 0 && !slices.Contains(labels, s.Intent):
-			return fmt.Sprintf("intent %q is not one this agent serves", s.Intent)
-		case s.Confidence < min:
-			return fmt.Sprintf("intent %q has confidence %.2f, below %.2f", s.Intent, s.Confidence, min)
-		}
-		return ""
+	return &intentRule{w: w, labels: labels, min: min}
+}
+
+type intentRule struct {
+	w      *lexicon.Compiled
+	labels []string
+	min    float64
+}
+
+// hasIntent is the step an intent gate looks for in a turn.
+func hasIntent(p *trace.Step) bool { return p.Intent != "" }
+
+func (*intentRule) Name() string { return RuleIntent }
+
+func (r *intentRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
+	if s.Intent == "" && s.Kind != trace.KindTool {
+		return nil
 	}
-	key := newTurnScanKey()
-	hasIntent := func(p *trace.Step) bool { return p.Intent != "" }
-	return NewRule(RuleIntent, func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		src := s
-		if s.Intent == "" {
-			if s.Kind != trace.KindTool {
-				return nil
-			}
-			if src = lastInTurn(t, key, s.Turn, hasIntent); src == nil {
-				return nil
-			}
-		}
-		why := bad(src)
-		if why == "" {
+	return r.checkHot(t, s, hotOf(t))
+}
+
+func (r *intentRule) checkHot(t *trace.Trace, s *trace.Step, h *hotState) []trace.Finding {
+	src := s
+	if s.Intent == "" {
+		if s.Kind != trace.KindTool {
 			return nil
 		}
-		user := userTurn(t, s.Turn)
-		candidates := append([]string{src.Intent}, src.Alternatives...)
-		if len(labels) > 0 {
-			candidates = slices.DeleteFunc(candidates, func(c string) bool { return !slices.Contains(labels, c) })
+		if src = h.intent.lastOf(t, s.Turn, hasIntent); src == nil {
+			return nil
 		}
-		return []trace.Finding{{
-			Rule: RuleIntent, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Coherence, Severity: trace.SeverityWarning,
-			Message: why, Question: clarifyingQuestion(w, candidates, user), Evidence: src.Intent, Tags: []string{"low-confidence-intent"},
-		}}
-	})
+	}
+	why := r.bad(src)
+	if why == "" {
+		return nil
+	}
+	user := userTurn(t, s.Turn)
+	candidates := append([]string{src.Intent}, src.Alternatives...)
+	if len(r.labels) > 0 {
+		candidates = slices.DeleteFunc(candidates, func(c string) bool { return !slices.Contains(r.labels, c) })
+	}
+	return []trace.Finding{{
+		Rule: RuleIntent, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Coherence, Severity: trace.SeverityWarning,
+		Message: why, Question: clarifyingQuestion(r.w, candidates, user), Evidence: src.Intent, Tags: []string{"low-confidence-intent"},
+	}}
+}
+
+// bad says why the intent step s reports is not to be acted on, or "".
+func (r *intentRule) bad(s *trace.Step) string {
+	switch {
+	case s.Intent == "":
+		return ""
+	case len(r.labels) > 0 && !slices.Contains(r.labels, s.Intent):
+		return fmt.Sprintf("intent %q is not one this agent serves", s.Intent)
+	case s.Confidence < r.min:
+		return fmt.Sprintf("intent %q has confidence %.2f, below %.2f", s.Intent, s.Confidence, r.min)
+	}
+	return ""
 }
 
 // clarifyingQuestion offers up to three candidate intents, in the language

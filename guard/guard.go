@@ -240,20 +240,21 @@ func (f SinkFunc) Append(ctx context.Context, v trace.Violation) (uint64, error)
 // Guard holds the rules and the ledger that every wrapped model, wrapped tool
 // and Run of it shares. It is safe for concurrent use by many sessions.
 type Guard struct {
-	cfg       Config
-	rules     []Rule
-	scopes    []toolScope                               // of each of rules: the tool calls it may judge; nil, any
-	stepRules []Rule                                    // rules, less those that judge tool calls only
-	planMu    sync.Mutex                                // serialises writers of plans
-	plans     atomic.Pointer[map[string]*toolPlan]      // by tool name; copied on write
-	answers   bool                                      // a rule that may judge a model's answer runs: streams are buffered
-	schemaMu  sync.Mutex                                // serialises writers of schemas
-	schemas   atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
-	untraced  sync.Once                                 // warns once about calls without a trace
-	breakers  *breakers
-	reports   reporter
-	words     *lexicon.Compiled // Config.Lexicon compiled
-	extractor memory.Extractor  // Config.Memory's, or the rule-based one of Config.Lexicon
+	cfg          Config
+	rules        []Rule
+	scopes       []toolScope                               // of each of rules: the tool calls it may judge; nil, any
+	stepRules    []Rule                                    // rules, less those that judge tool calls only
+	hot, stepHot []hotRule                                 // rules and stepRules as hotRules (see hotRules)
+	planMu       sync.Mutex                                // serialises writers of plans
+	plans        atomic.Pointer[map[string]*toolPlan]      // by tool name; copied on write
+	answers      bool                                      // a rule that may judge a model's answer runs: streams are buffered
+	schemaMu     sync.Mutex                                // serialises writers of schemas
+	schemas      atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
+	untraced     sync.Once                                 // warns once about calls without a trace
+	breakers     *breakers
+	reports      reporter
+	words        *lexicon.Compiled // Config.Lexicon compiled
+	extractor    memory.Extractor  // Config.Memory's, or the rule-based one of Config.Lexicon
 	// now is the guard's clock: every time the guard reads comes from it
 	// (a trace's start, a step's start and duration, a finding's time, an
 	// inline call's deadline and lateness). Waits (backoff, timeouts, what
@@ -317,6 +318,7 @@ func New(cfg Config) *Guard {
 			g.addRule(r, nil, false)
 		}
 	}
+	g.hot, g.stepHot = hotRules(g.rules), hotRules(g.stepRules)
 	g.answers = slices.ContainsFunc(g.rules, judgesAnswers)
 	g.breakers = newBreakers(g.cfg, func() time.Time { return g.now() })
 	return g

@@ -148,11 +148,12 @@ func Provenance(tools ToolPolicies, profile Profile) Rule {
 }
 
 func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
+	wc := newWriteCache(tools)
 	return NewRule(RuleProvenance, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool || argsCut(s) {
 			return nil // Evaluate keeps the decision recorded online on the whole arguments
 		}
-		write := stateChanging(s.Name, tools[s.Name])
+		write := wc.writes(s.Name)
 		if !write && len(t.UserTurns) == 0 && !strings.Contains(s.Args, ".") {
 			return nil // outside a recorded conversation a read is judged for URLs only
 		}

@@ -124,21 +124,32 @@ var tagsLoop = []string{"loop"}[:1:1] // shared: a full slice, so an append copi
 
 // MaxSteps hands the run to a human when the agent proposes more than n tool
 // calls in one trace. n below 1 disables the rule.
-func MaxSteps(n int) Rule {
-	return NewRule(RuleMaxSteps, func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		if s.Kind != trace.KindTool || n < 1 {
-			return nil
-		}
-		calls := 1 + len(t.Pending) + toolSteps(t)
-		if calls <= n {
-			return nil
-		}
-		return []trace.Finding{{
-			Rule: RuleMaxSteps, Step: s.Index, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
-			Message: fmt.Sprintf("tool call %d exceeds the limit of %d per run", calls, n),
-			Tags:    []string{"step-budget"},
-		}}
-	})
+func MaxSteps(n int) Rule { return &maxSteps{n} }
+
+type maxSteps struct{ n int }
+
+func (*maxSteps) Name() string { return RuleMaxSteps }
+
+func (r *maxSteps) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
+	if s.Kind != trace.KindTool || r.n < 1 {
+		return nil
+	}
+	return r.checkHot(t, s, hotOf(t))
+}
+
+func (r *maxSteps) checkHot(t *trace.Trace, s *trace.Step, h *hotState) []trace.Finding {
+	if s.Kind != trace.KindTool || r.n < 1 {
+		return nil
+	}
+	calls := 1 + len(t.Pending) + h.tools.of(t)
+	if calls <= r.n {
+		return nil
+	}
+	return []trace.Finding{{
+		Rule: RuleMaxSteps, Step: s.Index, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
+		Message: fmt.Sprintf("tool call %d exceeds the limit of %d per run", calls, r.n),
+		Tags:    []string{"step-budget"},
+	}}
 }
 
 // ValidArguments checks a tool call's arguments against the tool's JSON
@@ -162,14 +173,17 @@ func (r validArguments) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Kind != trace.KindTool {
 		return nil
 	}
-	var node *schemaNode
-	var err error
+	var c compiledSchema
 	known := false
 	if r.lookup != nil {
-		var c compiledSchema
 		c, known = r.lookup(s.Name)
-		node, err = c.node, c.err
 	}
+	return r.check(t, s, c, known)
+}
+
+// check is Check with the guard's schema of the tool, c, when known.
+func (r validArguments) check(t *trace.Trace, s *trace.Step, c compiledSchema, known bool) []trace.Finding {
+	node, err := c.node, c.err
 	if !known {
 		raw := findSpec(r.specs, s.Name)
 		if raw == nil {
@@ -197,6 +211,38 @@ func (r validArguments) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		}}
 	}
 	return nil
+}
+
+// boundArguments is the argument rule of a guard bound to one tool's plan:
+// the tool's schema is looked up once, not on every call, and used while
+// the guard's schemas are those it was looked up in (at).
+type boundArguments struct {
+	validArguments
+	g     *Guard
+	name  string
+	at    *map[string]compiledSchema
+	c     compiledSchema
+	known bool
+}
+
+// bindArguments binds r, the guard's own argument rule, to the plan of
+// the tool named name.
+func (g *Guard) bindArguments(r validArguments, name string) *boundArguments {
+	b := &boundArguments{validArguments: r, g: g, name: name, at: g.schemas.Load()}
+	if b.at != nil {
+		b.c, b.known = (*b.at)[name]
+	}
+	return b
+}
+
+func (b *boundArguments) checkHot(t *trace.Trace, s *trace.Step, _ *hotState) []trace.Finding {
+	if s.Kind != trace.KindTool {
+		return nil
+	}
+	if s.Name != b.name || b.at != b.g.schemas.Load() {
+		return b.validArguments.Check(t, s)
+	}
+	return b.check(t, s, b.c, b.known)
 }
 
 func findSpec(specs []trace.ToolSpec, name string) json.RawMessage {
@@ -269,15 +315,16 @@ func argsCut(s *trace.Step) bool {
 }
 
 // toolCount is the number of tool steps among a trace's first steps, kept
-// in the trace's memo so that counting them costs O(new steps) per call.
-// It counts the steps released from memory too (trace.Releaser).
+// in the trace's hot state so that counting them costs O(new steps) per
+// call. It counts the steps released from memory too (trace.Releaser).
 type toolCount struct{ steps, tools int }
 
-type toolCountKey struct{}
-
 // toolSteps returns how many of t's steps are tool steps.
-func toolSteps(t *trace.Trace) int {
-	c := t.Memo(toolCountKey{}, func() any { return &toolCount{} }).(*toolCount)
+func toolSteps(t *trace.Trace) int { return hotOf(t).tools.of(t) }
+
+// of returns how many of t's steps are tool steps, c being the count kept
+// in t's hot state.
+func (c *toolCount) of(t *trace.Trace) int {
 	if c.steps > t.Len() { // a shorter prefix than the memo counted
 		c = &toolCount{}
 	}
@@ -293,6 +340,3 @@ func (c *toolCount) count(t *trace.Trace) {
 		}
 	}
 }
-
-// Release counts the steps about to be released (trace.Releaser).
-func (c *toolCount) Release(t *trace.Trace, n int) { c.count(t) }

@@ -80,6 +80,7 @@ type schemaNode struct {
 	Pattern              string                 `json:"pattern"`
 
 	types    []string
+	kinds    typeSet // types, as a set, for the fast path
 	pattern  *regexp.Regexp
 	catchAll bool
 }
@@ -132,6 +133,9 @@ func (s *schemaNode) prepare(depth int) error {
 				s.types = append(s.types, str)
 			}
 		}
+	}
+	for _, t := range s.types {
+		s.kinds |= typeBit(t)
 	}
 	for _, p := range s.Properties {
 		if p == nil {

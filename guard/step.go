@@ -13,16 +13,17 @@ import (
 // and returns the findings and the verdict to enforce (Allow in shadow mode).
 // Rules that judge tool calls only are left out for other steps.
 func (g *Guard) judge(rec *trace.Recorder, s *trace.Step) ([]trace.Finding, trace.Verdict) {
-	rules := g.rules
 	if s.Kind != trace.KindTool {
-		rules = g.stepRules
+		return g.judgeWith(rec, s, g.stepRules, g.stepHot)
 	}
-	return g.judgeWith(rec, s, rules)
+	return g.judgeWith(rec, s, g.rules, g.hot)
 }
 
 // judgeWith is judge with the rules to run: the guard's, less those that
-// cannot say anything about s (see toolPlan), in the guard's order.
-func (g *Guard) judgeWith(rec *trace.Recorder, s *trace.Step, rules []Rule) ([]trace.Finding, trace.Verdict) {
+// cannot say anything about s (see toolPlan), in the guard's order; hot[i]
+// is rules[i] when it reads the trace's hot state (hotRule), which is then
+// looked up once for them all.
+func (g *Guard) judgeWith(rec *trace.Recorder, s *trace.Step, rules []Rule, hot []hotRule) ([]trace.Finding, trace.Verdict) {
 	if g.cfg.Bypass {
 		return nil, trace.Allow
 	}
@@ -37,8 +38,18 @@ func (g *Guard) judgeWith(rec *trace.Recorder, s *trace.Step, rules []Rule) ([]t
 		if obs != nil {
 			start = g.now()
 		}
-		for _, r := range rules {
-			if ff := r.Check(t, s); out == nil {
+		var h *hotState
+		for i, r := range rules {
+			var ff []trace.Finding
+			if hr := hot[i]; hr != nil {
+				if h == nil {
+					h = hotOf(t)
+				}
+				ff = hr.checkHot(t, s, h)
+			} else {
+				ff = r.Check(t, s)
+			}
+			if out == nil {
 				out = ff // most steps have at most one rule to say something
 			} else {
 				out = append(out, ff...)

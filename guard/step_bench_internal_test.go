@@ -38,7 +38,7 @@ func BenchmarkJudgeCleanCall(b *testing.B) {
 		}
 		rec := recs[i/perTrace%batch]
 		s := &trace.Step{Kind: trace.KindTool, Name: tp.name, Args: args[i%2]}
-		findings, v := g.judgeWith(rec, s, tp.rules)
+		findings, v := g.judgeWith(rec, s, tp.rules, tp.hot)
 		if v != trace.Allow || len(findings) > 0 {
 			b.Fatalf("a clean call was judged %s: %v", v, findings)
 		}

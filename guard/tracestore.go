@@ -144,8 +144,8 @@ func (g *Guard) releaseIndexes(t *trace.Trace) {
 		switch r.Name() {
 		case RuleProvenance, RuleAuthorization, RuleRelay:
 			origins(g.words, t, g.cfg.Tools)
-		case RuleMaxSteps:
-			toolSteps(t)
+		case RuleMaxSteps, RuleIntent:
+			hotOf(t) // a trace.Releaser: counts and scans what is released
 		case RulePolicyChecks:
 			indexOf(t)
 		}

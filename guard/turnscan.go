@@ -21,6 +21,11 @@ func newTurnScanKey() turnScanKey { return turnScanKey{new(byte)} }
 // nil. match must depend on the step alone.
 func lastInTurn(t *trace.Trace, key turnScanKey, turn int, match func(*trace.Step) bool) *trace.Step {
 	sc := t.Memo(key, newTurnScan).(*turnScan) // a func that captures nothing: no allocation
+	return sc.lastOf(t, turn, match)
+}
+
+// lastOf is lastInTurn with the scan sc, kept in t's memo.
+func (sc *turnScan) lastOf(t *trace.Trace, turn int, match func(*trace.Step) bool) *trace.Step {
 	if sc.n > t.Len() {
 		sc = &turnScan{turn: -2} // a shorter prefix than the memo scanned
 	}
@@ -59,3 +64,43 @@ func (sc *turnScan) scan(t *trace.Trace) {
 // Release scans the steps about to be released (trace.Releaser): the last
 // match of the latest turn stays known after its step left memory.
 func (sc *turnScan) Release(t *trace.Trace, n int) { sc.scan(t) }
+
+// hotState is what the built-in rules read of a trace on every tool call,
+// kept in one entry of the trace's memo: the judge looks it up once per
+// call and hands it to each rule that reads it (hotRule), rather than each
+// rule looking up its own.
+type hotState struct {
+	tools  toolCount // the tool steps (MaxSteps)
+	intent turnScan  // the last step of the latest turn that reported an intent (IntentGate)
+}
+
+type hotKey struct{}
+
+func newHot() any { return &hotState{intent: turnScan{turn: -2, match: hasIntent}} }
+
+// hotOf returns t's hot state, making it on first use.
+func hotOf(t *trace.Trace) *hotState { return t.Memo(hotKey{}, newHot).(*hotState) }
+
+// Release brings the state up to date with the steps about to be
+// released (trace.Releaser).
+func (h *hotState) Release(t *trace.Trace, n int) {
+	h.tools.count(t)
+	h.intent.scan(t)
+}
+
+// hotRule is a rule that reads the trace's hot state: the judge calls
+// checkHot, with the state, instead of Check, which looks it up itself.
+// Both give the same findings.
+type hotRule interface {
+	Rule
+	checkHot(t *trace.Trace, s *trace.Step, h *hotState) []trace.Finding
+}
+
+// hotRules returns, for each of rules, the rule as a hotRule, or nil.
+func hotRules(rules []Rule) []hotRule {
+	out := make([]hotRule, len(rules))
+	for i, r := range rules {
+		out[i], _ = r.(hotRule)
+	}
+	return out
+}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -34,6 +35,8 @@ type Card struct {
 	lifted   []liftedKey       // prohibitions revoked, in the order first revoked
 	text     *string           // Text, rendered; nil when the card changed since
 	view     []Constraint      // the active constraints, in order; nil when the card changed since
+	// nactive is len(active), read without the lock (Active).
+	nactive atomic.Int32
 }
 
 type liftedKey struct {
@@ -152,6 +155,7 @@ func checkNew(n Constraint) error {
 // apply applies one valid constraint; c.mu is held. It costs the same
 // however long the card is.
 func (c *Card) apply(n Constraint) {
+	defer c.countActive()
 	n.Ended = 0
 	if c.active == nil {
 		c.active, c.replaced = map[slot]int{}, map[int]int{}
@@ -218,8 +222,17 @@ func (c *Card) unlist(kind Kind, i int) {
 // changed drops what was rendered from the card; c.mu is held.
 func (c *Card) changed() { c.text, c.view = nil, nil }
 
+// countActive keeps nactive; c.mu is held.
+func (c *Card) countActive() { c.nactive.Store(int32(len(c.active))) }
+
+// hasActive reports whether the card has an active constraint, without
+// taking its lock: a tool call judged against a card with none has nothing
+// to read on it.
+func (c *Card) hasActive() bool { return c.nactive.Load() > 0 }
+
 // reindex rebuilds the indexes from all; c.mu is held.
 func (c *Card) reindex() {
+	defer c.countActive()
 	c.active, c.replaced, c.lifted = map[slot]int{}, map[int]int{}, nil
 	c.byKind = [len(kinds)][]int{}
 	last := map[slot]int{}

@@ -97,6 +97,9 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		rules = &r
 	}
 	card := cardOf(t, upTo, rules)
+	if !card.hasActive() {
+		return nil
+	}
 	card.mu.RLock()
 	defer card.mu.RUnlock()
 	if len(card.active) == 0 {
