@@ -204,7 +204,7 @@ func emptyResultGate(w *lexicon.Compiled, tools ToolPolicies, verdict trace.Verd
 		}
 		return empty
 	}
-	key := emptyScanKey{new(byte)} // this rule's own scan in each trace's memo
+	key := newTurnScanKey() // this rule's own scan in each trace's memo
 	return NewRule(RuleEmptyResult, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		write := s.Kind == trace.KindTool && stateChangingIn(w, s.Name, tools[s.Name])
 		answer := s.Kind == trace.KindModel && len(s.Calls) == 0 && strings.TrimSpace(s.Result) != "" && !s.Blocked && s.Intent == ""
@@ -214,21 +214,7 @@ func emptyResultGate(w *lexicon.Compiled, tools ToolPolicies, verdict trace.Verd
 		// The scan of the latest turn is kept in the trace's memo and
 		// advanced over new steps only, so judging a step costs the same
 		// at step 10 and step 10,000 of one turn.
-		sc := t.Memo(key, newEmptyScan).(*emptyScan)
-		if sc.n > t.Len() {
-			sc = &emptyScan{turn: -2} // a shorter prefix than the memo scanned
-		}
-		sc.step = step
-		sc.scan(t)
-		var empty *trace.Step
-		switch {
-		case sc.turn == s.Turn:
-			empty = sc.empty
-		case sc.turn > s.Turn: // a step of an earlier turn: scan it afresh
-			for _, p := range sameTurn(t, s.Turn) {
-				empty = step(empty, p)
-			}
-		}
+		empty := t.Memo(key, newTurnScan).(*turnScan).foldOf(t, s.Turn, step)
 		if empty == nil || (answer && asksUser(s.Result)) {
 			return nil
 		}
@@ -440,31 +426,3 @@ func plainText(result string) string {
 	})
 	return b.String()
 }
-
-// emptyScanKey keys an empty-result rule's scan in a trace's memo; the
-// pointer tells two guards' rules apart.
-type emptyScanKey struct{ rule *byte }
-
-// emptyScan is how far an empty-result rule has read a trace: n steps, the
-// last of them in turn turn, whose latest unanswered empty result is empty.
-type emptyScan struct {
-	n, turn int
-	empty   *trace.Step
-	step    func(empty, p *trace.Step) *trace.Step
-}
-
-func newEmptyScan() any { return &emptyScan{turn: -2} }
-
-func (sc *emptyScan) scan(t *trace.Trace) {
-	sc.n = max(sc.n, t.Released) // a scan begun after a release reads what is kept
-	for ; sc.n < t.Len(); sc.n++ {
-		p := t.Step(sc.n)
-		if p.Turn != sc.turn {
-			sc.turn, sc.empty = p.Turn, nil
-		}
-		sc.empty = sc.step(sc.empty, p)
-	}
-}
-
-// Release scans the steps about to be released (trace.Releaser).
-func (sc *emptyScan) Release(t *trace.Trace, n int) { sc.scan(t) }

@@ -8,8 +8,9 @@ import "github.com/agentguard/agentguard/trace"
 // user turns is one long turn).
 type turnScan struct {
 	n, turn int         // steps scanned; the turn of the last one
-	last    *trace.Step // the last step of that turn that matched
+	last    *trace.Step // the last step of that turn that matched, or what fold made of the turn
 	match   func(*trace.Step) bool
+	fold    func(last, p *trace.Step) *trace.Step // when set, replaces match: the scan's value after p
 }
 
 // turnScanKey names one rule's scan in a trace's memo.
@@ -26,10 +27,22 @@ func lastInTurn(t *trace.Trace, key turnScanKey, turn int, match func(*trace.Ste
 
 // lastOf is lastInTurn with the scan sc, kept in t's memo.
 func (sc *turnScan) lastOf(t *trace.Trace, turn int, match func(*trace.Step) bool) *trace.Step {
-	if sc.n > t.Len() {
-		sc = &turnScan{turn: -2} // a shorter prefix than the memo scanned
-	}
 	sc.match = match
+	return sc.at(t, turn)
+}
+
+// foldOf is the scan's value for turn with fold, which must depend on its
+// arguments alone: the fold of the turn's steps from nil.
+func (sc *turnScan) foldOf(t *trace.Trace, turn int, fold func(last, p *trace.Step) *trace.Step) *trace.Step {
+	sc.fold = fold
+	return sc.at(t, turn)
+}
+
+// at advances the scan over t's new steps and returns its value for turn.
+func (sc *turnScan) at(t *trace.Trace, turn int) *trace.Step {
+	if sc.n > t.Len() {
+		sc = &turnScan{turn: -2, match: sc.match, fold: sc.fold} // a shorter prefix than the memo scanned
+	}
 	sc.scan(t)
 	switch {
 	case sc.turn == turn:
@@ -37,9 +50,7 @@ func (sc *turnScan) lastOf(t *trace.Trace, turn int, match func(*trace.Step) boo
 	case sc.turn > turn: // a step of an earlier turn: scan that turn afresh
 		var last *trace.Step
 		for _, p := range sameTurn(t, turn) {
-			if match(p) {
-				last = p
-			}
+			last = sc.next(last, p)
 		}
 		return last
 	}
@@ -55,10 +66,19 @@ func (sc *turnScan) scan(t *trace.Trace) {
 		if p.Turn != sc.turn {
 			sc.turn, sc.last = p.Turn, nil
 		}
-		if sc.match(p) {
-			sc.last = p
-		}
+		sc.last = sc.next(sc.last, p)
 	}
+}
+
+// next is the scan's value after p, given its value last before it.
+func (sc *turnScan) next(last, p *trace.Step) *trace.Step {
+	switch {
+	case sc.fold != nil:
+		return sc.fold(last, p)
+	case sc.match(p):
+		return p
+	}
+	return last
 }
 
 // Release scans the steps about to be released (trace.Releaser): the last
