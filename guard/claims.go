@@ -1123,7 +1123,16 @@ func normaliseAnswer(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
-	for _, r := range strings.ToLower(s) {
+	for _, r := range s {
+		// strings.ToLower(s) lowers rune by rune with unicode.ToLower,
+		// as here, without a copy of s.
+		if r < utf8.RuneSelf {
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+		} else {
+			r = unicode.ToLower(r)
+		}
 		switch {
 		case r == '’' || r == '‘' || r == '`' || r == '´' || r == '＇':
 			r = '\''
