@@ -63,6 +63,7 @@ type ruleBased struct {
 	w       *lexicon.Compiled
 	idWords []string   // the keys of IDKinds, longest first
 	ix      *wordIndex // the word lists below, found in one pass
+	turnIx  *wordIndex // what is read of a whole turn: Change, Additional
 	l       ruleLists
 }
 
@@ -101,6 +102,7 @@ func newRules(w *lexicon.Compiled) ruleBased {
 		r.l.timeKeys = append(r.l.timeKeys, add(k.Words))
 	}
 	r.ix = newWordIndex(lists...)
+	r.turnIx = newWordIndex(m.Change, m.Additional)
 	return r
 }
 
@@ -119,9 +121,9 @@ func (r ruleBased) Extract(_ context.Context, turn int, text string, current []C
 func (r ruleBased) extract(turn int, text string, card func(slot) (string, bool)) []Constraint {
 	x := extraction{r: r, w: &r.w.Memory, tw: &r.w.Time, turn: turn, card: card}
 	text = apostrophes.Replace(text)
-	words := r.ix.find(lowerASCII(text))
-	x.change = words.has(r.l.change)
-	x.additional = !x.change && words.has(r.l.additional)
+	whole := r.turnIx.find(lowerASCII(text))
+	x.change = whole.has(0)
+	x.additional = !x.change && whole.has(1)
 	ss := sentences(x.w, text)
 	for i := range ss {
 		ss[i].words = r.ix.find(ss[i].lower)

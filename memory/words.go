@@ -152,6 +152,7 @@ func runeBefore(s string, i int) (rune, int) { return utf8.DecodeLastRuneInStrin
 type wordIndex struct {
 	words   []indexedWord
 	byToken map[string][]int32 // words that match only where the text's word at the start is this one
+	shapes  [256]uint64        // per first byte, the lengths of byToken's keys (bit min(n, 63)): most words of a text need no lookup
 	byAlnum [256][]int32       // other words that start with an ASCII letter or digit, by first byte: tried at every word start
 	byByte  [256][]int32       // words that start with anything else, by first byte: tried at every byte
 	lists   int
@@ -190,6 +191,7 @@ func newWordIndex(lists ...[]string) *wordIndex {
 			// the stem is one whole word that must end there.
 			if t < len(stem) || iw.right {
 				x.byToken[stem[:t]] = append(x.byToken[stem[:t]], k)
+				x.shapes[stem[0]] |= 1 << min(t, 63)
 			} else {
 				x.byAlnum[stem[0]] = append(x.byAlnum[stem[0]], k)
 			}
@@ -254,8 +256,10 @@ func (x *wordIndex) find(s string) wordHits {
 		for q < len(s) && isWordByte(s[q]) {
 			q++
 		}
-		if ks := x.byToken[s[p:q]]; len(ks) > 0 {
-			try(ks, p)
+		if x.shapes[c]&(1<<min(q-p, 63)) != 0 {
+			if ks := x.byToken[s[p:q]]; len(ks) > 0 {
+				try(ks, p)
+			}
 		}
 		if ks := x.byAlnum[c]; len(ks) > 0 {
 			try(ks, p)
