@@ -808,8 +808,14 @@ func (t lexTerm) find(s string, from int) (int, int) {
 type termIndex struct {
 	terms  []lexTerm
 	byWord map[string][]int
+	shapes [256]uint64 // per first byte, the lengths of byWord's keys (bit min(n, 63)): most words need no lookup
 	byRune map[rune][]int
 	scan   []int
+}
+
+// mayHold reports whether word could be a key of byWord.
+func (x *termIndex) mayHold(word string) bool {
+	return word != "" && x.shapes[word[0]]&(1<<min(len(word), 63)) != 0
 }
 
 func newTermIndex(terms []lexTerm) *termIndex {
@@ -826,6 +832,7 @@ func newTermIndex(terms []lexTerm) *termIndex {
 				x.scan = append(x.scan, k)
 			} else {
 				x.byWord[w] = append(x.byWord[w], k)
+				x.shapes[w[0]] |= 1 << min(len(w), 63)
 			}
 		}
 	}
@@ -878,10 +885,10 @@ func (x *termIndex) each(s string, fn func(k, i, j int) bool) {
 			}
 			return true
 		}
-		if !try(x.byWord[word]) {
+		if x.mayHold(word) && !try(x.byWord[word]) {
 			return
 		}
-		if base, ok := strings.CutSuffix(word, "'s"); ok && !try(x.byWord[base]) {
+		if base, ok := strings.CutSuffix(word, "'s"); ok && x.mayHold(base) && !try(x.byWord[base]) {
 			return
 		}
 		p = q

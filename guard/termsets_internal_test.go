@@ -1,6 +1,25 @@
 package guard
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
+
+// unshaped is x with a length filter that lets every word through.
+func unshaped(x *termIndex) *termIndex {
+	y := *x
+	for i := range y.shapes {
+		y.shapes[i] = ^uint64(0)
+	}
+	return &y
+}
+
+// termMatches lists what x.each finds in s.
+func termMatches(x *termIndex, s string) [][3]int {
+	var out [][3]int
+	x.each(s, func(k, i, j int) bool { out = append(out, [3]int{k, i, j}); return true })
+	return out
+}
 
 // checkClauseWords compares clauseWords with one termIndex per list.
 func checkClauseWords(t *testing.T, cl string) {
@@ -13,6 +32,11 @@ func checkClauseWords(t *testing.T, cl string) {
 	}
 	for _, ch := range v.Channels {
 		lists = append(lists, compileTerms(ch.Done))
+	}
+	for _, x := range []*termIndex{claimIndex, clauseWords.ix} {
+		if got, want := termMatches(x, cl), termMatches(unshaped(x), cl); !slices.Equal(got, want) {
+			t.Errorf("%q: matches %v, without the length filter %v", cl, got, want)
+		}
 	}
 	got := clauseWords.in(cl)
 	for l, terms := range lists {
@@ -30,6 +54,9 @@ func TestClauseWords(t *testing.T) {
 		for _, term := range terms {
 			all = append(all, term.text)
 		}
+	}
+	for _, term := range claimTerms {
+		all = append(all, term.text)
 	}
 	for i, w := range all {
 		for _, cl := range []string{w, w + "s", "x" + w, w + "'s", "i " + w + " " + all[(i+3)%len(all)]} {
