@@ -207,10 +207,11 @@ func (x *extraction) sentence(s sentence) {
 		x.address(s, v)
 	}
 	taken = append(taken, x.ids(s, taken)...)
-	for _, m := range dates(x.tw, s.text) {
+	ds, cs := dates(x.tw, s.text), clocks(x.tw, s.text)
+	for _, m := range ds {
 		taken = append(taken, span{m.start, m.end})
 	}
-	for _, m := range clocks(x.tw, s.text) {
+	for _, m := range cs {
 		taken = append(taken, span{m.start, m.end})
 	}
 	if !s.question {
@@ -221,7 +222,7 @@ func (x *extraction) sentence(s sentence) {
 		ruled = x.channels(s)
 	}
 	if !ruled && !s.question {
-		x.timeRange(s)
+		x.timeRange(s, ds, cs)
 		x.preference(s)
 	}
 	x.name(s)
@@ -502,11 +503,14 @@ func (x *extraction) allow(ch, clause string, w *window) {
 
 // Time ranges.
 
-func (x *extraction) timeRange(s sentence) {
+// timeRange reads a window in s, whose dates and clocks are ds and cs.
+func (x *extraction) timeRange(s sentence, ds, cs []mention) {
 	if !s.words.has(x.r.l.timeContext) || s.words.has(x.r.l.pastDue) {
 		return
 	}
-	w, ok := findWindow(x.tw, s.text)
+	w, ok := findWindowIn(x.tw, s.text,
+		func(*lexicon.TimePatterns, string) []mention { return ds },
+		func(*lexicon.TimePatterns, string) []mention { return cs })
 	if !ok {
 		return
 	}
