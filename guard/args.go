@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -52,7 +53,7 @@ func walk(path string, v any, fn func(path string, v any)) {
 		}
 	case []any:
 		for i, e := range x {
-			walk(fmt.Sprintf("%s[%d]", path, i), e, fn)
+			walk(path+"["+strconv.Itoa(i)+"]", e, fn)
 		}
 	default:
 		fn(path, v)

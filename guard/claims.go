@@ -624,11 +624,58 @@ var claimVocabulary = claimLexicon{
 var (
 	claimTerms []channelTerm // longest first
 	claimIndex *termIndex    // claimTerms' words, in the same order
-	doneWords, weakWords, sentWords, bareWords, negWords, hedgeWords, asideWords,
-	conditionWords, personWords *termIndex
-	breakWords, courtesyWords, userDidWords, forUserWords []lexTerm    // short lists, scanned
-	channelDone                                           []*termIndex // per channel: its own Done, or nil
+	// clauseWords finds the lists a clause is read with (the sets below)
+	// in one pass.
+	clauseWords                                           *termSets
+	breakWords, courtesyWords, userDidWords, forUserWords []lexTerm // short lists, scanned
+	channelDone                                           []bool    // per channel: it has a Done list of its own (setChannelDone+i)
 )
+
+// The lists of clauseWords.
+const (
+	setNeg = iota
+	setHedge
+	setAside
+	setCondition
+	setPerson
+	setDone
+	setSent
+	setBare
+	setWeak
+	setChannelDone // then one per channel
+)
+
+// termSets finds which of several lists of terms a text holds, in one pass
+// of one termIndex over all their terms: a term matches or not whatever
+// list it is in, so the lists found are those each list's own termIndex
+// would find.
+type termSets struct {
+	ix   *termIndex
+	list []int // per term of ix: its list
+}
+
+func newTermSets(lists ...[]lexTerm) *termSets {
+	x := &termSets{}
+	var all []lexTerm
+	for l, terms := range lists {
+		all = append(all, terms...)
+		for range terms {
+			x.list = append(x.list, l)
+		}
+	}
+	x.ix = newTermIndex(all)
+	return x
+}
+
+// in returns the lists with a term in s, list l as bit l.
+func (x *termSets) in(s string) uint64 {
+	var found uint64
+	x.ix.each(s, func(k, _, _ int) bool {
+		found |= 1 << x.list[k]
+		return true
+	})
+	return found
+}
 
 type lexTerm struct {
 	text   string
@@ -667,7 +714,8 @@ func init() {
 		claimTerms = append(claimTerms, channelTerm{lexTerm: compileTerm(text), kind: kind, chans: ch})
 	}
 	both := func(w claimWords) []string { return slices.Concat(w.En, w.Zh) }
-	channelDone = make([]*termIndex, len(v.Channels))
+	channelDone = make([]bool, len(v.Channels))
+	var done [][]lexTerm
 	for i, ch := range v.Channels {
 		bit := channelSet(1) << i
 		if ch.Messaging {
@@ -685,9 +733,8 @@ func init() {
 		for _, w := range both(ch.Verb) {
 			add(w, kindVerb, bit)
 		}
-		if len(ch.Done.En)+len(ch.Done.Zh) > 0 {
-			channelDone[i] = newTermIndex(compileTerms(ch.Done))
-		}
+		channelDone[i] = len(ch.Done.En)+len(ch.Done.Zh) > 0
+		done = append(done, compileTerms(ch.Done))
 	}
 	for _, w := range both(v.Neutral) {
 		add(w, kindNeutral, 0)
@@ -698,10 +745,14 @@ func init() {
 		lex[i] = t.lexTerm
 	}
 	claimIndex = newTermIndex(lex)
-	idx := func(w claimWords) *termIndex { return newTermIndex(compileTerms(w)) }
-	doneWords, weakWords, sentWords, bareWords = idx(v.Done), idx(v.Weak), idx(v.Sent), idx(v.Bare)
-	negWords, hedgeWords, asideWords, conditionWords = idx(v.Negation), idx(v.Hedge), idx(v.Aside), idx(v.Condition)
-	personWords = idx(v.Person)
+	if setChannelDone+len(v.Channels) > 64 {
+		panic("guard: claimVocabulary has more lists than clauseWords holds")
+	}
+	clauseWords = newTermSets(slices.Concat([][]lexTerm{
+		setNeg: compileTerms(v.Negation), setHedge: compileTerms(v.Hedge), setAside: compileTerms(v.Aside),
+		setCondition: compileTerms(v.Condition), setPerson: compileTerms(v.Person), setDone: compileTerms(v.Done),
+		setSent: compileTerms(v.Sent), setBare: compileTerms(v.Bare), setWeak: compileTerms(v.Weak),
+	}, done)...)
 	breakWords, courtesyWords = compileTerms(v.Breaks), compileTerms(v.Courtesy)
 	userDidWords, forUserWords = compileTerms(v.UserDid), compileTerms(v.ForUser)
 }
@@ -750,8 +801,6 @@ func (t lexTerm) find(s string, from int) (int, int) {
 	return -1, -1
 }
 
-func anyIn(x *termIndex, s string) bool { return x.any(s) }
-
 // termIndex finds the terms of one list in a normalised clause without
 // trying each: English terms by their first word, Chinese ones by their
 // first rune; the few whose first word is not a whole word (refund*, 'll)
@@ -759,8 +808,14 @@ func anyIn(x *termIndex, s string) bool { return x.any(s) }
 type termIndex struct {
 	terms  []lexTerm
 	byWord map[string][]int
+	shapes [256]uint64 // per first byte, the lengths of byWord's keys (bit min(n, 63)): most words need no lookup
 	byRune map[rune][]int
 	scan   []int
+}
+
+// mayHold reports whether word could be a key of byWord.
+func (x *termIndex) mayHold(word string) bool {
+	return word != "" && x.shapes[word[0]]&(1<<min(len(word), 63)) != 0
 }
 
 func newTermIndex(terms []lexTerm) *termIndex {
@@ -777,6 +832,7 @@ func newTermIndex(terms []lexTerm) *termIndex {
 				x.scan = append(x.scan, k)
 			} else {
 				x.byWord[w] = append(x.byWord[w], k)
+				x.shapes[w[0]] |= 1 << min(len(w), 63)
 			}
 		}
 	}
@@ -829,10 +885,10 @@ func (x *termIndex) each(s string, fn func(k, i, j int) bool) {
 			}
 			return true
 		}
-		if !try(x.byWord[word]) {
+		if x.mayHold(word) && !try(x.byWord[word]) {
 			return
 		}
-		if base, ok := strings.CutSuffix(word, "'s"); ok && !try(x.byWord[base]) {
+		if base, ok := strings.CutSuffix(word, "'s"); ok && x.mayHold(base) && !try(x.byWord[base]) {
 			return
 		}
 		p = q
@@ -849,15 +905,6 @@ func (x *termIndex) each(s string, fn func(k, i, j int) bool) {
 			from = j
 		}
 	}
-}
-
-func (x *termIndex) any(s string) bool {
-	found := false
-	x.each(s, func(int, int, int) bool {
-		found = true
-		return false
-	})
-	return found
 }
 
 // at reports whether the English term t matches s at word start i, and
@@ -901,16 +948,17 @@ func readClaims(answer string) []claim {
 		conditional := false
 		for _, cl := range clauses {
 			cl = dropCourtesy(cl)
-			conditional = conditional || anyIn(conditionWords, cl)
-			neg := anyIn(negWords, cl)
-			aside := conditional || anyIn(hedgeWords, cl) || anyIn(asideWords, cl) || endsQuestion(cl)
+			sets := clauseWords.in(cl)
+			conditional = conditional || sets&(1<<setCondition) != 0
+			neg := sets&(1<<setNeg) != 0
+			aside := conditional || sets&(1<<setHedge|1<<setAside) != 0 || endsQuestion(cl)
 			if neg && !aside {
 				out = out[:start]
 			}
 			if neg || aside {
 				continue
 			}
-			if c, ok := readClause(cl); ok {
+			if c, ok := readClause(cl, sets); ok {
 				c.sentence = strings.TrimSpace(sent)
 				out = append(out, c)
 			}
@@ -970,8 +1018,8 @@ func dropCourtesy(cl string) string {
 }
 
 // readClause reads one normalised clause that is neither negated nor
-// hedged.
-func readClause(cl string) (claim, bool) {
+// hedged; sets are the lists of clauseWords it holds.
+func readClause(cl string, sets uint64) (claim, bool) {
 	type span struct{ i, j int }
 	var taken []span
 	free := func(i, j int) bool {
@@ -1029,24 +1077,25 @@ func readClause(cl string) (claim, bool) {
 			verb |= t.chans
 		}
 	}
-	c := claim{clause: cl, personal: anyIn(personWords, cl)}
-	strong := anyIn(doneWords, cl)
-	c.sent = mention&messaging == 0 && anyIn(sentWords, cl)
-	c.bare = mention == 0 && anyIn(bareWords, cl) && shortClause(cl)
+	has := func(set int) bool { return sets&(1<<set) != 0 }
+	c := claim{clause: cl, personal: has(setPerson)}
+	strong := has(setDone)
+	c.sent = mention&messaging == 0 && has(setSent)
+	c.bare = mention == 0 && has(setBare) && shortClause(cl)
 	c.done = strong || c.sent
 	for i, done := range channelDone {
-		if done != nil && anyIn(done, cl) {
+		if done && has(setChannelDone+i) {
 			c.ownDone |= channelSet(1) << i
 		}
 	}
 	// The channels whose mention this clause completes.
-	weak := anyIn(weakWords, cl)
+	weak := has(setWeak)
 	var complete channelSet
 	for i := range claimVocabulary.Channels {
 		bit := channelSet(1) << i
 		switch {
 		case mention&bit == 0:
-		case channelDone[i] != nil:
+		case channelDone[i]:
 			complete |= c.ownDone & bit
 		case strong:
 			complete |= bit
@@ -1123,7 +1172,16 @@ func normaliseAnswer(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false
-	for _, r := range strings.ToLower(s) {
+	for _, r := range s {
+		// strings.ToLower(s) lowers rune by rune with unicode.ToLower,
+		// as here, without a copy of s.
+		if r < utf8.RuneSelf {
+			if 'A' <= r && r <= 'Z' {
+				r += 'a' - 'A'
+			}
+		} else {
+			r = unicode.ToLower(r)
+		}
 		switch {
 		case r == '’' || r == '‘' || r == '`' || r == '´' || r == '＇':
 			r = '\''

@@ -77,6 +77,30 @@ type factsCache struct {
 	// profiles holds the channels of the tools offered, by their ToolSpec,
 	// which is not changed once offered.
 	profiles map[*trace.ToolSpec]toolProfile
+	// offered holds, for each tool of Trace.Tools (whose first element is
+	// offeredOf), its channels if it changes state, else none.
+	offered   []channelSet
+	offeredOf *trace.ToolSpec
+}
+
+// offered returns the channels of each tool t offers that changes state,
+// aligned with t.Tools, from the cache while t.Tools stays the same.
+func (r *falseClaims) offered(t *trace.Trace) []channelSet {
+	if len(t.Tools) == 0 {
+		return nil
+	}
+	c := r.cache(t)
+	if c.offeredOf == &t.Tools[0] && len(c.offered) == len(t.Tools) {
+		return c.offered
+	}
+	out := make([]channelSet, len(t.Tools))
+	for i := range t.Tools {
+		if name := t.Tools[i].Name; stateChanging(name, r.tools[name]) {
+			out[i] = r.profile(t, name).channels
+		}
+	}
+	c.offered, c.offeredOf = out, &t.Tools[0]
+	return out
 }
 
 // cache returns the rule's cache in t's memo.
@@ -293,22 +317,21 @@ func (r *falseClaims) unhappened(t *trace.Trace, turn int) (missed []effect, now
 	// Tools with no call at all: those the agent was offered, then those
 	// the policy names.
 	skip := attempted | f.readBack | ^absentChannels
-	add := func(name string) {
-		if !stateChanging(name, r.tools[name]) {
-			return
-		}
-		ch := r.profile(t, name).channels &^ skip
+	add := func(name string, ch channelSet) {
+		ch &^= skip
 		if ch == 0 {
 			return
 		}
 		skip |= ch
 		missed = append(missed, effect{tool: name, channels: ch, outcome: neverCalled, step: -1, turn: -1})
 	}
-	for _, ts := range t.Tools {
-		add(ts.Name)
+	for i, ch := range r.offered(t) {
+		add(t.Tools[i].Name, ch)
 	}
 	for _, name := range r.named {
-		add(name)
+		if stateChanging(name, r.tools[name]) {
+			add(name, r.profile(t, name).channels)
+		}
 	}
 	return missed, now, ever | f.readBack
 }

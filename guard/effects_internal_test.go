@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/agentguard/agentguard/trace"
@@ -163,6 +164,36 @@ func TestUnhappened(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnhappenedOfferedAgain checks that the channels of the offered tools,
+// kept in the trace's memo, follow a new set of tools offered later, also
+// one with the same name twice (the first spec counts).
+func TestUnhappenedOfferedAgain(t *testing.T) {
+	r := FalseClaims(nil).(*falseClaims)
+	tr := &trace.Trace{UserTurns: []string{"a"}}
+	never := func() []string {
+		missed, _, _ := r.unhappened(tr, 0)
+		var got []string
+		for _, e := range missed {
+			got = append(got, e.tool)
+		}
+		return got
+	}
+	for _, tc := range []struct {
+		tools []trace.ToolSpec
+		want  []string
+	}{
+		{[]trace.ToolSpec{{Name: "get_order"}, {Name: "send_sms"}}, []string{"send_sms"}},
+		{[]trace.ToolSpec{{Name: "get_order"}, {Name: "send_email"}}, []string{"send_email"}},
+		{[]trace.ToolSpec{{Name: "send_message", Description: "Sends an e-mail to the customer."}, {Name: "send_message", Description: "Sends a text message (SMS)."}}, []string{"send_message"}},
+		{nil, nil},
+	} {
+		tr.Tools = tc.tools
+		if got := never(); !slices.Equal(got, tc.want) {
+			t.Errorf("offered %v: never called %q, want %q", tc.tools, got, tc.want)
+		}
 	}
 }
 

@@ -61,16 +61,48 @@ var defaultRules = sync.OnceValue(func() *ruleBased { r := newRules(defaultWords
 
 type ruleBased struct {
 	w       *lexicon.Compiled
-	idWords []string // the keys of IDKinds, longest first
-	chWords [][]string
+	idWords []string   // the keys of IDKinds, longest first
+	ix      *wordIndex // the word lists below, found in one pass
+	turnIx  *wordIndex // what is read of a whole turn: Change, Additional
+	l       ruleLists
+}
+
+// ruleLists are the places of the lexicon's word lists in ruleBased.ix.
+type ruleLists struct {
+	change, additional, dismiss, addressWords, phoneCues int
+	reminder, report, negation, allow, scopeEnd          int
+	timeContext, pastDue, away, prefer, replyVerbs       int
+	languages, timesOfDay, ids                           int
+	channels, timeKeys                                   []int // one per channel, per time key
+	named                                                []int // the channels but "contact"
 }
 
 func newRules(w *lexicon.Compiled) ruleBased {
 	r := ruleBased{w: w, idWords: slices.Collect(maps.Keys(w.Memory.IDKinds))}
 	slices.SortFunc(r.idWords, func(a, b string) int { return len(b) - len(a) })
-	for _, ch := range w.Memory.Channels {
-		r.chWords = append(r.chWords, ch.Words)
+	m := &w.Memory
+	var lists [][]string
+	add := func(words []string) int { lists = append(lists, words); return len(lists) - 1 }
+	r.l = ruleLists{
+		change: add(m.Change), additional: add(m.Additional), dismiss: add(m.Dismiss),
+		addressWords: add(m.AddressWords), phoneCues: add(m.PhoneCues),
+		reminder: add(m.Reminder), report: add(m.Report), negation: add(m.Negation),
+		allow: add(m.Allow), scopeEnd: add(m.ScopeEnd),
+		timeContext: add(m.TimeContext), pastDue: add(m.PastDue), away: add(m.Away),
+		prefer: add(m.Prefer), replyVerbs: add(m.ReplyVerbs),
+		languages: add(m.Languages), timesOfDay: add(m.TimesOfDay), ids: add(r.idWords),
 	}
+	for _, ch := range m.Channels {
+		r.l.channels = append(r.l.channels, add(ch.Words))
+		if ch.Name != "contact" {
+			r.l.named = append(r.l.named, r.l.channels[len(r.l.channels)-1])
+		}
+	}
+	for _, k := range m.TimeKeys {
+		r.l.timeKeys = append(r.l.timeKeys, add(k.Words))
+	}
+	r.ix = newWordIndex(lists...)
+	r.turnIx = newWordIndex(m.Change, m.Additional)
 	return r
 }
 
@@ -89,12 +121,13 @@ func (r ruleBased) Extract(_ context.Context, turn int, text string, current []C
 func (r ruleBased) extract(turn int, text string, card func(slot) (string, bool)) []Constraint {
 	x := extraction{r: r, w: &r.w.Memory, tw: &r.w.Time, turn: turn, card: card}
 	text = apostrophes.Replace(text)
-	lower := lowerASCII(text)
-	x.change = hasWord(lower, x.w.Change)
-	x.additional = !x.change && hasWord(lower, x.w.Additional)
+	whole := r.turnIx.find(lowerASCII(text))
+	x.change = whole.has(0)
+	x.additional = !x.change && whole.has(1)
 	ss := sentences(x.w, text)
-	for _, s := range ss {
-		x.sentence(s)
+	for i := range ss {
+		ss[i].words = r.ix.find(ss[i].lower)
+		x.sentence(ss[i])
 	}
 	x.unresolved(ss)
 	return x.out
@@ -159,7 +192,7 @@ func (x *extraction) isActive(kind Kind, key string) bool {
 // rulings on channels, then windows and preferences where no channel was
 // ruled on.
 func (x *extraction) sentence(s sentence) {
-	if hasWord(s.lower, x.w.Dismiss) {
+	if s.words.has(x.r.l.dismiss) {
 		return
 	}
 	var taken []span
@@ -174,10 +207,11 @@ func (x *extraction) sentence(s sentence) {
 		x.address(s, v)
 	}
 	taken = append(taken, x.ids(s, taken)...)
-	for _, m := range dates(x.tw, s.text) {
+	ds, cs := dates(x.tw, s.text), clocks(x.tw, s.text)
+	for _, m := range ds {
 		taken = append(taken, span{m.start, m.end})
 	}
-	for _, m := range clocks(x.tw, s.text) {
+	for _, m := range cs {
 		taken = append(taken, span{m.start, m.end})
 	}
 	if !s.question {
@@ -188,7 +222,7 @@ func (x *extraction) sentence(s sentence) {
 		ruled = x.channels(s)
 	}
 	if !ruled && !s.question {
-		x.timeRange(s)
+		x.timeRange(s, ds, cs)
 		x.preference(s)
 	}
 	x.name(s)
@@ -248,7 +282,7 @@ func (x *extraction) unresolved(ss []sentence) {
 		return
 	}
 	for _, s := range ss {
-		if !s.question && hasWord(s.lower, x.w.AddressWords) && hasWord(s.lower, x.w.Change) {
+		if !s.question && s.words.has(x.r.l.addressWords) && s.words.has(x.r.l.change) {
 			x.add(KindFact, factKey(s.text), s.text, Active)
 			return
 		}
@@ -271,7 +305,7 @@ func (x *extraction) ids(s sentence, taken []span) []span {
 		found = append(found, v)
 		x.add(KindID, kind+":"+strings.ToLower(id), id, Active)
 	}
-	for _, c := range cues(s.lower, x.r.idWords) {
+	for _, c := range s.words.cues(x.r.l.ids) {
 		if v, ok := idAfter(x.w, s.text, s.lower, c.end); ok {
 			add(x.w.IDKinds[s.lower[c.start:c.end]], v)
 		}
@@ -291,7 +325,7 @@ func (x *extraction) ids(s sentence, taken []span) []span {
 // phones adds the phone numbers of the sentence: digits in a sentence
 // with a PhoneCues word, after a "+", or a mainland mobile number.
 func (x *extraction) phones(s sentence, taken []span) {
-	cue := hasWord(s.lower, x.w.PhoneCues)
+	cue := s.words.has(x.r.l.phoneCues)
 	for _, v := range phones(s.text, taken) {
 		n := phoneValue(s.text[v.start:v.end])
 		if cue || strings.HasPrefix(n, "+") || chineseMobile(n) {
@@ -320,6 +354,18 @@ func channelOf(w *lexicon.Memory, s string) string {
 	return ""
 }
 
+// channelsIn returns the channels of the text of h, without "contact":
+// the function channelsIn.
+func (r ruleBased) channelsIn(h wordHits) []string {
+	var out []string
+	for i, ch := range r.w.Memory.Channels {
+		if ch.Name != "contact" && h.has(r.l.channels[i]) {
+			out = append(out, ch.Name)
+		}
+	}
+	return out
+}
+
 // channelsIn returns the channels that s names, without "contact".
 func channelsIn(w *lexicon.Memory, lower string) []string {
 	var out []string
@@ -346,11 +392,12 @@ func (x *extraction) channels(s sentence) bool {
 	cls := clauses(s.text)
 	for ci, cl := range cls {
 		lower := lowerASCII(cl)
-		if hasWord(lower, x.w.Reminder) || hasWord(lower, x.w.Report) {
+		words := x.r.ix.find(lower)
+		if words.has(x.r.l.reminder, x.r.l.report) {
 			continue
 		}
-		lists := append([][]string{x.w.Negation, x.w.Allow, x.w.ScopeEnd}, x.r.chWords...)
-		cs := cues(lower, lists...)
+		lists := append([]int{x.r.l.negation, x.r.l.allow, x.r.l.scopeEnd}, x.r.l.channels...)
+		cs := words.cues(lists...)
 		named := map[int]bool{}
 		for _, c := range cs {
 			if c.list >= cueChannel {
@@ -417,8 +464,8 @@ func (x *extraction) windowNear(cls []string, i int) *window {
 		return &w
 	}
 	for _, cl := range cls[i+1:] {
-		lower := lowerASCII(cl)
-		if len(channelsIn(x.w, lower)) > 0 || slices.ContainsFunc(x.w.TimeKeys, func(k lexicon.Words) bool { return hasWord(lower, k.Words) }) {
+		words := x.r.ix.find(lowerASCII(cl))
+		if words.has(x.r.l.named...) || words.has(x.r.l.timeKeys...) {
 			return nil
 		}
 		if w, ok := findWindow(x.tw, cl); ok {
@@ -456,22 +503,25 @@ func (x *extraction) allow(ch, clause string, w *window) {
 
 // Time ranges.
 
-func (x *extraction) timeRange(s sentence) {
-	if !hasWord(s.lower, x.w.TimeContext) || hasWord(s.lower, x.w.PastDue) {
+// timeRange reads a window in s, whose dates and clocks are ds and cs.
+func (x *extraction) timeRange(s sentence, ds, cs []mention) {
+	if !s.words.has(x.r.l.timeContext) || s.words.has(x.r.l.pastDue) {
 		return
 	}
-	w, ok := findWindow(x.tw, s.text)
+	w, ok := findWindowIn(x.tw, s.text,
+		func(*lexicon.TimePatterns, string) []mention { return ds },
+		func(*lexicon.TimePatterns, string) []mention { return cs })
 	if !ok {
 		return
 	}
 	key := "delivery"
-	for _, k := range x.w.TimeKeys {
-		if hasWord(s.lower, k.Words) {
+	for i, k := range x.w.TimeKeys {
+		if s.words.has(x.r.l.timeKeys[i]) {
 			key = k.Name
 			break
 		}
 	}
-	if hasWord(s.lower, x.w.Away) {
+	if s.words.has(x.r.l.away) {
 		// "I'm away 1-5 June": deliveries are prohibited inside the window.
 		x.add(KindProhibition, key, w.String(), Active)
 		return
@@ -487,22 +537,22 @@ func (x *extraction) timeRange(s sentence) {
 // preference adds what a sentence with a Prefer word (or a language with
 // a ReplyVerbs word) prefers: one channel, a language or a time of day.
 func (x *extraction) preference(s sentence) {
-	prefer := hasWord(s.lower, x.w.Prefer)
-	if !prefer && !hasWord(s.lower, x.w.ReplyVerbs) {
+	prefer := s.words.has(x.r.l.prefer)
+	if !prefer && !s.words.has(x.r.l.replyVerbs) {
 		return
 	}
-	if ch := channelsIn(x.w, s.lower); prefer && len(ch) == 1 {
+	if ch := x.r.channelsIn(s.words); prefer && len(ch) == 1 {
 		x.add(KindPreference, "channel", ch[0], Active)
 		if x.isActive(KindProhibition, ch[0]) {
 			x.add(KindProhibition, ch[0], s.text, Revoked)
 		}
 		return
 	}
-	if cs := cues(s.lower, x.w.Languages); len(cs) > 0 {
+	if cs := s.words.cues(x.r.l.languages); len(cs) > 0 {
 		x.add(KindPreference, "language", s.text[cs[0].start:cs[0].end], Active)
 		return
 	}
-	if cs := cues(s.lower, x.w.TimesOfDay); prefer && len(cs) > 0 {
+	if cs := s.words.cues(x.r.l.timesOfDay); prefer && len(cs) > 0 {
 		x.add(KindPreference, "time", s.text[cs[0].start:cs[0].end], Active)
 	}
 }
@@ -597,6 +647,7 @@ func group(re *regexp.Regexp, m []string, name string) string { return lexicon.G
 type sentence struct {
 	text, lower string
 	question    bool
+	words       wordHits // the words of ruleBased's lists in lower
 }
 
 // sentences splits text at 。！？!?；; and line breaks, and at a period
@@ -619,7 +670,7 @@ func sentences(w *lexicon.Memory, text string) []sentence {
 				return startsWithWord(strings.TrimSpace(c), w.QuestionStart) != ""
 			})
 		}
-		out = append(out, sentence{t, lower, question})
+		out = append(out, sentence{text: t, lower: lower, question: question})
 	}
 	for i, r := range text {
 		switch r {

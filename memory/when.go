@@ -341,6 +341,12 @@ func sortMentions(ms []mention) {
 // date with a bound word ("after June 3", "6月10日之前"), else the same with
 // times of day. It reports false when the sentence has none.
 func findWindow(tw *lexicon.TimePatterns, s string) (window, bool) {
+	return findWindowIn(tw, s, dates, clocks)
+}
+
+// findWindowIn is findWindow with the dates and clocks of s found by the
+// functions given: those of a sentence already read.
+func findWindowIn(tw *lexicon.TimePatterns, s string, dates, clocks func(*lexicon.TimePatterns, string) []mention) (window, bool) {
 	if w, ok := dateRange(tw, s); ok {
 		return w, true
 	}
@@ -354,6 +360,9 @@ func findWindow(tw *lexicon.TimePatterns, s string) (window, bool) {
 // (w's DateRanges).
 func dateRange(w *lexicon.TimePatterns, s string) (window, bool) {
 	for _, re := range w.DateRanges {
+		if !lexicon.MayMatch(re, s) {
+			continue // no word, or digit, every match needs
+		}
 		m := re.FindStringSubmatch(s)
 		if m == nil {
 			continue

@@ -54,13 +54,18 @@ import (
 // result is valid UTF-8 in NFKC, has no two spaces in a row, and is stable:
 // Fold(Fold(s)) == Fold(s).
 //
-// A string of printable ASCII with no two spaces in a row, and any other
-// string that is already in this form, is returned as it is without
-// allocating. Fold is safe for concurrent use and never panics.
+// A string of printable ASCII and line feeds with no two spaces in a row,
+// and any other string that is already in this form, is returned as it is
+// without allocating. Fold is safe for concurrent use and never panics.
 func Fold(s string) string {
 	if plainASCII(s) {
 		return s
 	}
+	return fold(s)
+}
+
+// fold is Fold without its shortcut for plain ASCII.
+func fold(s string) string {
 	t := norm.NFKC.String(prefilter(s))
 	// Mapping ASCII in place of a letter or bracket may leave a base and a
 	// combining mark that NFKC composes ("с\u0301" → "c\u0301" → "ć"), so
@@ -79,13 +84,14 @@ func Fold(s string) string {
 	return t
 }
 
-// plainASCII reports whether s is printable ASCII with no two spaces in a
-// row: the strings that Fold returns unchanged without looking further.
+// plainASCII reports whether s is printable ASCII and line feeds with no
+// two spaces in a row: the strings that Fold returns unchanged without
+// looking further (a line feed is kept, and ends a run of spaces).
 func plainASCII(s string) bool {
 	space := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		if c < 0x20 || c > 0x7e || c == ' ' && space {
+		if c < 0x20 && c != '\n' || c > 0x7e || c == ' ' && space {
 			return false
 		}
 		space = c == ' '
