@@ -219,16 +219,7 @@ func runLabelled(t testing.TB, cases []labelledCase, ex Extractor) (perKind, per
 		return m[k]
 	}
 	for _, c := range cases {
-		card := &Card{}
-		for _, b := range c.before {
-			b.Value = strings.TrimSuffix(b.Value, "*")
-			if b.Value == "" {
-				b.Value = "(before)"
-			}
-			if err := card.Apply(b); err != nil {
-				t.Fatalf("line %d: %v", c.line, err)
-			}
-		}
+		card := cardBefore(t, c)
 		card.Observe(context.Background(), ex, 1, c.user)
 		tp, fp, fn := scoreCase(c, card.Active())
 		for _, x := range tp {
@@ -355,16 +346,7 @@ func TestCardExtractReadsTheCardAsAList(t *testing.T) {
 		all = append(all, cases...)
 	}
 	for _, c := range all {
-		card := &Card{}
-		for _, b := range c.before {
-			b.Value = strings.TrimSuffix(b.Value, "*")
-			if b.Value == "" {
-				b.Value = "(before)"
-			}
-			if err := card.Apply(b); err != nil {
-				t.Fatalf("line %d: %v", c.line, err)
-			}
-		}
+		card := cardBefore(t, c)
 		fast, err1 := card.Extract(context.Background(), RuleBased(nil), 1, c.user)
 		list, err2 := Extract(context.Background(), RuleBased(nil), 1, c.user, card.Active())
 		if !reflect.DeepEqual(fast, list) || (err1 == nil) != (err2 == nil) {
@@ -374,4 +356,20 @@ func TestCardExtractReadsTheCardAsAList(t *testing.T) {
 	if len(all) < 200 {
 		t.Fatalf("%d labelled cases: the sets were not read", len(all))
 	}
+}
+
+// cardBefore returns the card a labelled case states before its utterance.
+func cardBefore(t testing.TB, c labelledCase) *Card {
+	t.Helper()
+	card := &Card{}
+	for _, b := range c.before {
+		b.Value = strings.TrimSuffix(b.Value, "*")
+		if b.Value == "" {
+			b.Value = "(before)"
+		}
+		if err := card.Apply(b); err != nil {
+			t.Fatalf("line %d: %v", c.line, err)
+		}
+	}
+	return card
 }
