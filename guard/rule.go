@@ -319,9 +319,6 @@ func argsCut(s *trace.Step) bool {
 // call. It counts the steps released from memory too (trace.Releaser).
 type toolCount struct{ steps, tools int }
 
-// toolSteps returns how many of t's steps are tool steps.
-func toolSteps(t *trace.Trace) int { return hotOf(t).tools.of(t) }
-
 // of returns how many of t's steps are tool steps, c being the count kept
 // in t's hot state.
 func (c *toolCount) of(t *trace.Trace) int {

@@ -176,8 +176,6 @@ func (a attrs) str(k string) string {
 	return ""
 }
 
-func (a attrs) has(k string) bool { _, ok := a[k]; return ok }
-
 func (a attrs) int(k string) (int, bool) {
 	v, ok := a[k]
 	if !ok {

@@ -153,13 +153,3 @@ func fixtureReport(t testing.TB, label string, shadow bool) *Report {
 	}
 	return rep
 }
-
-func hitsOf(rep *Report, screen string) []Hit {
-	var out []Hit
-	for _, h := range rep.Hits {
-		if h.Screen == screen {
-			out = append(out, h)
-		}
-	}
-	return out
-}

@@ -71,13 +71,6 @@ func fillViolation(i, n int) trace.Violation {
 	return v
 }
 
-// rss returns the resident set size and its peak, in MiB, from
-// /proc/self/status; zeros elsewhere.
-func rss() (cur, peak float64) {
-	m := procStatus()
-	return m["VmRSS"], m["VmHWM"]
-}
-
 // procStatus returns the memory figures of /proc/self/status, in MiB.
 func procStatus() map[string]float64 {
 	m := map[string]float64{}

@@ -83,14 +83,6 @@ func (t turn) count(name string) int {
 	return n
 }
 
-func isFeedback(m llms.MessageContent) bool {
-	if m.Role != llms.ChatMessageTypeHuman || len(m.Parts) != 1 {
-		return false
-	}
-	p, ok := m.Parts[0].(llms.TextContent)
-	return ok && strings.HasPrefix(p.Text, "[agentguard]")
-}
-
 var (
 	// smsBan finds a prohibition on text messages.
 	smsBan = regexp.MustCompile(`(?i)\b(?:do not|don't|dont|never|no more|stop)\b[^.!?。！？]{0,30}\b(?:texts?|sms|text messages?)\b|不要[^。！？]{0,8}短信|别[^。！？]{0,6}短信`)
