@@ -35,6 +35,7 @@ type Card struct {
 	lifted   []liftedKey       // prohibitions revoked, in the order first revoked
 	text     *string           // Text, rendered; nil when the card changed since
 	view     []Constraint      // the active constraints, in order; nil when the card changed since
+	version  uint64            // changes so far
 	// nactive is len(active), read without the lock (Active).
 	nactive atomic.Int32
 }
@@ -220,7 +221,15 @@ func (c *Card) unlist(kind Kind, i int) {
 }
 
 // changed drops what was rendered from the card; c.mu is held.
-func (c *Card) changed() { c.text, c.view = nil, nil }
+func (c *Card) changed() { c.text, c.view = nil, nil; c.version++ }
+
+// changes returns how many times the card has changed: two equal counts
+// mean the same card.
+func (c *Card) changes() uint64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.version
+}
 
 // countActive keeps nactive; c.mu is held.
 func (c *Card) countActive() { c.nactive.Store(int32(len(c.active))) }

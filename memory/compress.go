@@ -299,8 +299,7 @@ type Compressor struct {
 type lastCall struct {
 	read, budget, total int // total: the messages' and the card block's tokens
 	card                *Card
-	active              *Constraint // the card's active view, by address: a changed card has a new one
-	activeLen           int
+	changes             uint64 // the card's count of changes
 	text                string // the card's text, which Inject will put in
 }
 
@@ -374,10 +373,7 @@ func (z *Compressor) Compress(messages []llms.MessageContent, budget int, c *Car
 
 	call := lastCall{read: z.read, budget: budget, total: total, card: c}
 	if c != nil {
-		if v := c.activeView(); len(v) > 0 {
-			call.active, call.activeLen = &v[0], len(v)
-		}
-		call.text = c.Text()
+		call.changes, call.text = c.changes(), c.Text()
 	}
 	if z.lastOut != nil && call == z.lastCall {
 		return z.lastOut, z.lastRep
