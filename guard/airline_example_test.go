@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -315,8 +316,8 @@ func lookFirst(t *trace.Trace, s *trace.Step) []trace.Finding {
 // told apart from the built-in ones.
 func airlineGuard() *guard.Guard {
 	return guard.New(guard.Config{Rules: airlineRules(airlineNow), Disable: []string{
-		guard.RuleAllowList, guard.RuleArguments, guard.RuleLoop, guard.RuleMaxSteps, guard.RuleIntent, guard.RuleEmptyResult,
-		guard.RuleSimilarity, guard.RuleGrounding, guard.RuleInvariant, guard.RuleProvenance, guard.RuleConfirmation,
+		rules.AllowList, rules.Arguments, rules.Loop, rules.MaxSteps, rules.Intent, rules.EmptyResult,
+		rules.Similarity, rules.Grounding, rules.Invariant, rules.Provenance, rules.Confirmation,
 	}})
 }
 

@@ -5,71 +5,15 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
 )
-
-// Names of the argument rules, as they appear in findings and in the ledger.
-const (
-	RuleInvariant    = "value-invariant"
-	RuleProvenance   = "argument-provenance"
-	RuleInjection    = "injected-argument"
-	RuleRelay        = "untrusted-relay"
-	RuleConfirmation = "confirmation"
-)
-
-func argsMap(args string) (map[string]any, bool) {
-	var m map[string]any
-	if json.Unmarshal([]byte(args), &m) != nil {
-		return nil, false
-	}
-	return m, true
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
-// walk calls fn for every leaf of a decoded JSON value, with its dotted path.
-func walk(path string, v any, fn func(path string, v any)) {
-	switch x := v.(type) {
-	case map[string]any:
-		for _, k := range sortedKeys(x) {
-			p := k
-			if path != "" {
-				p = path + "." + k
-			}
-			walk(p, x[k], fn)
-		}
-	case []any:
-		for i, e := range x {
-			walk(path+"["+strconv.Itoa(i)+"]", e, fn)
-		}
-	default:
-		fn(path, v)
-	}
-}
-
-// lastKey is the last name of a dotted path, without array indexes.
-func lastKey(path string) string {
-	if i := strings.LastIndexByte(path, '.'); i >= 0 {
-		path = path[i+1:]
-	}
-	if i := strings.IndexByte(path, '['); i >= 0 {
-		path = path[:i]
-	}
-	return strings.ToLower(path)
-}
 
 // Invariant checks one argument value of a tool call, or one field of a
 // structured (JSON) answer when tool is "". It returns a non-nil error when
@@ -82,25 +26,20 @@ var amountKey = regexp.MustCompile(`(?i)(amount|price|total|refund|fee|cost|bala
 // price, fee, total, quantity or balance.
 func NonNegativeAmounts(_, path string, value any) error {
 	f, ok := value.(float64)
-	if ok && f < 0 && amountKey.MatchString(lastKey(path)) {
+	if ok && f < 0 && amountKey.MatchString(rulekit.LastKey(path)) {
 		return fmt.Errorf("%s is negative (%v)", path, f)
 	}
 	return nil
 }
 
-var (
-	dateKey     = regexp.MustCompile(`(?i)(date|day|deadline|birthday|_at$|time$|日期)`)
-	dateLayouts = []string{time.RFC3339, "2006-01-02", "2006-01-02 15:04", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02T15:04:05", "2006/01/02", "2006/1/2", "2006年1月2日", "01/02/2006", "Jan 2, 2006", "2 Jan 2006", "January 2, 2006", "15:04", "3pm", "3:04pm", "15:04:05"}
-)
-
 // ValidDates rejects strings in date-named fields (date, day, deadline,
 // *_at, *time, 日期) that parse as none of the common date layouts.
 func ValidDates(_, path string, value any) error {
 	s, ok := value.(string)
-	if !ok || s == "" || !dateKey.MatchString(lastKey(path)) {
+	if !ok || s == "" || !rulekit.DateKey.MatchString(rulekit.LastKey(path)) {
 		return nil
 	}
-	for _, l := range dateLayouts {
+	for _, l := range rulekit.DateLayouts {
 		if _, err := time.Parse(l, s); err == nil {
 			return nil
 		}
@@ -117,7 +56,7 @@ func Invariants(jsonRoutes []string, invariants ...Invariant) Rule {
 	if defaults {
 		invariants = []Invariant{NonNegativeAmounts, ValidDates}
 	}
-	return NewRule(RuleInvariant, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(rules.Invariant, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		var raw, tool string
 		switch {
 		case s.Kind == trace.KindTool:
@@ -132,7 +71,7 @@ func Invariants(jsonRoutes []string, invariants ...Invariant) Rule {
 			var v any
 			if err := json.Unmarshal([]byte(raw), &v); err != nil {
 				return []trace.Finding{{
-					Rule: RuleInvariant, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
+					Rule: rules.Invariant, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 					Message: fmt.Sprintf("the answer must be JSON on route %q: %v", t.Route, err), Evidence: s.Result, Tags: []string{"bad-json-answer"},
 				}}
 			}
@@ -144,11 +83,11 @@ func Invariants(jsonRoutes []string, invariants ...Invariant) Rule {
 			return nil // malformed arguments are the argument rule's to report
 		}
 		var out []trace.Finding
-		walk("", v, func(path string, leaf any) {
+		rulekit.Walk("", v, func(path string, leaf any) {
 			for _, inv := range invariants {
 				if err := inv(tool, path, leaf); err != nil {
 					out = append(out, trace.Finding{
-						Rule: RuleInvariant, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
+						Rule: rules.Invariant, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 						Message: err.Error(), Evidence: raw, Tags: []string{"invalid-value"},
 					})
 				}
@@ -259,7 +198,7 @@ func Confirmation(tools ToolPolicies, all bool) Rule {
 }
 
 func confirmation(w *lexicon.Compiled, tools ToolPolicies, all bool) Rule {
-	return NewRule(RuleConfirmation, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(rules.Confirmation, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool {
 			return nil
 		}
@@ -267,35 +206,18 @@ func confirmation(w *lexicon.Compiled, tools ToolPolicies, all bool) Rule {
 		if !(p.Confirm || all) || !stateChangingIn(w, s.Name, p) {
 			return nil
 		}
-		turn := userTurn(t, s.Turn)
-		if s.Turn >= 1 && w.Affirmation.MatchString(turn) && agentSpokeIn(t, s.Turn-1) {
+		turn := rulekit.UserTurn(t, s.Turn)
+		if s.Turn >= 1 && w.Affirmation.MatchString(turn) && rulekit.AgentSpokeIn(t, s.Turn-1) {
 			return nil
 		}
 		lang := w.LangOf(turn)
 		r := w.Replies(lang)
-		tool, _ := displayName(w, r, lang, s.Name)
-		q := fmt.Sprintf(r.Confirm, tool, compactArgs(w, r, lang, s.Args))
+		tool, _ := rulekit.DisplayName(w, r, lang, s.Name)
+		q := fmt.Sprintf(r.Confirm, tool, rulekit.CompactArgs(w, r, lang, s.Args))
 		return []trace.Finding{{
-			Rule: RuleConfirmation, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
+			Rule: rules.Confirmation, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 			Message: fmt.Sprintf("%q changes state and the user has not confirmed it", s.Name), Question: q,
 			Evidence: s.Args, Tags: []string{"unconfirmed-write"},
 		}}
 	})
-}
-
-// agentSpokeIn reports whether the agent said something to the user during
-// turn: a model step's text, or a question the guard asked for it.
-func agentSpokeIn(t *trace.Trace, turn int) bool {
-	// Steps are in turn order: read back from the last, over later turns,
-	// through turn, no further.
-	for i := len(t.Steps) - 1; i >= 0 && t.Steps[i].Turn >= turn; i-- {
-		p := t.Steps[i]
-		if p.Turn != turn {
-			continue
-		}
-		if (p.Kind == trace.KindModel && p.Result != "" && p.Intent == "") || (p.Kind == trace.KindGate && p.Finding != nil && p.Finding.Verdict == trace.Clarify) {
-			return true
-		}
-	}
-	return false
 }

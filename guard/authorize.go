@@ -7,21 +7,17 @@ import (
 	"unicode"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
-)
-
-// Names of the authorization rules.
-const (
-	// RuleAuthorization: a consequential write the user did not ask for.
-	RuleAuthorization = "write-authorization"
 )
 
 // destructive returns the families of the destructive action a tool takes,
 // read from the words of its name.
 func destructive(a *lexicon.Authority, tool string) []string {
 	var out []string
-	for _, w := range nameWords(tool) {
+	for _, w := range rulekit.NameWords(tool) {
 		for f, words := range a.DestructiveNames {
 			if slices.Contains(words, w) && !slices.Contains(out, f) {
 				out = append(out, f)
@@ -53,11 +49,11 @@ func Authorization(tools ToolPolicies, profile Profile) Rule {
 
 func authorization(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 	a := &w.Authority
-	return NewRule(RuleAuthorization, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(rules.Authorization, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool || !stateChanging(s.Name, tools[s.Name]) {
 			return nil
 		}
-		if !offered(t, s.Name) || len(t.UserTurns) == 0 {
+		if !rulekit.Offered(t, s.Name) || len(t.UserTurns) == 0 {
 			return nil // the allow-list's to judge; or no conversation recorded to judge by
 		}
 		if profile == ProfileAutonomous {
@@ -65,30 +61,24 @@ func authorization(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rul
 				return nil
 			}
 			return []trace.Finding{{
-				Rule: RuleAuthorization, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
+				Rule: rules.Authorization, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
 				Message:  fmt.Sprintf("%q is a write the user's task does not ask for", s.Name),
 				Evidence: s.Args, Tags: []string{"unrequested-write"},
 			}}
 		}
 		fams := destructive(a, s.Name)
-		if len(fams) == 0 || !offered(t, s.Name) || requested(a, t, s.Turn, fams) || confirmedAfterProposal(a, t, s.Turn) {
+		if len(fams) == 0 || !rulekit.Offered(t, s.Name) || requested(a, t, s.Turn, fams) || confirmedAfterProposal(a, t, s.Turn) {
 			return nil
 		}
 		// Blocked, not Clarify: the guard does not itself propose the call
 		// to the user, whose arguments may be an attacker's; the agent is
 		// told to ask first.
 		return []trace.Finding{{
-			Rule: RuleAuthorization, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
+			Rule: rules.Authorization, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 			Message:  fmt.Sprintf("%q cannot be undone and the user has not asked for it: ask the user first", s.Name),
 			Evidence: s.Args, Tags: []string{"unauthorized-destructive"},
 		}}
 	})
-}
-
-// offered reports whether the agent was given the tool: a call to a tool
-// it was not offered is the allow-list's to judge.
-func offered(t *trace.Trace, tool string) bool {
-	return len(t.Tools) == 0 || slices.ContainsFunc(t.Tools, func(ts trace.ToolSpec) bool { return ts.Name == tool })
 }
 
 // requested reports whether a user turn up to turn asks for an action of
@@ -96,10 +86,10 @@ func offered(t *trace.Trace, tool string) bool {
 // about whether it could be done.
 func requested(a *lexicon.Authority, t *trace.Trace, turn int, fams []string) bool {
 	for k := 0; k <= turn && k < len(t.UserTurns); k++ {
-		for _, sentence := range sentences(t.UserTurns[k]) {
+		for _, sentence := range rulekit.Sentences(t.UserTurns[k]) {
 			ls := strings.ToLower(sentence)
-			named := slices.ContainsFunc(fams, func(f string) bool { return containsAny(ls, a.Destructive[f]) })
-			if named && (!isQuestion(a, ls) || containsAny(ls, a.Requests)) {
+			named := slices.ContainsFunc(fams, func(f string) bool { return rulekit.ContainsAny(ls, a.Destructive[f]) })
+			if named && (!isQuestion(a, ls) || rulekit.ContainsAny(ls, a.Requests)) {
 				return true
 			}
 		}
@@ -111,20 +101,20 @@ func requested(a *lexicon.Authority, t *trace.Trace, turn int, fams []string) bo
 // anywhere ("thanks for checking… and yes, please do") that answers
 // something the agent said after the turn before.
 func confirmedAfterProposal(a *lexicon.Authority, t *trace.Trace, turn int) bool {
-	return turn >= 1 && turn < len(t.UserTurns) && saysYes(a, t.UserTurns[turn]) && agentSpokeIn(t, turn-1)
+	return turn >= 1 && turn < len(t.UserTurns) && saysYes(a, t.UserTurns[turn]) && rulekit.AgentSpokeIn(t, turn-1)
 }
 
 // saysYes reports whether a turn says yes and says no refusal.
 func saysYes(a *lexicon.Authority, turn string) bool {
 	l := strings.ToLower(turn)
-	return containsAny(l, a.Yes) && !containsAny(l, a.No)
+	return rulekit.ContainsAny(l, a.Yes) && !rulekit.ContainsAny(l, a.No)
 }
 
 // isQuestion reports whether a sentence asks something: it ends with a
 // question mark or holds one of the lexicon's question marks (吗, 是否).
 func isQuestion(a *lexicon.Authority, s string) bool {
 	s = strings.TrimRightFunc(s, unicode.IsSpace)
-	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") || containsAny(s, a.Questions)
+	return strings.HasSuffix(s, "?") || strings.HasSuffix(s, "？") || rulekit.ContainsAny(s, a.Questions)
 }
 
 // Relay flags an answer that passes on to the user something found only in
@@ -136,7 +126,7 @@ func isQuestion(a *lexicon.Authority, s string) bool {
 func Relay(tools ToolPolicies) Rule { return relay(detect.Default(), tools) }
 
 func relay(w *lexicon.Compiled, tools ToolPolicies) Rule {
-	return NewRule(RuleRelay, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(rules.Relay, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindModel || len(s.Calls) > 0 || s.Result == "" {
 			return nil
 		}
@@ -146,7 +136,7 @@ func relay(w *lexicon.Compiled, tools ToolPolicies) Rule {
 				continue
 			}
 			return []trace.Finding{{
-				Rule: RuleRelay, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
+				Rule: rules.Relay, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 				Message:  fmt.Sprintf("the answer passes on %q, which only third-party content (%s) holds", v, os[0].tool),
 				Evidence: v, Tags: []string{"relay"},
 			}}
@@ -161,13 +151,13 @@ func relay(w *lexicon.Compiled, tools ToolPolicies) Rule {
 // fact tells a landmark a review mentions from a recommendation planted in
 // one.
 func specifics(text string) []string {
-	if !mayHoldSpecific(text) {
+	if !rulekit.MayHoldSpecific(text) {
 		return nil // most answers name no link, address or account
 	}
 	var out []string
 	for _, f := range strings.FieldsFunc(text, func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune(",;()[]<>\"'!?*", r) }) {
 		f = strings.TrimRight(f, ".:")
-		if isURL(f) || isEmail(f) || isIBAN(f) {
+		if rulekit.IsURL(f) || rulekit.IsEmail(f) || rulekit.IsIBAN(f) {
 			out = append(out, f)
 		}
 	}

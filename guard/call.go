@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/sony/gobreaker/v2"
 	"github.com/tmc/langchaingo/tools"
@@ -86,9 +87,9 @@ func (g *Guard) callPlanned(ctx context.Context, rec *trace.Recorder, t tools.To
 // when the rule is disabled or the allowed tools are not known.
 func (g *Guard) judgeCall(rec *trace.Recorder, s *trace.Step, unknown bool) toolOutcome {
 	findings, v := g.judge(rec, s)
-	if unknown && !slices.ContainsFunc(findings, func(f trace.Finding) bool { return f.Rule == RuleAllowList }) {
+	if unknown && !slices.ContainsFunc(findings, func(f trace.Finding) bool { return f.Rule == rules.AllowList }) {
 		findings = append(findings, trace.Finding{
-			Rule: RuleAllowList, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
+			Rule: rules.AllowList, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 			Message: fmt.Sprintf("tool %q does not exist", s.Name), Evidence: s.Name, Tags: []string{"unknown-tool"},
 		})
 		v = g.enforced(findings)
@@ -448,7 +449,7 @@ func (g *Guard) recordRun(rec *trace.Recorder, s *trace.Step, out *toolOutcome, 
 func outcomeFindings(s *trace.Step) []trace.Finding {
 	if s.Kind == trace.KindTool && strings.Contains(s.Error, ErrBreakerOpen.Error()) {
 		return []trace.Finding{{
-			Rule: RuleBreaker, Step: s.Index, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.SeverityError,
+			Rule: rules.Breaker, Step: s.Index, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.SeverityError,
 			Message: fmt.Sprintf("tool %q is failing and its circuit breaker is open", s.Name), Tags: []string{"breaker-open"},
 		}}
 	}

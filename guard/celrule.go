@@ -17,14 +17,11 @@ import (
 	"cel.dev/cel-go/interpreter"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 )
-
-// RulePolicyChecks is the name of the rule that runs a policy file's
-// checks (see Policy): Config.Disable turns them all off by it. Its
-// findings are filed under each check's own name.
-const RulePolicyChecks = "policy-checks"
 
 // celCostLimit bounds the work of one expression's evaluation, in CEL's
 // cost units (about one per operation and per element a comprehension
@@ -56,7 +53,7 @@ type check struct {
 	tags      []string
 }
 
-func (r *checksRule) Name() string { return RulePolicyChecks }
+func (r *checksRule) Name() string { return rules.PolicyChecks }
 
 func (r *checksRule) withNow(t time.Time) *checksRule {
 	q := *r
@@ -107,7 +104,7 @@ func (r *checksRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		}
 		out = append(out, trace.Finding{
 			Rule: c.name, Step: s.Index, Verdict: c.verdict, Dimension: c.dimension, Severity: c.severity,
-			Message: msg, Evidence: clip(s.Args, maxEvidence), Tags: tags,
+			Message: msg, Evidence: rulekit.Clip(s.Args, rulekit.MaxEvidence), Tags: tags,
 		})
 	}
 	return out
@@ -183,7 +180,7 @@ func compileChecks(d *decoder, f *policyFile) (*checksRule, error) {
 			return nil, err
 		}
 	}
-	for _, name := range sortedKeys(f.Tools) {
+	for _, name := range rulekit.SortedKeys(f.Tools) {
 		for i, pc := range f.Tools[name].Checks {
 			if err := add(name, fmt.Sprintf("%s.checks[%d]", join("tools", name), i), pc); err != nil {
 				return nil, err
@@ -226,7 +223,7 @@ func compileCheck(d *decoder, tool, path string, pc policyCheck) (*check, error)
 		return nil, d.at(path, "a check needs a name")
 	case strings.TrimSpace(pc.Name) != pc.Name || strings.ContainsAny(pc.Name, " \t\n"):
 		return nil, d.at(path+".name", "%q: a check's name has no spaces (it names its findings)", pc.Name)
-	case slices.Contains(BuiltinRules(), pc.Name) || pc.Name == RulePolicyChecks:
+	case slices.Contains(BuiltinRules(), pc.Name) || pc.Name == rules.PolicyChecks:
 		return nil, d.at(path+".name", "%q is the name of a built-in rule", pc.Name)
 	case pc.Require.src == "":
 		return nil, d.at(path, "check %q needs a require expression", pc.Name)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
@@ -85,7 +86,7 @@ func scenarioGuard(tb testing.TB) *guard.Guard {
 func falseClaimSteps(findings []trace.Finding) map[int]bool {
 	out := map[int]bool{}
 	for _, f := range findings {
-		if f.Rule == guard.RuleFalseClaim {
+		if f.Rule == rules.FalseClaim {
 			out[f.Step] = true
 		}
 	}
@@ -140,7 +141,7 @@ func TestFalseClaimsScenarios(t *testing.T) {
 				c.hit++
 				var msgs []string
 				for _, f := range rep.Findings {
-					if f.Rule == guard.RuleFalseClaim {
+					if f.Rule == rules.FalseClaim {
 						msgs = append(msgs, f.Message+" | "+f.Evidence)
 					}
 				}
@@ -381,7 +382,7 @@ func scenarioAgent(tr *trace.Trace) (*guardtest.Model, []tools.Tool) {
 // onlyFalseClaims keeps the false-claim findings; claimsOf gives their
 // message and evidence, which do not depend on step numbers.
 func onlyFalseClaims(ff []trace.Finding) []trace.Finding {
-	return slices.DeleteFunc(slices.Clone(ff), func(f trace.Finding) bool { return f.Rule != guard.RuleFalseClaim })
+	return slices.DeleteFunc(slices.Clone(ff), func(f trace.Finding) bool { return f.Rule != rules.FalseClaim })
 }
 
 func claimsOf(ff []trace.Finding) []string {
@@ -408,7 +409,7 @@ func TestFalseClaimsOnline(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, name := range guard.BuiltinRules() {
-		if name != guard.RuleFalseClaim {
+		if name != rules.FalseClaim {
 			cfg.Disable = append(cfg.Disable, name)
 		}
 	}
@@ -580,7 +581,7 @@ func claimBenchTrace(n int, fail bool) (*trace.Trace, *trace.Step) {
 // (facts derived from every step once); clean an answer after every text
 // went out, where the rule returns before reading the answer.
 func BenchmarkFalseClaims(b *testing.B) {
-	rule := guard.FalseClaims(nil)
+	rule, _ := guard.New(guard.Config{}).Rule(rules.FalseClaim)
 	for _, n := range []int{10, 1000, 10000} {
 		tr, answer := claimBenchTrace(n, true)
 		if got := rule.Check(tr, answer); len(got) != 1 {
@@ -613,7 +614,7 @@ func BenchmarkFalseClaims(b *testing.B) {
 // TestFalseClaimsCleanAllocs pins the common path: an answer after every
 // write happened costs no allocation once the trace's facts are known.
 func TestFalseClaimsCleanAllocs(t *testing.T) {
-	rule := guard.FalseClaims(nil)
+	rule, _ := guard.New(guard.Config{}).Rule(rules.FalseClaim)
 	tr, answer := claimBenchTrace(200, false)
 	rule.Check(tr, answer)
 	if n := testing.AllocsPerRun(100, func() { rule.Check(tr, answer) }); n != 0 {

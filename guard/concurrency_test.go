@@ -200,7 +200,7 @@ func TestConcurrentSessions(t *testing.T) {
 		}
 		tr := s.rec.Trace()
 		byTrace[tr.ID] = s
-		if got := rules(s.findings); !slices.Equal(got, want) {
+		if got := ruleVerdicts(s.findings); !slices.Equal(got, want) {
 			t.Errorf("%s: findings = %v, want %v", s.id, got, want)
 		}
 		for _, f := range s.findings {
@@ -241,7 +241,7 @@ func TestConcurrentSessions(t *testing.T) {
 			}
 		}
 		gates := findingsOf(tr)
-		if got := rules(gates); !slices.Equal(got, want) {
+		if got := ruleVerdicts(gates); !slices.Equal(got, want) {
 			t.Errorf("%s: gate steps = %v, want %v", s.id, got, want)
 		}
 		gateSteps += len(gates)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -261,7 +262,7 @@ func precision(tp, fp int) ratio { return ratio{tp, tp + fp} }
 
 // Injection rules: the findings that say an argument of a state-changing
 // call was injected or made up.
-var injectionFamily = []string{guard.RuleInjection, guard.RuleProvenance, guard.RuleAuthorization, guard.RuleRelay}
+var injectionFamily = []string{rules.Injection, rules.Provenance, rules.Authorization, rules.Relay}
 
 // TestCorpusAgentDojo measures the injection rules on the AgentDojo runs:
 // the runs whose injection succeeded should be flagged, the clean runs not.

@@ -3,6 +3,8 @@ package guard
 import (
 	"slices"
 
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -71,8 +73,8 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 		}
 		r.Findings = append(r.Findings, outcomeFindings(s)...)
 		r.Findings = append(r.Findings, recordedRepairs(t, s.Index)...)
-		if argsCut(s) {
-			for _, rule := range []string{RuleArguments, RuleProvenance, RuleInjection} {
+		if rulekit.ArgsCut(s) {
+			for _, rule := range []string{rules.Arguments, rules.Provenance, rules.Injection} {
 				r.Findings = append(r.Findings, recordedFindings(t, s.Index, rule)...)
 			}
 		}

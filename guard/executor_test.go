@@ -58,7 +58,7 @@ func TestExecutorWithWrappedParts(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Errorf("steps = %v, want %v", got, want)
 	}
-	if got, want := rules(g.Evaluate(tr).Findings), []string{"tool-allow-list@block"}; !slices.Equal(got, want) {
+	if got, want := ruleVerdicts(g.Evaluate(tr).Findings), []string{"tool-allow-list@block"}; !slices.Equal(got, want) {
 		t.Errorf("offline findings = %v, want %v", got, want)
 	}
 }

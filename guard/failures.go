@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -18,18 +19,6 @@ import (
 // Allow: the guard has already contained the failure (the call returned, the
 // result was cut or repaired, the malformed call dropped), and the finding
 // records it.
-
-// More names of built-in rules.
-const (
-	// RuleModelError names findings about failed model calls: a panic, a
-	// timeout, an empty answer, a refusal for too many hung calls, or an
-	// error the provider returned.
-	RuleModelError = "model-error"
-	// RuleMalformed names findings about output the guard had to repair
-	// before passing it on: a tool result cut to Resilience.MaxToolResult
-	// or holding invalid UTF-8, a tool call without a function.
-	RuleMalformed = "malformed-output"
-)
 
 // DefaultMaxToolResult is the default Resilience.MaxToolResult: 32 KiB,
 // about 8,000 tokens, under the recorder's field cap so that the marker
@@ -63,7 +52,7 @@ func cutResult(out string, max int) (string, bool) {
 // gate steps (see recordedRepairs); a cut result shows its marker.
 func invalidResult(s *trace.Step) trace.Finding {
 	return trace.Finding{
-		Rule: RuleMalformed, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityWarning,
+		Rule: rules.Malformed, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityWarning,
 		Message: fmt.Sprintf("tool %q returned invalid UTF-8; it was replaced before reaching the model", s.Name), Tags: []string{"invalid-utf8"},
 	}
 }
@@ -73,7 +62,7 @@ func invalidResult(s *trace.Step) trace.Finding {
 // result, a tool call without a function.
 func recordedRepairs(t *trace.Trace, i int) []trace.Finding {
 	var out []trace.Finding
-	for _, f := range recordedFindings(t, i, RuleMalformed) {
+	for _, f := range recordedFindings(t, i, rules.Malformed) {
 		if !slices.Contains(f.Tags, "oversized-result") {
 			out = append(out, f)
 		}
@@ -83,7 +72,7 @@ func recordedRepairs(t *trace.Trace, i int) []trace.Finding {
 
 func oversized(s *trace.Step) trace.Finding {
 	return trace.Finding{
-		Rule: RuleMalformed, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityWarning,
+		Rule: rules.Malformed, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityWarning,
 		Message: fmt.Sprintf("tool %q returned an oversized result; it was cut before reaching the model", s.Name), Tags: []string{"oversized-result"},
 	}
 }
@@ -95,7 +84,7 @@ func malformedCalls(s *trace.Step, choice *llms.ContentChoice) []trace.Finding {
 	for i, tc := range choice.ToolCalls {
 		if tc.FunctionCall == nil {
 			out = append(out, trace.Finding{
-				Rule: RuleMalformed, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityWarning,
+				Rule: rules.Malformed, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityWarning,
 				Message: fmt.Sprintf("the model's tool call %d (id %q) names no function; it was dropped", i, tc.ID), Evidence: tc.ID, Tags: []string{"call-without-function"},
 			})
 		}
@@ -119,7 +108,7 @@ func failureFindings(s *trace.Step) []trace.Finding {
 	f := trace.Finding{Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityError, Message: msg}
 	switch s.Kind {
 	case trace.KindTool:
-		f.Rule = RuleToolError
+		f.Rule = rules.ToolError
 		switch {
 		case strings.Contains(s.Error, ErrToolPanic.Error()):
 			f.Severity, f.Tags = trace.SeverityCritical, []string{"panic"}
@@ -131,7 +120,7 @@ func failureFindings(s *trace.Step) []trace.Finding {
 			return out // the tool's own error is the agent's to handle
 		}
 	case trace.KindModel:
-		f.Rule = RuleModelError
+		f.Rule = rules.ModelError
 		switch {
 		case strings.Contains(s.Error, ErrModelPanic.Error()), strings.Contains(s.Error, ErrToolPanic.Error()):
 			f.Severity, f.Tags = trace.SeverityCritical, []string{"panic"}

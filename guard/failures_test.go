@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
@@ -64,32 +65,32 @@ func TestEveryFailureIsAFinding(t *testing.T) {
 		// wantResult is a substring of the tool result the model got.
 		wantResult string
 	}{
-		{name: "tool hangs ignoring its context", rule: guard.RuleToolError, tag: "timeout", wantResult: "call timed out",
+		{name: "tool hangs ignoring its context", rule: rules.ToolError, tag: "timeout", wantResult: "call timed out",
 			tool: func(context.Context, string) (string, error) { <-release; return "late", nil }},
-		{name: "tool overruns its timeout, then returns", rule: guard.RuleToolError, tag: "timeout", wantResult: "call timed out",
+		{name: "tool overruns its timeout, then returns", rule: rules.ToolError, tag: "timeout", wantResult: "call timed out",
 			tool: func(context.Context, string) (string, error) { time.Sleep(3 * timeout); return "late", nil }},
-		{name: "tool panics", rule: guard.RuleToolError, tag: "panic", wantResult: "tool panicked",
+		{name: "tool panics", rule: rules.ToolError, tag: "panic", wantResult: "tool panicked",
 			tool: func(context.Context, string) (string, error) { panic("boom") }},
-		{name: "model panics", rule: guard.RuleModelError, tag: "panic", wantErr: guard.ErrModelPanic,
+		{name: "model panics", rule: rules.ModelError, tag: "panic", wantErr: guard.ErrModelPanic,
 			model: func(context.Context, int) (*llms.ContentResponse, error) { panic("boom") }},
-		{name: "model hangs ignoring its context", rule: guard.RuleModelError, tag: "timeout", wantErr: guard.ErrTimeout,
+		{name: "model hangs ignoring its context", rule: rules.ModelError, tag: "timeout", wantErr: guard.ErrTimeout,
 			model: func(context.Context, int) (*llms.ContentResponse, error) { <-release; return textAnswer("late"), nil }},
-		{name: "model answers nothing", rule: guard.RuleModelError, tag: "empty-answer", wantErr: guard.ErrNoChoices,
+		{name: "model answers nothing", rule: rules.ModelError, tag: "empty-answer", wantErr: guard.ErrNoChoices,
 			model: func(context.Context, int) (*llms.ContentResponse, error) { return &llms.ContentResponse{}, nil }},
-		{name: "model answers an empty choice", rule: guard.RuleModelError, tag: "empty-answer", wantErr: guard.ErrNoChoices,
+		{name: "model answers an empty choice", rule: rules.ModelError, tag: "empty-answer", wantErr: guard.ErrNoChoices,
 			model: func(context.Context, int) (*llms.ContentResponse, error) {
 				return &llms.ContentResponse{Choices: []*llms.ContentChoice{{}}}, nil
 			}},
-		{name: "50 MB tool result", rule: guard.RuleMalformed, tag: "oversized-result", wantResult: "tool result cut at 32768 of 52428800 bytes]",
+		{name: "50 MB tool result", rule: rules.Malformed, tag: "oversized-result", wantResult: "tool result cut at 32768 of 52428800 bytes]",
 			tool: func(context.Context, string) (string, error) { return strings.Repeat("x", 50<<20), nil }},
-		{name: "tool result over a configured cap", res: guard.Resilience{MaxToolResult: 10}, rule: guard.RuleMalformed, tag: "oversized-result",
+		{name: "tool result over a configured cap", res: guard.Resilience{MaxToolResult: 10}, rule: rules.Malformed, tag: "oversized-result",
 			wantResult: `{"status":…[agentguard: tool result cut at 10 of 20 bytes]`},
-		{name: "tool result of Chinese text cut inside a rune", res: guard.Resilience{MaxToolResult: 4}, rule: guard.RuleMalformed, tag: "oversized-result",
+		{name: "tool result of Chinese text cut inside a rune", res: guard.Resilience{MaxToolResult: 4}, rule: rules.Malformed, tag: "oversized-result",
 			wantResult: "订…[agentguard: tool result cut at 3 of 15 bytes]",
 			tool:       func(context.Context, string) (string, error) { return "订单已发货", nil }},
-		{name: "invalid UTF-8 result", rule: guard.RuleMalformed, tag: "invalid-utf8", wantResult: "ship\uFFFDped",
+		{name: "invalid UTF-8 result", rule: rules.Malformed, tag: "invalid-utf8", wantResult: "ship\uFFFDped",
 			tool: func(context.Context, string) (string, error) { return "ship\xffped", nil }},
-		{name: "tool call without a function", rule: guard.RuleMalformed, tag: "call-without-function",
+		{name: "tool call without a function", rule: rules.Malformed, tag: "call-without-function",
 			model: func(_ context.Context, n int) (*llms.ContentResponse, error) {
 				if n == 0 {
 					return callAnswer(llms.ToolCall{ID: "broken", Type: "function"}), nil
@@ -141,13 +142,13 @@ func TestEveryFailureIsAFinding(t *testing.T) {
 					})
 				}
 				if !has(out.Findings) {
-					t.Errorf("Run's findings %v lack %s[%s] with the stability dimension", rules(out.Findings), tt.rule, tt.tag)
+					t.Errorf("Run's findings %v lack %s[%s] with the stability dimension", ruleVerdicts(out.Findings), tt.rule, tt.tag)
 				}
 				if !has(findingsOf(out.Trace)) {
-					t.Errorf("the trace's gate steps %v lack %s[%s]", rules(findingsOf(out.Trace)), tt.rule, tt.tag)
+					t.Errorf("the trace's gate steps %v lack %s[%s]", ruleVerdicts(findingsOf(out.Trace)), tt.rule, tt.tag)
 				}
 				if r := g.Evaluate(out.Trace); !has(r.Findings) {
-					t.Errorf("Evaluate's findings %v lack %s[%s]", rules(r.Findings), tt.rule, tt.tag)
+					t.Errorf("Evaluate's findings %v lack %s[%s]", ruleVerdicts(r.Findings), tt.rule, tt.tag)
 				}
 			})
 		})
@@ -252,7 +253,7 @@ func TestAbandonedCallsAreBounded(t *testing.T) {
 		}
 		tags := map[string]int{}
 		for _, f := range findingsOf(rec.Trace()) {
-			if f.Rule == guard.RuleToolError {
+			if f.Rule == rules.ToolError {
 				tags[f.Tags[0]]++
 			}
 		}

@@ -8,17 +8,11 @@ import (
 	"strings"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/agentguard/agentguard/trace/textnorm"
-)
-
-// Names of the gates, as they appear in findings and in the ledger.
-const (
-	RuleIntent      = "intent-confidence"
-	RuleEmptyResult = "empty-result"
-	RuleSimilarity  = "retrieval-similarity"
-	RuleGrounding   = "grounding"
 )
 
 // ToolPolicies maps tool names to their policies. A missing tool has the
@@ -38,15 +32,6 @@ func (tp ToolPolicies) docs(p *trace.Step) ([]string, []float64) {
 		return p.DocIDs, p.Scores
 	}
 	return detect.Documents(p.Result)
-}
-
-// sameTurn returns the steps of t recorded since the user's turn.
-func sameTurn(t *trace.Trace, turn int) []*trace.Step {
-	i := len(t.Steps)
-	for i > 0 && t.Steps[i-1].Turn >= turn {
-		i--
-	}
-	return t.Steps[i:]
 }
 
 // IntentGate stops a flow whose intent was misread. A step that reports an
@@ -76,7 +61,7 @@ type intentRule struct {
 // hasIntent is the step an intent gate looks for in a turn.
 func hasIntent(p *trace.Step) bool { return p.Intent != "" }
 
-func (*intentRule) Name() string { return RuleIntent }
+func (*intentRule) Name() string { return rules.Intent }
 
 func (r *intentRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Intent == "" && s.Kind != trace.KindTool {
@@ -99,13 +84,13 @@ func (r *intentRule) checkHot(t *trace.Trace, s *trace.Step, h *hotState) []trac
 	if why == "" {
 		return nil
 	}
-	user := userTurn(t, s.Turn)
+	user := rulekit.UserTurn(t, s.Turn)
 	candidates := append([]string{src.Intent}, src.Alternatives...)
 	if len(r.labels) > 0 {
 		candidates = slices.DeleteFunc(candidates, func(c string) bool { return !slices.Contains(r.labels, c) })
 	}
 	return []trace.Finding{{
-		Rule: RuleIntent, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Coherence, Severity: trace.SeverityWarning,
+		Rule: rules.Intent, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Coherence, Severity: trace.SeverityWarning,
 		Message: why, Question: clarifyingQuestion(r.w, candidates, user), Evidence: src.Intent, Tags: []string{"low-confidence-intent"},
 	}}
 }
@@ -132,7 +117,7 @@ func clarifyingQuestion(w *lexicon.Compiled, candidates []string, user string) s
 	r := w.Replies(lang)
 	var opts []string
 	for _, c := range candidates {
-		name, ok := displayName(w, r, lang, c)
+		name, ok := rulekit.DisplayName(w, r, lang, c)
 		if ok && name != "" && !slices.Contains(opts, name) && len(opts) < 3 {
 			opts = append(opts, name)
 		}
@@ -145,24 +130,6 @@ func clarifyingQuestion(w *lexicon.Compiled, candidates []string, user string) s
 		list = strings.Join(opts[:n-1], r.ListSep) + r.ListLastSep + opts[n-1]
 	}
 	return fmt.Sprintf(r.IntentQuestion, list)
-}
-
-// displayName is how the replies r, in lang, name an identifier (an intent
-// label, a tool name, an argument key): by r.Names, or else the identifier
-// itself, as words when r.Humanize is set. ok is false when id is written
-// in another language than lang: "return_item" in Chinese, "退货" in
-// English.
-func displayName(w *lexicon.Compiled, r lexicon.Replies, lang lexicon.Lang, id string) (name string, ok bool) {
-	if n, ok := r.Names[id]; ok {
-		return n, true
-	}
-	if w.LangOf(id) != lang {
-		return id, false
-	}
-	if r.Humanize {
-		id = strings.ReplaceAll(strings.ReplaceAll(id, "_", " "), "-", " ")
-	}
-	return id, true
 }
 
 // EmptyResultGate keeps an empty tool result from becoming an answer or an
@@ -205,7 +172,7 @@ func emptyResultGate(w *lexicon.Compiled, tools ToolPolicies, verdict trace.Verd
 		return empty
 	}
 	key := newTurnScanKey() // this rule's own scan in each trace's memo
-	return NewRule(RuleEmptyResult, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(rules.EmptyResult, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		write := s.Kind == trace.KindTool && stateChangingIn(w, s.Name, tools[s.Name])
 		answer := s.Kind == trace.KindModel && len(s.Calls) == 0 && strings.TrimSpace(s.Result) != "" && !s.Blocked && s.Intent == ""
 		if !write && !answer {
@@ -215,7 +182,7 @@ func emptyResultGate(w *lexicon.Compiled, tools ToolPolicies, verdict trace.Verd
 		// advanced over new steps only, so judging a step costs the same
 		// at step 10 and step 10,000 of one turn.
 		empty := t.Memo(key, newTurnScan).(*turnScan).foldOf(t, s.Turn, step)
-		if empty == nil || (answer && asksUser(s.Result)) {
+		if empty == nil || (answer && rulekit.AsksUser(s.Result)) {
 			return nil
 		}
 		msg := fmt.Sprintf("tool %q returned an empty result and the answer goes on without it", empty.Name)
@@ -229,50 +196,18 @@ func emptyResultGate(w *lexicon.Compiled, tools ToolPolicies, verdict trace.Verd
 			tag = "asserted-absence"
 		}
 		return []trace.Finding{{
-			Rule: RuleEmptyResult, Step: s.Index, Verdict: verdict, Dimension: trace.Coherence, Severity: trace.SeverityError,
+			Rule: rules.EmptyResult, Step: s.Index, Verdict: verdict, Dimension: trace.Coherence, Severity: trace.SeverityError,
 			Message: msg, Question: confirmQuestion(w, empty, t, s.Turn), Evidence: empty.Args, Tags: []string{"cascade", tag},
 		}}
 	})
 }
 
-func asksUser(answer string) bool {
-	a := strings.TrimSpace(answer)
-	return strings.HasSuffix(a, "?") || strings.HasSuffix(a, "？")
-}
-
 // confirmQuestion asks the user, in the language of their turn, to check
 // the arguments of a lookup that found nothing.
 func confirmQuestion(w *lexicon.Compiled, empty *trace.Step, t *trace.Trace, turn int) string {
-	lang := w.LangOf(userTurn(t, turn))
+	lang := w.LangOf(rulekit.UserTurn(t, turn))
 	r := w.Replies(lang)
-	return fmt.Sprintf(r.EmptyResult, compactArgs(w, r, lang, empty.Args))
-}
-
-// userTurn returns the text of user turn i of t, or "".
-func userTurn(t *trace.Trace, i int) string {
-	if i >= 0 && i < len(t.UserTurns) {
-		return t.UserTurns[i]
-	}
-	return ""
-}
-
-// compactArgs writes a call's arguments for the user: each key, named as
-// the replies r name it, and its value.
-func compactArgs(w *lexicon.Compiled, r lexicon.Replies, lang lexicon.Lang, args string) string {
-	if m, ok := argsMap(args); ok {
-		var parts []string
-		for _, k := range sortedKeys(m) {
-			name, _ := displayName(w, r, lang, k)
-			parts = append(parts, fmt.Sprintf("%s %v", name, m[k]))
-		}
-		if len(parts) > 0 {
-			return strings.Join(parts, ", ")
-		}
-	}
-	if len(args) > 80 {
-		return args[:80] + "…"
-	}
-	return args
+	return fmt.Sprintf(r.EmptyResult, rulekit.CompactArgs(w, r, lang, empty.Args))
 }
 
 // SimilarityGate refuses to generate an answer from weak evidence: when the
@@ -283,7 +218,7 @@ func compactArgs(w *lexicon.Compiled, r lexicon.Replies, lang lexicon.Lang, args
 // for retrievals that returned nothing.
 func SimilarityGate(tools ToolPolicies, min float64, byRoute map[string]float64) Rule {
 	key := newTurnScanKey()
-	return NewRule(RuleSimilarity, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(rules.Similarity, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindModel || s.Intent != "" {
 			return nil
 		}
@@ -310,7 +245,7 @@ func SimilarityGate(tools ToolPolicies, min float64, byRoute map[string]float64)
 			return nil
 		}
 		return []trace.Finding{{
-			Rule: RuleSimilarity, Step: s.Index, Verdict: trace.Refuse, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
+			Rule: rules.Similarity, Step: s.Index, Verdict: trace.Refuse, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 			Message: msg, Evidence: last.Args, Tags: []string{"weak-evidence"},
 		}}
 	})
@@ -340,7 +275,7 @@ func Grounding(tools ToolPolicies) Rule {
 }
 
 func grounding(w *lexicon.Compiled, tools ToolPolicies) Rule {
-	return NewRule(RuleGrounding, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(rules.Grounding, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindModel || s.Result == "" || s.Blocked {
 			return nil
 		}
@@ -368,18 +303,18 @@ func grounding(w *lexicon.Compiled, tools ToolPolicies) Rule {
 		for _, c := range cites {
 			if !slices.Contains(retrieved, c) {
 				out = append(out, trace.Finding{
-					Rule: RuleGrounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
+					Rule: rules.Grounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
 					Message:  fmt.Sprintf("cites %q, which no retrieval in this trace returned", c),
 					Evidence: c, Tags: []string{"fabrication", "bad-citation"},
 				})
 			}
 		}
 		known := clauseNumbers(w, evidence.String())
-		denies := detect.MayMatch(w.Denial, s.Result) && w.Denial.MatchString(s.Result)
+		denies := w.MayMatch(w.Denial, s.Result) && w.Denial.MatchString(s.Result)
 		for _, ref := range refs {
 			if num := ref.Number; !known[num] && !(denies && clauseNumbers(w, said.String())[num]) {
 				out = append(out, trace.Finding{
-					Rule: RuleGrounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
+					Rule: rules.Grounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
 					Message:  fmt.Sprintf("quotes %q, which appears in no retrieved document", ref.Text),
 					Evidence: ref.Text, Tags: []string{"fabrication", "invented-clause"},
 				})
@@ -418,7 +353,7 @@ func plainText(result string) string {
 		return result
 	}
 	var b strings.Builder
-	walk("", v, func(_ string, leaf any) {
+	rulekit.Walk("", v, func(_ string, leaf any) {
 		if s, ok := leaf.(string); ok {
 			b.WriteString(s)
 			b.WriteByte('\n')

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/tmc/langchaingo/llms"
@@ -65,14 +66,14 @@ func (tc gateCase) run(t *testing.T) {
 	if !strings.Contains(res.Answer, tc.wantAnswer) {
 		t.Errorf("answer = %q, want it to contain %q", res.Answer, tc.wantAnswer)
 	}
-	if got := rules(findings); !slices.Equal(got, tc.wantRules) {
+	if got := ruleVerdicts(findings); !slices.Equal(got, tc.wantRules) {
 		t.Errorf("online findings = %v, want %v", got, tc.wantRules)
 	}
 	if tc.wantCalls > 0 && len(model.Received()) != tc.wantCalls {
 		t.Errorf("model called %d times, want %d", len(model.Received()), tc.wantCalls)
 	}
 	rep := g.Evaluate(rec.Trace())
-	if got := rules(rep.Findings); !slices.Equal(got, tc.wantRules) {
+	if got := ruleVerdicts(rep.Findings); !slices.Equal(got, tc.wantRules) {
 		t.Errorf("offline findings = %v, online %v", got, tc.wantRules)
 	}
 }
@@ -243,7 +244,7 @@ func TestValueInvariants(t *testing.T) {
 	for _, tc := range []gateCase{
 		{
 			name: "negative amount", tools: []tools.Tool{refund}, turns: []string{"refund me"},
-			cfg: guard.Config{Disable: []string{guard.RuleProvenance}},
+			cfg: guard.Config{Disable: []string{rules.Provenance}},
 			// The call is not run; "Done." then claims it happened, and is asked again.
 			script: []guardtest.Reply{guardtest.ToolCall("issue_refund", `{"order_id":"A1","amount":-20}`), guardtest.Text("Done."),
 				guardtest.Text("I could not issue a refund of -20; how much should it be?")},
@@ -304,7 +305,7 @@ func TestProvenanceSeedCase(t *testing.T) {
 		t.Fatal(err)
 	}
 	if rep := g.Evaluate(res.Trace); rep.Score != 100 || !rep.Passed {
-		t.Errorf("clean flow: score %d passed %v, findings %v", rep.Score, rep.Passed, rules(rep.Findings))
+		t.Errorf("clean flow: score %d passed %v, findings %v", rep.Score, rep.Passed, ruleVerdicts(rep.Findings))
 	}
 }
 
@@ -438,7 +439,7 @@ func TestBreakerOpensAndRecovers(t *testing.T) {
 		t.Errorf("breaker state = %q", got)
 	}
 	tr := rec.Trace()
-	if last := tr.Steps[len(tr.Steps)-1]; last.Kind != trace.KindGate || last.Finding.Rule != guard.RuleBreaker {
+	if last := tr.Steps[len(tr.Steps)-1]; last.Kind != trace.KindGate || last.Finding.Rule != rules.Breaker {
 		t.Errorf("last step = %+v, want a circuit-breaker gate", last)
 	}
 	// A cancelled caller does not count against the breaker.
@@ -578,11 +579,11 @@ func TestCriticalFindingFailsTrace(t *testing.T) {
 	if rep.Score != 60 || rep.Passed {
 		t.Errorf("score %d passed %v: one critical violation must fail the trace", rep.Score, rep.Passed)
 	}
-	rep = guard.New(guard.Config{Disable: []string{guard.RuleProvenance}, Evaluation: guard.Evaluation{Penalty: 5, PassScore: 90}}).Evaluate(tr)
+	rep = guard.New(guard.Config{Disable: []string{rules.Provenance}, Evaluation: guard.Evaluation{Penalty: 5, PassScore: 90}}).Evaluate(tr)
 	if rep.Score != 95 || !rep.Passed {
 		t.Errorf("with provenance disabled: score %d passed %v", rep.Score, rep.Passed)
 	}
-	if got := guard.BuiltinRules(); len(got) != 15 || got[0] != guard.RuleAllowList {
+	if got := guard.BuiltinRules(); len(got) != 15 || got[0] != rules.AllowList {
 		t.Errorf("BuiltinRules = %v", got)
 	}
 }

@@ -11,7 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentguard/agentguard/guard/internal/claims"
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
@@ -254,6 +256,7 @@ type Guard struct {
 	breakers     *breakers
 	reports      reporter
 	words        *lexicon.Compiled // Config.Lexicon compiled
+	tools        *rulekit.Tools    // Config.Tools, as the rules read them with words
 	extractor    memory.Extractor  // Config.Memory's, or the rule-based one of Config.Lexicon
 	// now is the guard's clock: every time the guard reads comes from it
 	// (a trace's start, a step's start and duration, a finding's time, an
@@ -292,6 +295,7 @@ func New(cfg Config) *Guard {
 	if cfg.Lexicon != nil {
 		g.words = cfg.Lexicon.Compiled()
 	}
+	g.tools = toolsOf(g.words, cfg.Tools)
 	if cfg.Memory.on() {
 		if cfg.Memory != nil {
 			g.extractor = cfg.Memory.Extractor
@@ -330,7 +334,8 @@ func New(cfg Config) *Guard {
 // off (MemoryOptions.Off).
 func BuiltinRules() []string {
 	var names []string
-	for _, r := range (&Guard{words: detect.Default()}).builtin() {
+	w := detect.Default()
+	for _, r := range (&Guard{words: w, tools: rulekit.NewTools(w, nil)}).builtin() {
 		names = append(names, r.Name())
 	}
 	return append(names, RuleMemory) // runs unless the card is off
@@ -358,7 +363,7 @@ func (g *Guard) builtin() []scopedRule {
 			return (p.Confirm || cfg.Gates.ConfirmWrites) && stateChangingIn(w, name, p)
 		}},
 		{Rule: authorization(w, cfg.Tools, cfg.Gates.Profile), toolOnly: true, tools: stateChanging},
-		{Rule: FalseClaims(cfg.Tools), tools: noTool},
+		{Rule: claims.New(g.tools), tools: noTool},
 		{Rule: relay(w, cfg.Tools), tools: noTool},
 	}
 }

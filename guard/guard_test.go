@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
@@ -67,7 +68,7 @@ func toolResults(msgs []llms.MessageContent) []string {
 	return out
 }
 
-func rules(fs []trace.Finding) []string {
+func ruleVerdicts(fs []trace.Finding) []string {
 	var out []string
 	for _, f := range fs {
 		out = append(out, f.Rule+"@"+string(f.Verdict))
@@ -126,7 +127,7 @@ func TestRunCompletes(t *testing.T) {
 		t.Errorf("tool step = %+v", s)
 	}
 	if len(res.Findings) != 0 {
-		t.Errorf("findings = %v", rules(res.Findings))
+		t.Errorf("findings = %v", ruleVerdicts(res.Findings))
 	}
 }
 
@@ -227,7 +228,7 @@ func TestFirstRules(t *testing.T) {
 			if res.Status != tt.wantStatus {
 				t.Errorf("status = %s, want %s", res.Status, tt.wantStatus)
 			}
-			if got := rules(res.Findings); !slices.Equal(got, tt.wantRules) {
+			if got := ruleVerdicts(res.Findings); !slices.Equal(got, tt.wantRules) {
 				t.Errorf("online findings = %v, want %v", got, tt.wantRules)
 			}
 			if got := len(tool.Inputs()); got != tt.wantRuns {
@@ -244,7 +245,7 @@ func TestFirstRules(t *testing.T) {
 			}
 			// Offline: the same rules over the recorded trace find the same.
 			rep := g.Evaluate(res.Trace)
-			if got, want := rules(rep.Findings), rules(res.Findings); !slices.Equal(got, want) {
+			if got, want := ruleVerdicts(rep.Findings), ruleVerdicts(res.Findings); !slices.Equal(got, want) {
 				t.Errorf("offline findings = %v, online %v", got, want)
 			}
 			for i := range rep.Findings {
@@ -277,7 +278,7 @@ func TestShadowModeRecordsButNeverBlocks(t *testing.T) {
 	if got := len(tool.Inputs()); got != 3 {
 		t.Errorf("tool ran %d times, want 3", got)
 	}
-	if got, want := rules(res.Findings), []string{"loop@block"}; !slices.Equal(got, want) {
+	if got, want := ruleVerdicts(res.Findings), []string{"loop@block"}; !slices.Equal(got, want) {
 		t.Fatalf("findings = %v, want %v", got, want)
 	}
 	if !res.Findings[0].Shadow {
@@ -327,7 +328,7 @@ func TestToolPanicIsRecovered(t *testing.T) {
 	if err := g.Flush(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 1 || got[0].Rule != guard.RuleToolError || got[0].Severity != trace.SeverityCritical {
+	if len(got) != 1 || got[0].Rule != rules.ToolError || got[0].Severity != trace.SeverityCritical {
 		t.Errorf("ledger got %+v", got)
 	}
 
@@ -367,7 +368,7 @@ func TestWrapToolVerdicts(t *testing.T) {
 	if tr.SessionID != "s1" || tr.Route != "order-status" {
 		t.Errorf("trace identity = %q %q", tr.SessionID, tr.Route)
 	}
-	if got, want := rules(g.Evaluate(tr).Findings), []string{"tool-arguments@retry", "vague@clarify"}; !slices.Equal(got, want) {
+	if got, want := ruleVerdicts(g.Evaluate(tr).Findings), []string{"tool-arguments@retry", "vague@clarify"}; !slices.Equal(got, want) {
 		t.Errorf("offline findings = %v, want %v", got, want)
 	}
 }
@@ -495,10 +496,10 @@ func TestModelErrorIsWrapped(t *testing.T) {
 	}
 	// The user turn's card step, the failed model call, then the gate step
 	// that records its finding.
-	if res == nil || len(res.Trace.Steps) != 3 || res.Trace.Steps[0].Kind != trace.KindMemory || !strings.Contains(res.Trace.Steps[1].Error, "429") || res.Trace.Steps[2].Name != guard.RuleModelError {
+	if res == nil || len(res.Trace.Steps) != 3 || res.Trace.Steps[0].Kind != trace.KindMemory || !strings.Contains(res.Trace.Steps[1].Error, "429") || res.Trace.Steps[2].Name != rules.ModelError {
 		t.Fatalf("failed model call not recorded: %+v", res)
 	}
-	if len(res.Findings) != 1 || res.Findings[0].Rule != guard.RuleModelError || res.Findings[0].Dimension != trace.Stability {
+	if len(res.Findings) != 1 || res.Findings[0].Rule != rules.ModelError || res.Findings[0].Dimension != trace.Stability {
 		t.Errorf("findings = %+v, want one model-error with the stability dimension", res.Findings)
 	}
 }

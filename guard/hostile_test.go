@@ -17,6 +17,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
@@ -195,7 +196,7 @@ func TestHostileInputRun(t *testing.T) {
 		{name: "1000 identical calls", model: guardtest.Script(manyCalls(1000, func(int) string { return `{"order_id":"A1"}` })),
 			wantStatus: guard.StatusHandoff, wantRules: []string{"loop@block", "max-steps@handoff"}, wantRan: 2,
 			check: func(t *testing.T, res *guard.Result) {
-				if got, want := strings.Count(strings.Join(rules(res.Findings), " "), "loop@block"), 24; got != want {
+				if got, want := strings.Count(strings.Join(ruleVerdicts(res.Findings), " "), "loop@block"), 24; got != want {
 					t.Errorf("%d loop findings, want %d (calls 3 to 26)", got, want)
 				}
 			}},
@@ -315,7 +316,7 @@ func TestHostileInputRun(t *testing.T) {
 				if tt.wantErr == nil && res.Status != tt.wantStatus {
 					t.Errorf("status = %s, want %s", res.Status, tt.wantStatus)
 				}
-				got := rules(res.Findings)
+				got := ruleVerdicts(res.Findings)
 				for _, want := range tt.wantRules {
 					if !slices.Contains(got, want) {
 						t.Errorf("findings = %s, want %s among them", shorten(got), want)
@@ -435,7 +436,7 @@ func TestHostileInputWrapTool(t *testing.T) {
 					t.Errorf("Call output = %q, want it to contain %q", head(out), tt.wantOut)
 				}
 				tr := rec.Trace()
-				got := rules(findingsOf(tr))
+				got := ruleVerdicts(findingsOf(tr))
 				for _, want := range tt.wantRules {
 					if !slices.Contains(got, want) {
 						t.Errorf("findings = %s, want %s among them", shorten(got), want)
@@ -540,7 +541,7 @@ func checkRecorded(t *testing.T, g *guard.Guard, tr *trace.Trace, sink *violatio
 	}
 
 	// Offline evaluation of the recorded trace finds what was found online.
-	if got, want := rules(g.Evaluate(tr).Findings), rules(online(gates)); !slices.Equal(got, want) {
+	if got, want := ruleVerdicts(g.Evaluate(tr).Findings), ruleVerdicts(online(gates)); !slices.Equal(got, want) {
 		t.Errorf("offline findings = %s, online %s", shorten(got), shorten(want))
 	}
 
@@ -569,7 +570,7 @@ func checkRecorded(t *testing.T, g *guard.Guard, tr *trace.Trace, sink *violatio
 // online returns the findings that rules gave on model and tool steps:
 // those Evaluate can find again.
 func online(fs []trace.Finding) []trace.Finding {
-	return slices.DeleteFunc(slices.Clone(fs), func(f trace.Finding) bool { return f.Rule == guard.RuleIterations })
+	return slices.DeleteFunc(slices.Clone(fs), func(f trace.Finding) bool { return f.Rule == rules.Iterations })
 }
 
 func sortedFieldNames(m map[string]string) []string {

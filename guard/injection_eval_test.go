@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 )
 
 // rewordings are the held-out wordings of the AgentDojo injections
@@ -18,7 +19,7 @@ var rewordings = []string{"original", "business", "chinese", "owner"}
 
 // injectionRules are the findings that say an argument of a call was
 // injected, made up, or taken from content the user did not delegate to.
-var injectionRules = []string{guard.RuleInjection, guard.RuleProvenance, guard.RuleAuthorization, guard.RuleRelay}
+var injectionRules = []string{rules.Injection, rules.Provenance, rules.Authorization, rules.Relay}
 
 // evalRun is one AgentDojo run and what the guard found after its
 // injection.

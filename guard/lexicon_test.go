@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
@@ -71,7 +72,7 @@ func TestRepliesInTheUsersLanguage(t *testing.T) {
 				script:          []guardtest.Reply{guardtest.ToolCall("nope", `{}`), guardtest.Text("Done.")},
 				wantStatus:      guard.StatusDone,
 				wantAnswer:      "Done.",
-				wantObservation: "[agentguard] " + fmt.Sprintf(r.Blocked, guard.RuleAllowList, `tool "nope" is not on the allow-list`),
+				wantObservation: "[agentguard] " + fmt.Sprintf(r.Blocked, rules.AllowList, `tool "nope" is not on the allow-list`),
 			},
 		} {
 			t.Run(string(lang)+"/"+tc.name, func(t *testing.T) {
@@ -165,7 +166,7 @@ func TestLexiconReachesTheMemoryCard(t *testing.T) {
 	}{
 		{"default lexicon", nil, nil},
 		// The blocked send is followed by "Done.": a false claim, asked again.
-		{"wechat taught", lx, []string{memory.RuleProhibition + "@block", guard.RuleFalseClaim + "@retry"}},
+		{"wechat taught", lx, []string{memory.RuleProhibition + "@block", rules.FalseClaim + "@retry"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := guard.New(guard.Config{Lexicon: tc.lx, Memory: &guard.MemoryOptions{}})
@@ -176,7 +177,7 @@ func TestLexiconReachesTheMemoryCard(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := rules(res.Findings); !slices.Equal(got, tc.want) {
+			if got := ruleVerdicts(res.Findings); !slices.Equal(got, tc.want) {
 				t.Errorf("findings = %v, want %v", got, tc.want)
 			}
 		})
@@ -196,11 +197,11 @@ func TestLexiconAuthority(t *testing.T) {
 		lx   *lexicon.Lexicon
 		want []string
 	}{
-		{"default lexicon", nil, []string{guard.RuleAuthorization + "@block"}},
+		{"default lexicon", nil, []string{rules.Authorization + "@block"}},
 		{"nuke taught", taught, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := rules(guard.New(guard.Config{Lexicon: tc.lx}).Evaluate(tr).Findings); !slices.Equal(got, tc.want) {
+			if got := ruleVerdicts(guard.New(guard.Config{Lexicon: tc.lx}).Evaluate(tr).Findings); !slices.Equal(got, tc.want) {
 				t.Errorf("findings = %v, want %v", got, tc.want)
 			}
 		})

@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/tmc/langchaingo/tools"
 )
 
@@ -27,7 +28,7 @@ func TestGateDecisionsAreLogged(t *testing.T) {
 		t.Fatalf("want one JSON log line, got %q: %v", buf.String(), err)
 	}
 	for key, want := range map[string]any{
-		"level": "WARN", guard.LogKeyRule: guard.RuleAllowList, guard.LogKeyVerdict: "block", guard.LogKeyStep: float64(2), // after the card step and the model step
+		"level": "WARN", guard.LogKeyRule: rules.AllowList, guard.LogKeyVerdict: "block", guard.LogKeyStep: float64(2), // after the card step and the model step
 	} {
 		if rec[key] != want {
 			t.Errorf("%s = %v, want %v", key, rec[key], want)

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/tools"
 )
@@ -193,9 +194,9 @@ func TestReleasedStepsSameFindings(t *testing.T) {
 	// third-party content holds, and the third, to one from nowhere, do not.
 	end := all[len(all)-min(len(all), 3):]
 	for _, want := range []string{
-		guard.RuleInjection + " block [injection]",
-		guard.RuleProvenance + " block [unsourced-value]",
-		guard.RuleProvenance + " block [entity-mismatch]",
+		rules.Injection + " block [injection]",
+		rules.Provenance + " block [unsourced-value]",
+		rules.Provenance + " block [entity-mismatch]",
 	} {
 		if !slices.ContainsFunc(end, func(f string) bool { return strings.HasSuffix(f, want) }) {
 			t.Errorf("no %q among the last findings %q", want, end)
@@ -230,7 +231,7 @@ func TestEvaluateSegment(t *testing.T) {
 	}
 	var loops []int
 	for _, f := range r.Findings {
-		if f.Rule == guard.RuleLoop {
+		if f.Rule == rules.Loop {
 			loops = append(loops, f.Step)
 		}
 	}

@@ -109,7 +109,7 @@ func TestModelExtractor(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := rules(res.Findings); len(got) == 0 || got[0] != memory.RuleProhibition+"@block" {
+			if got := ruleVerdicts(res.Findings); len(got) == 0 || got[0] != memory.RuleProhibition+"@block" {
 				t.Errorf("findings = %v, want the call blocked by the card", got)
 			}
 			var step *trace.Step
@@ -144,7 +144,7 @@ func TestModelExtractorCannotInvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := rules(res.Findings); slices.Contains(got, memory.RuleProhibition+"@block") {
+	if got := ruleVerdicts(res.Findings); slices.Contains(got, memory.RuleProhibition+"@block") {
 		t.Errorf("findings = %v: an invented e-mail ban was enforced", got)
 	}
 	if card := res.Trace.Steps[0]; !strings.Contains(card.Result, `"key":"sms"`) || strings.Contains(card.Result, `"key":"email"`) {

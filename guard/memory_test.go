@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -41,7 +42,7 @@ func TestMemoryCardSurvivesCompression(t *testing.T) {
 		}
 		return guardtest.Text("好的，订单 A1002 正在配送中。"), nil
 	})
-	g := guard.New(guard.Config{Memory: &guard.MemoryOptions{Budget: budget}, Disable: []string{guard.RuleProvenance}})
+	g := guard.New(guard.Config{Memory: &guard.MemoryOptions{Budget: budget}, Disable: []string{rules.Provenance}})
 	ctx, rec := g.StartTrace(context.Background(), "s", "")
 	var msgs []llms.MessageContent
 	var findings []trace.Finding
@@ -58,7 +59,7 @@ func TestMemoryCardSurvivesCompression(t *testing.T) {
 	if n := len(sms.Inputs()); n != 0 {
 		t.Errorf("send_sms ran %d times despite the prohibition", n)
 	}
-	if got, want := rules(findings), []string{memory.RuleProhibition + "@block"}; !slices.Equal(got, want) {
+	if got, want := ruleVerdicts(findings), []string{memory.RuleProhibition + "@block"}; !slices.Equal(got, want) {
 		t.Fatalf("findings = %v, want %v", got, want)
 	}
 	if !strings.Contains(findings[0].Message, "turn 6") {
@@ -85,8 +86,8 @@ func TestMemoryCardSurvivesCompression(t *testing.T) {
 	if cards != len(turns) || compressions == 0 {
 		t.Errorf("memory steps: %d card (want %d), %d compress (want some)", cards, len(turns), compressions)
 	}
-	if got := rules(g.Evaluate(tr).Findings); !slices.Equal(got, rules(findings)) {
-		t.Errorf("offline findings = %v, online %v", got, rules(findings))
+	if got := ruleVerdicts(g.Evaluate(tr).Findings); !slices.Equal(got, ruleVerdicts(findings)) {
+		t.Errorf("offline findings = %v, online %v", got, ruleVerdicts(findings))
 	}
 }
 
@@ -127,10 +128,10 @@ func TestMemoryCardAddressSuperseded(t *testing.T) {
 					t.Errorf("question %q does not name both addresses", res.Answer)
 				}
 			}
-			if got := rules(findings); !slices.Equal(got, tc.wantRules) {
+			if got := ruleVerdicts(findings); !slices.Equal(got, tc.wantRules) {
 				t.Errorf("findings = %v, want %v", got, tc.wantRules)
 			}
-			if got := rules(g.Evaluate(rec.Trace()).Findings); !slices.Equal(got, tc.wantRules) {
+			if got := ruleVerdicts(g.Evaluate(rec.Trace()).Findings); !slices.Equal(got, tc.wantRules) {
 				t.Errorf("offline findings = %v, want %v", got, tc.wantRules)
 			}
 		})

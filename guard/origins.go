@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
@@ -112,9 +113,9 @@ func (ix *originIndex) addStep(t *trace.Trace, p *trace.Step, tools ToolPolicies
 			ix.lookupKeys = map[string][]int{}
 		}
 		var echoes []string // the call's argument values, normalised
-		if args, ok := decodedArgs(t, p); ok {
-			walk("", args, func(path string, leaf any) {
-				v, ok := leafString(leaf)
+		if args, ok := rulekit.DecodedArgs(t, p); ok {
+			rulekit.Walk("", args, func(path string, leaf any) {
+				v, ok := rulekit.LeafString(leaf)
 				if !ok || v == "" {
 					return
 				}
@@ -159,13 +160,13 @@ func (ix *originIndex) pointedByUser(t *trace.Trace, p *trace.Step) (direct, ind
 	if refersTo(ix.words, t, p) {
 		return true, false
 	}
-	args, ok := decodedArgs(t, p)
+	args, ok := rulekit.DecodedArgs(t, p)
 	if !ok {
 		return false, false
 	}
-	walk("", args, func(path string, leaf any) {
+	rulekit.Walk("", args, func(path string, leaf any) {
 		v, ok := leaf.(string)
-		if direct || !ok || strings.TrimSpace(v) == "" || isDate(v) || slices.Contains(ix.words.QueryKeys, strings.ToLower(lastKey(path))) {
+		if direct || !ok || strings.TrimSpace(v) == "" || rulekit.IsDate(v) || slices.Contains(ix.words.QueryKeys, strings.ToLower(rulekit.LastKey(path))) {
 			return
 		}
 		for _, o := range ix.lookup(v) {
@@ -189,7 +190,7 @@ func refersTo(a *lexicon.Authority, t *trace.Trace, p *trace.Step) bool {
 		return false
 	}
 	var kinds [][]string // the kinds of content the tool reads
-	for _, w := range nameWords(p.Name) {
+	for _, w := range rulekit.NameWords(p.Name) {
 		for _, k := range a.ContentKinds {
 			if slices.Contains(k, w) || slices.Contains(k, strings.TrimSuffix(w, "s")) {
 				kinds = append(kinds, k)
@@ -210,7 +211,7 @@ func refersTo(a *lexicon.Authority, t *trace.Trace, p *trace.Step) bool {
 					}
 					continue
 				}
-				if wordByte(turn, i-1) || wordByte(turn, i+len(w)) && !strings.HasPrefix(turn[i+len(w):], "s") {
+				if rulekit.WordByte(turn, i-1) || rulekit.WordByte(turn, i+len(w)) && !strings.HasPrefix(turn[i+len(w):], "s") {
 					continue
 				}
 				// the noun, or one adjective before it: "their contact page"
@@ -276,7 +277,7 @@ func atAhead(s string) bool {
 // number by its phoneKey alone, anything else by all its tokens. A value
 // with no token (punctuation only) has none.
 func (ix *originIndex) lookup(v string) []int32 {
-	if isPhone(strings.TrimSpace(v)) {
+	if rulekit.IsPhone(strings.TrimSpace(v)) {
 		if k := phoneKey(v); k != "" {
 			return slices.Clone(ix.tokens[k])
 		}
@@ -348,7 +349,7 @@ func eachField(result string, fn func(rec int, key, value string, prose bool)) {
 					visit(e, key, rec)
 				}
 			default:
-				if s, ok := leafString(o); ok && s != "" {
+				if s, ok := rulekit.LeafString(o); ok && s != "" {
 					fn(rec, key, s, isProse(s))
 				}
 			}
@@ -479,12 +480,12 @@ func isProse(s string) bool {
 // runs of Chinese characters as overlapping pairs.
 func eachToken(text string, fn func(tok string)) {
 	text = textnorm.Fold(text) // full-width digits, odd spaces, look-alike letters
-	if mayHoldSpacedIBAN(text) {
+	if rulekit.MayHoldSpacedIBAN(text) {
 		for _, m := range spacedIBAN.FindAllString(text, -1) {
 			fn(normToken(strings.ReplaceAll(m, " ", "")))
 		}
 	}
-	eachPhoneRun(text, func(m string) {
+	rulekit.EachPhoneRun(text, func(m string) {
 		if k := phoneKey(m); k != "" {
 			fn(k)
 		}
@@ -687,26 +688,6 @@ func padded(tok string) bool {
 		i = j + k
 	}
 	return false
-}
-
-// argsKey memoises a step's decoded arguments in its trace: provenance
-// reads a call's arguments when it is proposed, and the origins index reads
-// them again once it is recorded.
-type argsKey struct{}
-
-type decoded struct {
-	args map[string]any
-	ok   bool
-}
-
-// decodedArgs returns p's arguments as a JSON object, decoded once per
-// trace.
-func decodedArgs(t *trace.Trace, p *trace.Step) (map[string]any, bool) {
-	d := t.StepMemo(p, argsKey{}, func() any {
-		args, ok := argsMap(p.Args)
-		return decoded{args, ok}
-	}).(decoded)
-	return d.args, d.ok
 }
 
 // plainToken reports whether tok is already in normal form: two or more

@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
@@ -51,15 +52,15 @@ var outcomeCases = []struct {
 	{"done", guard.Config{}, "Where is order A1001?",
 		[]replay{openaiCall("query_order", `{"order_id":"A1001"}`), openaiText("Order A1001 has shipped and arrives on Friday.")}, orderTool, guard.StatusDone, ""},
 	{"clarify: an empty lookup is no proof of absence", guard.Config{}, "Where is order A42?",
-		[]replay{openaiCall("query_order", `{"order_id":"A42"}`), openaiText("There are no records of order A42.")}, emptyOrders, guard.StatusClarify, guard.RuleEmptyResult},
+		[]replay{openaiCall("query_order", `{"order_id":"A42"}`), openaiText("There are no records of order A42.")}, emptyOrders, guard.StatusClarify, rules.EmptyResult},
 	{"clarify, Chinese", guard.Config{}, "订单 A42 在哪里？",
-		[]replay{openaiCall("query_order", `{"order_id":"A42"}`), openaiText("系统中没有订单 A42 的记录。")}, emptyOrders, guard.StatusClarify, guard.RuleEmptyResult},
+		[]replay{openaiCall("query_order", `{"order_id":"A42"}`), openaiText("系统中没有订单 A42 的记录。")}, emptyOrders, guard.StatusClarify, rules.EmptyResult},
 	{"refused: a clause nothing retrieved, twice", guard.Config{}, "Can I get a refund?",
-		[]replay{openaiText("Per section 9.9 of our policy you get a full refund."), openaiText("Section 9.9 says you get a full refund.")}, orderTool, guard.StatusRefused, guard.RuleGrounding},
+		[]replay{openaiText("Per section 9.9 of our policy you get a full refund."), openaiText("Section 9.9 says you get a full refund.")}, orderTool, guard.StatusRefused, rules.Grounding},
 	{"refused, Chinese", guard.Config{}, "我可以退款吗？",
-		[]replay{openaiText("根据第 9.9 条，您可以获得全额退款。"), openaiText("按照第 9.9 条规定，可以全额退款。")}, orderTool, guard.StatusRefused, guard.RuleGrounding},
+		[]replay{openaiText("根据第 9.9 条，您可以获得全额退款。"), openaiText("按照第 9.9 条规定，可以全额退款。")}, orderTool, guard.StatusRefused, rules.Grounding},
 	{"handoff: over the step budget", guard.Config{Gates: guard.Gates{MaxSteps: 1}}, "Where are orders A1001 and A1002?",
-		[]replay{openaiCall("query_order", `{"order_id":"A1001"}`), openaiCall("query_order", `{"order_id":"A1002"}`)}, orderTool, guard.StatusHandoff, guard.RuleMaxSteps},
+		[]replay{openaiCall("query_order", `{"order_id":"A1001"}`), openaiCall("query_order", `{"order_id":"A1002"}`)}, orderTool, guard.StatusHandoff, rules.MaxSteps},
 	{"failed: the provider answers 500", guard.Config{Resilience: guard.Resilience{Backoff: time.Millisecond}}, "Where is order A1001?",
 		[]replay{serverError, serverError, serverError}, orderTool, guard.StatusFailed, ""},
 }
@@ -158,10 +159,10 @@ func TestEvaluateStoppedAndEscaped(t *testing.T) {
 					t.Errorf("stopped %d + escaped %d != %d violations", len(rep.Stopped), len(rep.Escaped), rep.Violations())
 				}
 				if !shadow && (len(rep.Escaped) != 0 || !rep.Passed || rep.Score != 100) {
-					t.Errorf("guarded: escaped %v, score %d, passed %v; want nothing through", rules(rep.Escaped), rep.Score, rep.Passed)
+					t.Errorf("guarded: escaped %v, score %d, passed %v; want nothing through", ruleVerdicts(rep.Escaped), rep.Score, rep.Passed)
 				}
 				if shadow && (len(rep.Stopped) != 0 || rep.Score == 100) {
-					t.Errorf("shadow: stopped %v, score %d; want everything through", rules(rep.Stopped), rep.Score)
+					t.Errorf("shadow: stopped %v, score %d; want everything through", ruleVerdicts(rep.Stopped), rep.Score)
 				}
 			})
 		}

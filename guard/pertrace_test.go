@@ -10,6 +10,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -55,8 +56,8 @@ func TestConcurrentCallsInOneTraceHoldLimits(t *testing.T) {
 		allowed int
 		rule    string
 	}{
-		{"step budget", guard.Config{Gates: guard.Gates{MaxSteps: 5, LoopLimit: -1}}, func(i int) string { return fmt.Sprintf(`{"order_id":"A%d"}`, i) }, 5, guard.RuleMaxSteps},
-		{"loop limit", guard.Config{Gates: guard.Gates{MaxSteps: -1, LoopLimit: 3}}, func(int) string { return `{"order_id":"A1"}` }, 2, guard.RuleLoop},
+		{"step budget", guard.Config{Gates: guard.Gates{MaxSteps: 5, LoopLimit: -1}}, func(i int) string { return fmt.Sprintf(`{"order_id":"A%d"}`, i) }, 5, rules.MaxSteps},
+		{"loop limit", guard.Config{Gates: guard.Gates{MaxSteps: -1, LoopLimit: 3}}, func(int) string { return `{"order_id":"A1"}` }, 2, rules.Loop},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			g := guard.New(tt.cfg)

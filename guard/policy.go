@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
@@ -86,6 +87,20 @@ func (tp ToolPolicies) channels() map[string]string {
 		}
 	}
 	return out
+}
+
+// toolsOf returns the tools of policies as the rules see them, read with
+// the lexicon w.
+func toolsOf(w *lexicon.Compiled, policies ToolPolicies) *rulekit.Tools {
+	listed := make(map[string]rulekit.Tool, len(policies))
+	for name, p := range policies {
+		listed[name] = rulekit.Tool{
+			Writes: stateChangingIn(w, name, p), Untrusted: p.Untrusted,
+			TrustedFields: p.TrustedFields, UntrustedFields: p.UntrustedFields,
+			Channel: p.Channel, Confirm: p.Confirm, Retrieval: p.Retrieval, IsEmpty: p.IsEmpty,
+		}
+	}
+	return rulekit.NewTools(w, listed)
 }
 
 // stateChanging is stateChangingIn with the default lexicon, for rules not

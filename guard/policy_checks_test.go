@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -271,7 +272,7 @@ tools:
         message: only a pending order can be cancelled
 `)
 	cfg := p.Config()
-	cfg.Disable = append(cfg.Disable, guard.RuleProvenance, guard.RuleAuthorization, guard.RuleInjection)
+	cfg.Disable = append(cfg.Disable, rules.Provenance, rules.Authorization, rules.Injection)
 	g := guard.New(cfg)
 	get := g.WrapTool(fixedTool{"get_order", `{"order_id":"7","status":"delivered"}`})
 	cancel := g.WrapTool(fixedTool{"cancel_order", `cancelled`})

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -33,7 +34,7 @@ type policyCorpus struct {
 // checks, and the built-in rules its keys turn on or feed (confirmation,
 // the argument schemas).
 func policyRules(p *guard.Policy) []string {
-	return append(p.Checks(), guard.RuleConfirmation, guard.RuleArguments)
+	return append(p.Checks(), rules.Confirmation, rules.Arguments)
 }
 
 // runFlags is what a policy flagged in one run.
@@ -145,7 +146,7 @@ func TestWorkedPolicies(t *testing.T) {
 				c := r
 				c.rules = map[string]bool{}
 				for rule := range r.rules {
-					if rule != guard.RuleConfirmation && rule != guard.RuleArguments {
+					if rule != rules.Confirmation && rule != rules.Arguments {
 						c.rules[rule] = true
 					}
 				}

@@ -11,8 +11,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/agentguard/agentguard/guard/internal/claims"
+	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
-	"github.com/agentguard/agentguard/trace/lexicon"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -394,7 +397,7 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 	if f.MinSimilarity < 0 || f.MinSimilarity > 1 {
 		return nil, d.at("min_similarity", "%v is not between 0 and 1", f.MinSimilarity)
 	}
-	for _, route := range sortedKeys(f.RouteSimilarity) {
+	for _, route := range rulekit.SortedKeys(f.RouteSimilarity) {
 		key := join("route_similarity", route)
 		if route == "" {
 			return nil, d.at("route_similarity", "empty route name")
@@ -404,7 +407,7 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 		}
 	}
 	for i, name := range f.Disable {
-		if !slices.Contains(BuiltinRules(), name) && name != RulePolicyChecks {
+		if !slices.Contains(BuiltinRules(), name) && name != rules.PolicyChecks {
 			return nil, d.at(fmt.Sprintf("disable[%d]", i), "%q is not a built-in rule (known: %s)", name, strings.Join(BuiltinRules(), ", "))
 		}
 	}
@@ -475,7 +478,7 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 			Penalty:   f.Penalty,
 		},
 	}
-	for _, name := range sortedKeys(f.Tools) {
+	for _, name := range rulekit.SortedKeys(f.Tools) {
 		pt := f.Tools[name]
 		path := join("tools", name)
 		if strings.TrimSpace(name) == "" {
@@ -552,7 +555,7 @@ func (f *policyFile) weights(d *decoder) (map[trace.Dimension]float64, error) {
 	dims := []trace.Dimension{trace.Accuracy, trace.Coherence, trace.Memory, trace.Stability, trace.Efficiency}
 	w := make(map[trace.Dimension]float64, len(dims))
 	sum := 0.0
-	for _, k := range sortedKeys(f.Weights) {
+	for _, k := range rulekit.SortedKeys(f.Weights) {
 		v := f.Weights[k]
 		key := join("weights", k)
 		if !slices.Contains(dims, trace.Dimension(k)) {
@@ -571,10 +574,11 @@ func (f *policyFile) weights(d *decoder) (map[trace.Dimension]float64, error) {
 }
 
 // policyChannels are the channels a tool may declare: the false-claim
-// rule's (ClaimChannels) and the default lexicon's contact channels.
+// rule's and the memory card's, in the default lexicon.
 func policyChannels() []string {
-	out := ClaimChannels()
-	for _, ch := range lexicon.Default().Memory.Channels {
+	w := detect.Default()
+	out := claims.Channels(w)
+	for _, ch := range w.Memory.Channels {
 		if !slices.Contains(out, ch.Name) {
 			out = append(out, ch.Name)
 		}

@@ -5,8 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/agentguard/agentguard/trace"
 )
 
 // TestPolicyDocumented keeps policy.md, the one place the file format is
@@ -28,17 +26,15 @@ func TestPolicyDocumented(t *testing.T) {
 	}
 }
 
-// TestPolicyChannel checks that a tool's channel in the policy is what the
-// false-claim rule reads, over what its name suggests.
+// TestPolicyChannel checks that a tool's channel in the policy reaches the
+// rules, and that a channel no rule knows is refused.
 func TestPolicyChannel(t *testing.T) {
 	p, err := ReadPolicy("c.yaml", []byte("tools:\n  notify_customer: {channel: sms}\n  ping: {}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := FalseClaims(p.Config().Tools).(*falseClaims)
-	sms, _ := channelProfile("sms")
-	if got := r.profile(&trace.Trace{}, "notify_customer"); got != sms {
-		t.Errorf("notify_customer: %b, want the sms channel %b", got.channels, sms.channels)
+	if got := New(p.Config()).tools.Of("notify_customer").Channel; got != "sms" {
+		t.Errorf("notify_customer's channel = %q, want sms", got)
 	}
 	if _, err := ReadPolicy("c.yaml", []byte("tools:\n  t: {channel: pigeon}\n")); err == nil || !strings.Contains(err.Error(), `c.yaml:2:16: tools.t.channel: "pigeon" is not a channel`) {
 		t.Errorf("unknown channel: %v", err)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -54,7 +55,7 @@ func TestLoadPolicy(t *testing.T) {
 		}},
 		{name: "lists", in: `{"allowed_tools": ["a", "b"], "disable": ["confirmation", "argument-provenance"], "json_routes": ["api"], "intents": ["refund"], "require_approval": ["b"], "confirm_writes": true, "shadow": true}`,
 			check: func(t *testing.T, cfg guard.Config) {
-				if !slices.Equal(cfg.Gates.AllowedTools, []string{"a", "b"}) || !slices.Equal(cfg.Disable, []string{guard.RuleConfirmation, guard.RuleProvenance}) ||
+				if !slices.Equal(cfg.Gates.AllowedTools, []string{"a", "b"}) || !slices.Equal(cfg.Disable, []string{rules.Confirmation, rules.Provenance}) ||
 					!slices.Equal(cfg.Gates.JSONRoutes, []string{"api"}) || !slices.Equal(cfg.Gates.Intents, []string{"refund"}) || !slices.Equal(cfg.Gates.RequireApproval, []string{"b"}) ||
 					!cfg.Gates.ConfirmWrites || !cfg.Shadow {
 					t.Errorf("got %+v", cfg)
@@ -88,14 +89,14 @@ func TestLoadPolicy(t *testing.T) {
 			}},
 		{name: "checks become one rule", in: "checks:\n  - {name: a, require: 'true'}\ntools:\n  t:\n    checks:\n      - {name: b, when: \"tool == 't'\", require: 'args.x > 0'}\n",
 			check: func(t *testing.T, cfg guard.Config) {
-				if len(cfg.Rules) != 1 || cfg.Rules[0].Name() != guard.RulePolicyChecks {
-					t.Errorf("rules %v, want one %s", cfg.Rules, guard.RulePolicyChecks)
+				if len(cfg.Rules) != 1 || cfg.Rules[0].Name() != rules.PolicyChecks {
+					t.Errorf("rules %v, want one %s", cfg.Rules, rules.PolicyChecks)
 				}
 			}},
 		{name: "the checks rule can be disabled", in: "disable: [policy-checks]\nchecks:\n  - {name: a, require: 'false'}\n",
 			check: func(t *testing.T, cfg guard.Config) {
 				g := guard.New(cfg)
-				if _, ok := g.Rule(guard.RulePolicyChecks); ok {
+				if _, ok := g.Rule(rules.PolicyChecks); ok {
 					t.Errorf("the checks run although disabled")
 				}
 			}},
@@ -248,10 +249,10 @@ func TestPolicyEffect(t *testing.T) {
 	}{
 		// The page is third-party text: the user asked for a summary, not an
 		// e-mail to an address on it.
-		{name: "default", policy: `{}`, want: []string{guard.RuleInjection}},
-		{name: "web pages untrusted", policy: `{"tools": {"get_webpage": {"untrusted": true}}}`, want: []string{guard.RuleInjection}},
-		{name: "confirm writes", policy: `{"confirm_writes": true}`, want: []string{guard.RuleInjection, guard.RuleConfirmation}},
-		{name: "allow-list", policy: `{"allowed_tools": ["get_webpage"]}`, want: []string{guard.RuleAllowList, guard.RuleInjection}},
+		{name: "default", policy: `{}`, want: []string{rules.Injection}},
+		{name: "web pages untrusted", policy: `{"tools": {"get_webpage": {"untrusted": true}}}`, want: []string{rules.Injection}},
+		{name: "confirm writes", policy: `{"confirm_writes": true}`, want: []string{rules.Injection, rules.Confirmation}},
+		{name: "allow-list", policy: `{"allowed_tools": ["get_webpage"]}`, want: []string{rules.AllowList, rules.Injection}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg, err := guard.LoadPolicy(strings.NewReader(tc.policy))

@@ -1,30 +1,18 @@
 package guard
 
 import (
-	"encoding/json"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/agentguard/agentguard/trace/textnorm"
-)
-
-var (
-	identKey   = regexp.MustCompile(`(?i)^(to|cc|bcc|recipients?|receiver|payee|beneficiary|target|destination|e_?mail|email_?address|phone|phone_?number|mobile|tel|iban|account|account_?(id|number|no)|user_?(id|name)|customer|customer_?id|contact|contact_?id|order_?id|reservation_?id|booking_?id|payment_?(method_?)?id|address|shipping_?address|delivery_?address|url|link|card|card_?number|password|new_?password|passcode|pin|secret|token|api_?key|收件人|手机号|电话|地址|账号|账户|订单号|密码)$|_id$`)
-	contentKey = regexp.MustCompile(`(?i)^(content|body|message|text|subject|note|notes|description|summary|details|内容|正文|消息)$`)
-
-	emailValue = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$`)
-	ibanValue  = regexp.MustCompile(`^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$`)
-	phoneValue = regexp.MustCompile(`^\+?\d[\d\s().-]{6,}\d$`)
-	urlValue   = regexp.MustCompile(`^(https?://|www\.)\S+$`)
 )
 
 // CarriesInstructions reports whether text addresses the agent with orders —
@@ -38,7 +26,7 @@ func CarriesInstructions(text string) bool { return carriesInstructions(detect.D
 
 func carriesInstructions(w *lexicon.Compiled, text string) bool {
 	text = textnorm.Fold(text)
-	return detect.MayMatch(w.InstructionMarkers, text) && w.InstructionMarkers.MatchString(text)
+	return w.MayMatch(w.InstructionMarkers, text) && w.InstructionMarkers.MatchString(text)
 }
 
 // instructionsKey memoises carriesInstructions per recorded step in its
@@ -53,71 +41,14 @@ func stepCarriesInstructions(w *lexicon.Compiled, t *trace.Trace, p *trace.Step)
 // names a recipient, account, contact, phone, e-mail, IBAN, id or address, or
 // its value looks like an e-mail, IBAN, phone number or URL.
 func identifying(path string, v string) bool {
-	kind := kindOfKey(lastKey(path))
-	if kind&keyDate != 0 || isDate(v) {
+	kind := kindOfKey(rulekit.LastKey(path))
+	if kind&keyDate != 0 || rulekit.IsDate(v) {
 		return false // dates are reformatted freely ("January 11th" → 2025-01-11)
 	}
 	if kind&keyIdent != 0 {
 		return true
 	}
-	return isEmail(v) || isIBAN(v) || isPhone(v) || isURL(v)
-}
-
-func isDate(v string) bool {
-	// Every layout has a separator or a month name: most values (ids,
-	// codes) are turned away before time.Parse allocates an error per
-	// layout.
-	if len(v) < 5 || len(v) > 25 || !strings.ContainsAny(v, "-/:年, ") && !strings.ContainsAny(v, "0123456789") {
-		return false
-	}
-	if !strings.ContainsAny(v, "-/:年, ") && !strings.ContainsAny(v, "apm") {
-		return false // "A1001", "20240611": no layout matches without a separator
-	}
-	if !digit(v[0]) && !monthFirst(v) {
-		return false // every layout starts with a number or a month's name
-	}
-	for _, l := range dateLayouts {
-		if _, err := time.Parse(l, v); err == nil {
-			return true
-		}
-	}
-	return false
-}
-
-// monthFirst reports whether v starts with a month's English name, as the
-// layouts that do not start with a number do ("Jan 2, 2006").
-func monthFirst(v string) bool {
-	if len(v) < 3 {
-		return false
-	}
-	for _, m := range [...]string{"jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"} {
-		if strings.EqualFold(v[:3], m) {
-			return true
-		}
-	}
-	return false
-}
-
-func leafString(v any) (string, bool) {
-	switch x := v.(type) {
-	case string:
-		return x, true
-	case float64:
-		return strconv.FormatFloat(x, 'f', -1, 64), true
-	case json.Number:
-		return x.String(), true
-	}
-	return "", false
-}
-
-// wordByte reports whether text[i] is part of a word (letter or digit),
-// treating any byte of a multi-byte rune as a letter.
-func wordByte(text string, i int) bool {
-	if i < 0 || i >= len(text) {
-		return false
-	}
-	c := text[i]
-	return c >= 0x80 || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+	return rulekit.IsEmail(v) || rulekit.IsIBAN(v) || rulekit.IsPhone(v) || rulekit.IsURL(v)
 }
 
 // Provenance judges the arguments of tool calls by where their values came
@@ -149,15 +80,15 @@ func Provenance(tools ToolPolicies, profile Profile) Rule {
 
 func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 	wc := newWriteCache(tools)
-	return NewRule(RuleProvenance, func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		if s.Kind != trace.KindTool || argsCut(s) {
+	return NewRule(rules.Provenance, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindTool || rulekit.ArgsCut(s) {
 			return nil // Evaluate keeps the decision recorded online on the whole arguments
 		}
 		write := wc.writes(s.Name)
 		if !write && len(t.UserTurns) == 0 && !strings.Contains(s.Args, ".") {
 			return nil // outside a recorded conversation a read is judged for URLs only
 		}
-		args, ok := decodedArgs(t, s)
+		args, ok := rulekit.DecodedArgs(t, s)
 		if !ok {
 			return nil
 		}
@@ -170,12 +101,12 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 		}
 		var out []trace.Finding
 		var idents, contents []string
-		walk("", args, func(path string, leaf any) {
-			v, ok := leafString(leaf)
+		rulekit.Walk("", args, func(path string, leaf any) {
+			v, ok := rulekit.LeafString(leaf)
 			if !ok || strings.TrimSpace(v) == "" {
 				return
 			}
-			key := lastKey(path)
+			key := rulekit.LastKey(path)
 			if !write && !strings.Contains(v, ".") && (!idKey(key) || len(t.UserTurns) == 0) {
 				// A read goes where it is pointed, but not to a URL from
 				// third-party text or to an id from nowhere — which only a
@@ -189,7 +120,7 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 					contents = append(contents, v)
 				}
 				return
-			case !write && !isURL(v) && !idKey(key):
+			case !write && !rulekit.IsURL(v) && !idKey(key):
 				return // a read goes where it is pointed, but not to a URL or id from nowhere
 			}
 			idents = append(idents, v)
@@ -209,7 +140,7 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 					verdict, sev = trace.Allow, trace.SeverityWarning
 				}
 				out = append(out, trace.Finding{
-					Rule: RuleProvenance, Step: s.Index, Verdict: verdict, Dimension: trace.Accuracy, Severity: sev,
+					Rule: rules.Provenance, Step: s.Index, Verdict: verdict, Dimension: trace.Accuracy, Severity: sev,
 					Message:  fmt.Sprintf("%s=%q comes from no user turn, memory or earlier tool result", path, v),
 					Evidence: v, Tags: []string{"unsourced-value"},
 				})
@@ -264,7 +195,7 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 				tags = append(tags, "instructions")
 			}
 			out = append(out, trace.Finding{
-				Rule: RuleInjection, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: sev,
+				Rule: rules.Injection, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: sev,
 				Message: msg, Evidence: v, Tags: tags,
 			})
 		})
@@ -309,7 +240,7 @@ func namedByUser(w *lexicon.Compiled, t *trace.Trace, tool string) bool {
 // object.
 func named(w *lexicon.Compiled, t *trace.Trace, tool string, viaContent bool) bool {
 	a := &w.Authority
-	words := nameWords(tool)
+	words := rulekit.NameWords(tool)
 	objects := slices.DeleteFunc(slices.Clone(words[min(1, len(words)):]), func(word string) bool { return slices.Contains(a.Generic, word) })
 	if len(objects) == 0 {
 		objects = words[:min(1, len(words))]
@@ -334,7 +265,7 @@ func named(w *lexicon.Compiled, t *trace.Trace, tool string, viaContent bool) bo
 	}
 	for _, u := range texts {
 		lu := strings.ToLower(u)
-		if containsAny(lu, want) {
+		if rulekit.ContainsAny(lu, want) {
 			return true
 		}
 	}
@@ -343,16 +274,7 @@ func named(w *lexicon.Compiled, t *trace.Trace, tool string, viaContent bool) bo
 
 // delegatesTask reports whether a user turn hands the task to content.
 func delegatesTask(a *lexicon.Authority, t *trace.Trace) bool {
-	return slices.ContainsFunc(t.UserTurns, func(u string) bool { return containsAny(strings.ToLower(u), a.TaskWords) })
-}
-
-// containsAny reports whether lower-case text holds one of words: as a
-// whole word (or its plural or past tense) for words in Latin script, as a
-// substring otherwise.
-func containsAny(text string, words []string) bool {
-	return slices.ContainsFunc(words, func(w string) bool {
-		return w != "" && (w[0] >= 0x80 && strings.Contains(text, w) || w[0] < 0x80 && containsWord(text, w))
-	})
+	return slices.ContainsFunc(t.UserTurns, func(u string) bool { return rulekit.ContainsAny(strings.ToLower(u), a.TaskWords) })
 }
 
 // delegatedTexts returns the results of the calls the user pointed at
@@ -368,54 +290,6 @@ func delegatedTexts(w *lexicon.Compiled, t *trace.Trace) []string {
 		}
 	}
 	return out
-}
-
-// nameWords splits a tool name into lower-case words: send_money, sendMoney
-// and send-money give send, money.
-func nameWords(name string) []string {
-	var out []string
-	cur := []rune{}
-	flush := func() {
-		if len(cur) > 0 {
-			out = append(out, strings.ToLower(string(cur)))
-			cur = cur[:0]
-		}
-	}
-	for i, r := range name {
-		switch {
-		case r == '_' || r == '-' || r == '.' || r == ' ':
-			flush()
-		case i > 0 && r >= 'A' && r <= 'Z':
-			flush()
-			cur = append(cur, r)
-		default:
-			cur = append(cur, r)
-		}
-	}
-	flush()
-	return out
-}
-
-// containsWord reports whether text holds w as a whole word (or its plural
-// or past tense).
-func containsWord(text, w string) bool {
-	for i := 0; ; {
-		j := strings.Index(text[i:], w)
-		if j < 0 {
-			return false
-		}
-		start, end := i+j, i+j+len(w)
-		for _, suffix := range []string{"s", "ed", "d", "ing", "es"} {
-			if strings.HasPrefix(text[end:], suffix) && !wordByte(text, end+len(suffix)) {
-				end += len(suffix)
-				break
-			}
-		}
-		if !wordByte(text, start-1) && !wordByte(text, end) {
-			return true
-		}
-		i = start + 1
-	}
 }
 
 // entityMismatch finds content that quotes an earlier result about one
@@ -475,7 +349,7 @@ func entityMismatch(t *trace.Trace, ix *originIndex, s *trace.Step, idents, cont
 			continue // one user turn names both: "send Bolt the price sheet we gave Acme"
 		}
 		return trace.Finding{
-			Rule: RuleProvenance, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
+			Rule: rules.Provenance, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
 			Message: fmt.Sprintf("%q sends content from %s(%s) to %s, a different entity",
 				s.Name, p.Name, strings.Join(keys, ", "), strings.Join(idents, ", ")),
 			Evidence: s.Args, Tags: []string{"entity-mismatch"},
@@ -562,13 +436,13 @@ func linked(ix *originIndex, keys, recipients []string) bool {
 
 // stepIdents returns the identifying argument values of a step.
 func stepIdents(p *trace.Step) []string {
-	args, ok := argsMap(p.Args)
+	args, ok := rulekit.ArgsMap(p.Args)
 	if !ok {
 		return nil
 	}
 	var out []string
-	walk("", args, func(path string, leaf any) {
-		if v, ok := leafString(leaf); ok && v != "" && identifying(path, v) {
+	rulekit.Walk("", args, func(path string, leaf any) {
+		if v, ok := rulekit.LeafString(leaf); ok && v != "" && identifying(path, v) {
 			out = append(out, v)
 		}
 	})
@@ -587,7 +461,7 @@ func scoped(w *lexicon.Compiled, t *trace.Trace, o origin, v string) bool {
 	turn := strings.ToLower(t.UserTurns[p.Turn])
 	var asked []string
 	for kind, words := range w.Authority.ValueKinds {
-		if containsAny(turn, words) {
+		if rulekit.ContainsAny(turn, words) {
 			asked = append(asked, kind)
 		}
 	}
@@ -604,15 +478,15 @@ func valueKinds(v string) []string {
 	v = strings.TrimSpace(v)
 	var out []string
 	switch {
-	case isEmail(v):
+	case rulekit.IsEmail(v):
 		out = append(out, "email")
-	case isURL(v):
+	case rulekit.IsURL(v):
 		out = append(out, "url")
 	}
-	if isPhone(v) {
+	if rulekit.IsPhone(v) {
 		out = append(out, "phone")
 	}
-	if isIBAN(strings.ReplaceAll(v, " ", "")) || isPhone(v) && len(v) >= 8 {
+	if rulekit.IsIBAN(strings.ReplaceAll(v, " ", "")) || rulekit.IsPhone(v) && len(v) >= 8 {
 		out = append(out, "account")
 	}
 	return out

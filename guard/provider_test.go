@@ -309,7 +309,7 @@ func TestProviderWireToolLoop(t *testing.T) {
 				t.Errorf("tool steps %+v, want one run of call %s", toolSteps, tt.callID)
 			}
 			if len(res.Findings) != 0 {
-				t.Errorf("findings %v, want none", rules(res.Findings))
+				t.Errorf("findings %v, want none", ruleVerdicts(res.Findings))
 			}
 		})
 	}

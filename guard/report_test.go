@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
@@ -251,8 +252,8 @@ func TestDurableLedgerThroughTheGuard(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if e.Rule != guard.RuleLoop {
-			t.Errorf("entry %d: rule %s, want %s", e.Seq, e.Rule, guard.RuleLoop)
+		if e.Rule != rules.Loop {
+			t.Errorf("entry %d: rule %s, want %s", e.Seq, e.Rule, rules.Loop)
 		}
 		n++
 	}

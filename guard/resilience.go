@@ -23,9 +23,6 @@ var (
 	ErrTimeout = errors.New("call timed out")
 )
 
-// RuleBreaker names findings about calls refused by an open breaker.
-const RuleBreaker = "circuit-breaker"
-
 // Resilience configures timeouts, retries and circuit breakers. The zero
 // value means the defaults given per field.
 type Resilience struct {

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 )
 
 // fieldsByDecoding lists a JSON result's fields as eachField read them
@@ -34,7 +36,7 @@ func fieldsByDecoding(result string) (fields []resultField, ok bool) {
 				visit(e, key, rec)
 			}
 		default:
-			if s, ok := leafString(o); ok && s != "" {
+			if s, ok := rulekit.LeafString(o); ok && s != "" {
 				fields = append(fields, resultField{rec: rec, key: key, value: s})
 			}
 		}

@@ -5,8 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -44,25 +45,11 @@ type funcRule struct {
 func (r funcRule) Name() string                                        { return r.name }
 func (r funcRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding { return r.check(t, s) }
 
-// Names of the built-in rules, as they appear in findings and in the ledger.
-const (
-	RuleAllowList  = "tool-allow-list"
-	RuleLoop       = "loop"
-	RuleMaxSteps   = "max-steps"
-	RuleArguments  = "tool-arguments"
-	RuleToolError  = "tool-error"
-	RuleIterations = "max-iterations"
-	// RuleMemory names the memory card's enforcement in Config.Disable; its
-	// findings are memory.RuleProhibition, memory.RuleStaleAddress and
-	// memory.RuleTimeRange.
-	RuleMemory = "memory"
-)
-
 // AllowList blocks tool calls to tools not named in allowed. With no names,
 // the allow-list is the tools the agent was offered (Trace.Tools); when that
 // is empty too, the rule stays silent.
 func AllowList(allowed ...string) Rule {
-	return NewRule(RuleAllowList, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(rules.AllowList, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool {
 			return nil
 		}
@@ -71,12 +58,12 @@ func AllowList(allowed ...string) Rule {
 				return nil
 			}
 		} else {
-			if offered(t, s.Name) {
+			if rulekit.Offered(t, s.Name) {
 				return nil
 			}
 		}
 		return []trace.Finding{{
-			Rule: RuleAllowList, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
+			Rule: rules.AllowList, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 			Message:  fmt.Sprintf("tool %q is not on the allow-list", s.Name),
 			Evidence: s.Name, Tags: []string{"unknown-tool"},
 		}}
@@ -87,7 +74,7 @@ func AllowList(allowed ...string) Rule {
 // arguments (compared ignoring white space outside strings). Other tools' calls in between break the run; gate steps do not.
 // n below 2 disables the rule.
 func LoopLimit(n int) Rule {
-	return NewRule(RuleLoop, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return NewRule(rules.Loop, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindTool || n < 2 {
 			return nil
 		}
@@ -113,7 +100,7 @@ func LoopLimit(n int) Rule {
 			return nil
 		}
 		return []trace.Finding{{
-			Rule: RuleLoop, Step: s.Index, Verdict: trace.Block, Dimension: trace.Efficiency, Severity: trace.SeverityWarning,
+			Rule: rules.Loop, Step: s.Index, Verdict: trace.Block, Dimension: trace.Efficiency, Severity: trace.SeverityWarning,
 			Message:  fmt.Sprintf("tool %q called %d times in a row with the same arguments", s.Name, same),
 			Evidence: s.Args, Tags: tagsLoop,
 		}}
@@ -128,7 +115,7 @@ func MaxSteps(n int) Rule { return &maxSteps{n} }
 
 type maxSteps struct{ n int }
 
-func (*maxSteps) Name() string { return RuleMaxSteps }
+func (*maxSteps) Name() string { return rules.MaxSteps }
 
 func (r *maxSteps) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Kind != trace.KindTool || r.n < 1 {
@@ -146,7 +133,7 @@ func (r *maxSteps) checkHot(t *trace.Trace, s *trace.Step, h *hotState) []trace.
 		return nil
 	}
 	return []trace.Finding{{
-		Rule: RuleMaxSteps, Step: s.Index, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
+		Rule: rules.MaxSteps, Step: s.Index, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
 		Message: fmt.Sprintf("tool call %d exceeds the limit of %d per run", calls, r.n),
 		Tags:    []string{"step-budget"},
 	}}
@@ -167,7 +154,7 @@ type validArguments struct {
 	lookup func(name string) (compiledSchema, bool) // schemas a guard holds; may be nil
 }
 
-func (r validArguments) Name() string { return RuleArguments }
+func (r validArguments) Name() string { return rules.Arguments }
 
 func (r validArguments) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Kind != trace.KindTool {
@@ -198,14 +185,14 @@ func (r validArguments) check(t *trace.Trace, s *trace.Step, c compiledSchema, k
 	case err != nil:
 	case s.InvalidUTF8:
 		err = errors.New("not valid JSON: the arguments are not valid UTF-8")
-	case argsCut(s):
+	case rulekit.ArgsCut(s):
 		return nil // Evaluate keeps the decision recorded online on the whole arguments
 	default:
 		err = node.validateArgs(s.Args)
 	}
 	if err != nil {
 		return []trace.Finding{{
-			Rule: RuleArguments, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
+			Rule: rules.Arguments, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 			Message:  fmt.Sprintf("arguments of %q: %v", s.Name, err),
 			Evidence: s.Args, Tags: []string{"bad-arguments"},
 		}}
@@ -308,12 +295,6 @@ func stringState(c byte, in, esc bool) (bool, bool) {
 	return in, false
 }
 
-// argsCut reports whether a recorded step's arguments were cut to the
-// recorder's cap, so that rules cannot judge them offline.
-func argsCut(s *trace.Step) bool {
-	return s.Truncated && strings.HasSuffix(s.Args, trace.TruncationMarker)
-}
-
 // toolCount is the number of tool steps among a trace's first steps, kept
 // in the trace's hot state so that counting them costs O(new steps) per
 // call. It counts the steps released from memory too (trace.Releaser).
@@ -337,3 +318,8 @@ func (c *toolCount) count(t *trace.Trace) {
 		}
 	}
 }
+
+// RuleMemory names the memory card's enforcement in Config.Disable; its
+// findings are memory.RuleProhibition, memory.RuleStaleAddress and
+// memory.RuleTimeRange.
+const RuleMemory = "memory"

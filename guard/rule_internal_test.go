@@ -4,6 +4,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 )
 
 func TestSameArgs(t *testing.T) {
@@ -89,7 +91,7 @@ func FuzzInvariantKey(f *testing.F) {
 				return // regexp's (?i) folds some non-ASCII letters to ASCII ones (ſ, K)
 			}
 		}
-		want := amountKey.MatchString(key) || dateKey.MatchString(key)
+		want := amountKey.MatchString(key) || rulekit.DateKey.MatchString(key)
 		if got := defaultInvariantKey(key); got != want {
 			t.Errorf("defaultInvariantKey(%q) = %v, regexps say %v", key, got, want)
 		}

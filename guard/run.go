@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
@@ -163,7 +164,7 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 		}
 	}
 	f := trace.Finding{
-		Rule: RuleIterations, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
+		Rule: rules.Iterations, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
 		Message: fmt.Sprintf("no final answer after %d model turns", limit), Tags: []string{"step-budget"},
 	}
 	if g.cfg.Shadow {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -20,17 +21,17 @@ import (
 // findings that count for them: a rule, and a tag when the rule files more
 // than one family.
 var scenarioFamilies = map[string]func(f trace.Finding) bool{
-	"false-claim": func(f trace.Finding) bool { return f.Rule == guard.RuleFalseClaim },
+	"false-claim": func(f trace.Finding) bool { return f.Rule == rules.FalseClaim },
 	"cross-entity": func(f trace.Finding) bool {
-		return f.Rule == guard.RuleProvenance && slices.Contains(f.Tags, "entity-mismatch")
+		return f.Rule == rules.Provenance && slices.Contains(f.Tags, "entity-mismatch")
 	},
 	"fabricated-id": func(f trace.Finding) bool {
-		return f.Rule == guard.RuleProvenance && slices.Contains(f.Tags, "unsourced-value")
+		return f.Rule == rules.Provenance && slices.Contains(f.Tags, "unsourced-value")
 	},
-	"injected-argument":        func(f trace.Finding) bool { return f.Rule == guard.RuleInjection },
-	"destructive-unauthorized": func(f trace.Finding) bool { return f.Rule == guard.RuleAuthorization },
-	"relay":                    func(f trace.Finding) bool { return f.Rule == guard.RuleRelay },
-	"normalisation":            func(f trace.Finding) bool { return f.Rule == guard.RuleGrounding },
+	"injected-argument":        func(f trace.Finding) bool { return f.Rule == rules.Injection },
+	"destructive-unauthorized": func(f trace.Finding) bool { return f.Rule == rules.Authorization },
+	"relay":                    func(f trace.Finding) bool { return f.Rule == rules.Relay },
+	"normalisation":            func(f trace.Finding) bool { return f.Rule == rules.Grounding },
 }
 
 // labelled is one labelled trace of testdata/scenarios.
@@ -177,7 +178,7 @@ func TestScenariosOnline(t *testing.T) {
 			t.Run(sc.trace.ID, func(t *testing.T) {
 				online, recorded := replayOnline(t, g, sc.trace)
 				offline := g.Evaluate(recorded).Findings
-				if got, want := rules(offline), rules(online); !slices.Equal(got, want) {
+				if got, want := ruleVerdicts(offline), ruleVerdicts(online); !slices.Equal(got, want) {
 					t.Errorf("offline %v, online %v", got, want)
 				}
 				if sc.expect == "flag" {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -34,7 +35,7 @@ const (
 
 // toolOnly names the built-in rules that judge tool calls only: a guard
 // that runs no other rule has nothing to judge in an answer's text.
-var toolOnly = []string{RuleAllowList, RuleArguments, RuleLoop, RuleMaxSteps}
+var toolOnly = []string{rules.AllowList, rules.Arguments, rules.Loop, rules.MaxSteps}
 
 // judgesAnswers reports whether r may judge a model's answer: any rule
 // but the tool-only built-ins, custom rules included.

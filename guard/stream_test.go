@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -60,7 +61,7 @@ func TestStreamingNeverBypassesChecks(t *testing.T) {
 func answerRules() []string {
 	var out []string
 	for _, r := range guard.BuiltinRules() {
-		if !slices.Contains([]string{guard.RuleAllowList, guard.RuleArguments, guard.RuleLoop, guard.RuleMaxSteps}, r) {
+		if !slices.Contains([]string{rules.AllowList, rules.Arguments, rules.Loop, rules.MaxSteps}, r) {
 			out = append(out, r)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -20,7 +21,7 @@ func TestCorpusTauDefault(t *testing.T) {
 	if err != nil {
 		t.Skipf("τ runs not measured: %v", err)
 	}
-	family := []string{guard.RuleInjection, guard.RuleProvenance, guard.RuleAuthorization, guard.RuleRelay, guard.RuleFalseClaim}
+	family := []string{rules.Injection, rules.Provenance, rules.Authorization, rules.Relay, rules.FalseClaim}
 	g := guard.New(guard.Config{})
 	var total ratio
 	for _, f := range []string{"taubench_airline.jsonl", "tau2_retail.jsonl", "tau2_telecom.jsonl"} {

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 )
 
 // The tests below hold the hand-written scanners of the origins index to
@@ -23,7 +25,7 @@ func TestPhoneRunRandom(t *testing.T) {
 			s += alpha[r.IntN(len(alpha))]
 		}
 		var runs []string
-		eachPhoneRun(s, func(m string) { runs = append(runs, m) })
+		rulekit.EachPhoneRun(s, func(m string) { runs = append(runs, m) })
 		if want := phoneRun.FindAllString(s, -1); !slices.Equal(runs, want) {
 			t.Fatalf("%q: got %q want %q", s, runs, want)
 		}

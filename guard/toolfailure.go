@@ -3,11 +3,10 @@ package guard
 import (
 	"fmt"
 
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
-
-// RuleToolFailure names the findings of ToolFailureGate.
-const RuleToolFailure = "tool-failure"
 
 // ToolFailureGate keeps a tool exception from ending the conversation in a
 // dead end ("I could not submit the return…" and nothing after). A dead
@@ -38,13 +37,13 @@ func ToolFailureGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 	default:
 		panic(fmt.Sprintf("guard: ToolFailureGate: verdict %q, want handoff, clarify or retry", verdict))
 	}
-	return NewRule(RuleToolFailure, func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		if s.Kind != trace.KindModel || len(s.Calls) != 0 || s.Blocked || s.Intent != "" || s.Result == "" || asksUser(s.Result) {
+	return NewRule(rules.ToolFailure, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+		if s.Kind != trace.KindModel || len(s.Calls) != 0 || s.Blocked || s.Intent != "" || s.Result == "" || rulekit.AsksUser(s.Result) {
 			return nil
 		}
 		var failed *trace.Step
 		succeeded := 0
-		for _, p := range sameTurn(t, s.Turn) {
+		for _, p := range rulekit.SameTurn(t, s.Turn) {
 			switch {
 			case p.Kind != trace.KindTool || p.Blocked || p.Turn != s.Turn:
 			case p.Error != "":
@@ -59,9 +58,9 @@ func ToolFailureGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 		if failed == nil || (succeeded > 0 && !stateChanging(failed.Name, tools[failed.Name])) {
 			return nil
 		}
-		reason := firstLine(failed.Error)
+		reason := rulekit.FirstLine(failed.Error)
 		return []trace.Finding{{
-			Rule: RuleToolFailure, Step: s.Index, Verdict: verdict, Dimension: trace.Coherence, Severity: trace.SeverityError,
+			Rule: rules.ToolFailure, Step: s.Index, Verdict: verdict, Dimension: trace.Coherence, Severity: trace.SeverityError,
 			Message:  fmt.Sprintf("tool %q failed (%s) and the answer ends there: correct the call, ask the user, or hand the conversation to a person", failed.Name, reason),
 			Evidence: failed.Name + " " + failed.Args, Tags: []string{"cascade", "tool-failure"},
 		}}

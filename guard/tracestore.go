@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/redact"
@@ -142,11 +143,11 @@ func (g *Guard) release(rec *trace.Recorder, t *trace.Trace) {
 func (g *Guard) releaseIndexes(t *trace.Trace) {
 	for _, r := range g.rules {
 		switch r.Name() {
-		case RuleProvenance, RuleAuthorization, RuleRelay:
+		case rules.Provenance, rules.Authorization, rules.Relay:
 			origins(g.words, t, g.cfg.Tools)
-		case RuleMaxSteps, RuleIntent:
+		case rules.MaxSteps, rules.Intent:
 			hotOf(t) // a trace.Releaser: counts and scans what is released
-		case RulePolicyChecks:
+		case rules.PolicyChecks:
 			indexOf(t)
 		}
 	}

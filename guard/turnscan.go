@@ -1,6 +1,9 @@
 package guard
 
-import "github.com/agentguard/agentguard/trace"
+import (
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/trace"
+)
 
 // turnScan is the last step of the latest turn a rule looks for, kept in
 // the trace's memo and advanced over new steps only: judging a step costs
@@ -49,7 +52,7 @@ func (sc *turnScan) at(t *trace.Trace, turn int) *trace.Step {
 		return sc.last
 	case sc.turn > turn: // a step of an earlier turn: scan that turn afresh
 		var last *trace.Step
-		for _, p := range sameTurn(t, turn) {
+		for _, p := range rulekit.SameTurn(t, turn) {
 			last = sc.next(last, p)
 		}
 		return last

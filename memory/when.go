@@ -196,7 +196,7 @@ type mention struct {
 func dates(w *lexicon.TimePatterns, s string) []mention {
 	var out []mention
 	add := func(re *regexp.Regexp, conv func(m []string) (point, bool)) {
-		if !lexicon.MayMatch(re, s) {
+		if re == isoDate && !strings.ContainsAny(s, "0123456789") || !w.MayMatch(re, s) {
 			return // no word, or digit, every match needs: most sentences
 		}
 		for _, loc := range re.FindAllStringSubmatchIndex(s, -1) {
@@ -224,7 +224,7 @@ func dates(w *lexicon.TimePatterns, s string) []mention {
 func clocks(w *lexicon.TimePatterns, s string) []mention {
 	var out []mention
 	for _, re := range w.Clocks {
-		if !lexicon.MayMatch(re, s) {
+		if !w.MayMatch(re, s) {
 			continue
 		}
 		for _, loc := range re.FindAllStringSubmatchIndex(s, -1) {
@@ -360,7 +360,7 @@ func findWindowIn(tw *lexicon.TimePatterns, s string, dates, clocks func(*lexico
 // (w's DateRanges).
 func dateRange(w *lexicon.TimePatterns, s string) (window, bool) {
 	for _, re := range w.DateRanges {
-		if !lexicon.MayMatch(re, s) {
+		if !w.MayMatch(re, s) {
 			continue // no word, or digit, every match needs
 		}
 		m := re.FindStringSubmatch(s)

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
@@ -165,7 +166,7 @@ func TestFromRuleAndFromEvaluate(t *testing.T) {
 		t.Errorf("FromRule judges outcomes: status = %s, want pass (the call was blocked)", got)
 	}
 	attempts := FromEvaluate("guard", guard.Evaluate)
-	if o := attempts.Check(blocked); o.status() != Fail || o.Finding.Rule != guard.RuleAllowList || o.Finding.Step != 1 {
+	if o := attempts.Check(blocked); o.status() != Fail || o.Finding.Rule != rules.AllowList || o.Finding.Step != 1 {
 		t.Errorf("FromEvaluate judges attempts: %+v, want a tool-allow-list failure on step 1", o)
 	}
 	if o := FromRule("loop", guard.LoopLimit(2)).Check(loop); o.status() != Fail || o.Finding.Step != 1 {
@@ -201,7 +202,7 @@ func TestDefaults(t *testing.T) {
 		switch a.Name() {
 		case NameJSONAnswer, NameNonNegativeAmounts, NameAllowedTools, NameRefusalWithoutEvidence:
 			want = Skip
-		case guard.RuleGrounding:
+		case rules.Grounding:
 			want = Fail
 		}
 		if got := a.Check(invented).status(); got != want {

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 )
 
 // Config is the versioned configuration of an evaluation round: how traces
@@ -192,7 +193,7 @@ func AssertionsFromPolicy(p *guard.Policy) (AssertionConfig, error) {
 // GuardRuleNames returns the guard rules AssertionConfig.GuardRules may
 // name.
 func GuardRuleNames() []string {
-	return []string{guard.RuleGrounding, guard.RuleProvenance, guard.RuleLoop, guard.RuleEmptyResult, guard.RuleConfirmation}
+	return []string{rules.Grounding, rules.Provenance, rules.Loop, rules.EmptyResult, rules.Confirmation}
 }
 
 // guardRule returns the guard rule named name as a default guard with a's

@@ -11,6 +11,7 @@ import (
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/conteval"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -239,7 +240,7 @@ func ExampleDefaults() {
 	for _, a := range conteval.Defaults(conteval.AssertionConfig{
 		JSONRoutes: []string{"order-api"},
 		Disable:    []string{conteval.NameAllowedTools},
-		GuardRules: []string{guard.RuleGrounding},
+		GuardRules: []string{rules.Grounding},
 	}) {
 		fmt.Println(a.Name())
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
@@ -239,7 +240,7 @@ func TestReplayShadowRecordsFindings(t *testing.T) {
 	if runs[0].Final() != "It has shipped." {
 		t.Errorf("shadow mode changed the answer: %q", runs[0].Final())
 	}
-	if len(got) != 2 || !got[0].Shadow || got[0].Rule != guard.RuleAllowList || got[0].TraceID != runs[0].TraceID {
+	if len(got) != 2 || !got[0].Shadow || got[0].Rule != rules.AllowList || got[0].TraceID != runs[0].TraceID {
 		t.Errorf("ledger got %+v, want two shadow allow-list findings of the run", got)
 	}
 }

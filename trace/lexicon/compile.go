@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -21,19 +22,43 @@ type Compiled struct {
 	Absence            *regexp.Regexp
 	Denial             *regexp.Regexp
 	ClauseRefs         *regexp.Regexp // group num
-	Claims             map[string]*regexp.Regexp
-	ClaimNegation      *regexp.Regexp
 	EmptyResults       map[string]bool
 	InstructionMarkers *regexp.Regexp
 	Affirmation        *regexp.Regexp
 	Authority          Authority // plain words: nothing to compile
 	Memory             Memory    // plain words: lower case, each list longest first
+	Claims             Claims    // plain words, as given: the false-claim rule indexes them (see Derived)
+	Results            Results   // plain words, lower case
 	Time               TimePatterns
 
 	replies  map[Lang]Replies
 	scripts  []script
 	ascii    bool // some script holds ASCII letters
 	fallback Lang
+
+	prefilters map[*regexp.Regexp]*prefilter // of every pattern above: see MayMatch
+
+	derivedMu sync.Mutex
+	derived   map[any]any // see Derived
+}
+
+// Derived returns the value kept in c under key, calling build to make it
+// the first time: what a reader of the lexicon derives from it once (an
+// index of its words) lives as long as c, not as long as the process. key
+// is usually an unexported type of the reader's. It is safe for
+// concurrent use; build runs under a lock and must not call Derived.
+func (c *Compiled) Derived(key any, build func() any) any {
+	c.derivedMu.Lock()
+	defer c.derivedMu.Unlock()
+	if v, ok := c.derived[key]; ok {
+		return v
+	}
+	if c.derived == nil {
+		c.derived = map[any]any{}
+	}
+	v := build()
+	c.derived[key] = v
+	return v
 }
 
 // TimePatterns is Time compiled; MONTH is filled in.
@@ -43,6 +68,8 @@ type TimePatterns struct {
 	ClockWords, DayPeriods, Numerals map[string]int
 	RangeJoin                        *regexp.Regexp
 	Bounds                           []BoundPattern
+
+	prefilters map[*regexp.Regexp]*prefilter // the lexicon's: see MayMatch
 }
 
 // BoundPattern is a Bound compiled; Before or After is nil when unset.
@@ -166,28 +193,32 @@ func build(lx *Lexicon) (*Compiled, error) {
 		Absence:            k.join("Absence", lx.Absence),
 		Denial:             k.join("Denial", lx.Denial),
 		ClauseRefs:         k.join("ClauseRefs", lx.ClauseRefs),
-		Claims:             make(map[string]*regexp.Regexp, len(lx.ClaimWords)),
-		ClaimNegation:      k.join("ClaimNegation", lx.ClaimNegation),
 		EmptyResults:       set(lx.EmptyResults),
 		InstructionMarkers: k.join("InstructionMarkers", lx.InstructionMarkers),
 		Affirmation:        k.join("Affirmation", lx.Affirmation),
 		Authority:          lx.Authority,
 	}
-	for _, verb := range slices.Sorted(maps.Keys(lx.ClaimWords)) {
-		alts := slices.Clone(lx.ClaimWords[verb])
-		for i, w := range alts {
-			if w != "" && w[0] < 0x80 {
-				alts[i] = `\b(?:` + w + `)\b` // words stand alone where words have spaces
-			}
-		}
-		if len(alts) > 0 {
-			c.Claims[verb] = k.one("ClaimWords["+verb+"]", `(?i)`+alternation(alts))
-		}
-	}
 	c.Memory = buildMemory(&lx.Memory)
+	c.Claims = mergeClaims(Claims{}, lx.Claims) // a copy
+	c.Results = lowerResults(lx.Results)
 	c.Time = buildTime(k, &lx.Time)
 	buildReplies(k, c, lx.Replies)
+	c.indexPrefilters()
 	return c, errors.Join(k.errs...)
+}
+
+// lowerResults returns a copy of r with every key and word in lower case.
+func lowerResults(r Results) Results {
+	lower := func(ws []string) []string {
+		out := make([]string, 0, len(ws))
+		for _, w := range ws {
+			if w = strings.ToLower(strings.TrimSpace(w)); w != "" && !slices.Contains(out, w) {
+				out = append(out, w)
+			}
+		}
+		return out
+	}
+	return Results{Flags: lower(r.Flags), Status: lower(r.Status), Failures: lower(r.Failures), Errors: lower(r.Errors), Codes: lower(r.Codes)}
 }
 
 // buildMemory returns a copy of m with every word in lower case and each

@@ -11,21 +11,25 @@ import (
 func Example() {
 	lx := lexicon.Default()
 	lx.WriteVerbs = append(lx.WriteVerbs, "ship")
-	lx.ClaimWords["ship"] = []string{"shipped", "已发货"}
+	lx.Claims.Channels = append(lx.Claims.Channels, lexicon.ClaimChannel{
+		Name: "shipment", Rank: 2, Absent: true, Tool: []string{"ship"},
+		Noun: []string{"parcel", "包裹"}, Did: []string{"shipped", "已发货"},
+	})
 	zh := lx.Replies[lexicon.ZH]
 	zh.Names = map[string]string{"track_parcel": "查询包裹"}
 	lx.Replies[lexicon.ZH] = zh
 
 	c := lx.Compiled() // compiled once; lx must not change after this
 	fmt.Println(c.WriteVerbs["ship"], c.WriteVerbs["track"])
-	fmt.Println(c.Claims["ship"].MatchString("Your parcel has shipped."))
+	ship := c.Claims.Channels[len(c.Claims.Channels)-1]
+	fmt.Println(ship.Name, ship.Did)
 
 	lang := c.LangOf("我的包裹到哪了？")
 	fmt.Println(lang, c.Replies(lang).Names["track_parcel"])
 	fmt.Println(c.Replies(c.LangOf("Where is my parcel?")).Clarify)
 	// Output:
 	// true false
-	// true
+	// shipment [shipped 已发货]
 	// zh 查询包裹
 	// Could you tell me a little more about what you need?
 }

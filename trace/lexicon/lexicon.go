@@ -50,14 +50,9 @@ type Lexicon struct {
 	// ClauseRefs are patterns of a clause, section or rule number quoted in
 	// a text ("clause 7.3", "第5条"); group num holds the number.
 	ClauseRefs []string
-	// ClaimWords maps a write verb (see WriteVerbs) to patterns of an
-	// answer saying that verb's action is done: "send" to "sent",
-	// "已发送". Patterns that start with an ASCII letter are matched as whole
-	// words; matching ignores case.
-	ClaimWords map[string][]string
-	// ClaimNegation are patterns that turn a claim into its denial: "not",
-	// "failed", "未".
-	ClaimNegation []string
+	// Claims is the vocabulary of the false-claim rule: how answers name
+	// an effect and say that it happened.
+	Claims Claims
 
 	// Tool results.
 
@@ -68,6 +63,8 @@ type Lexicon struct {
 	// orders — "ignore previous instructions", "before you can solve the
 	// task" — the mark of a prompt injection in content the agent read.
 	InstructionMarkers []string
+	// Results is how a tool's JSON result says the call did not happen.
+	Results Results
 
 	// The user's turns.
 
@@ -358,10 +355,10 @@ func Merge(ls ...*Lexicon) *Lexicon {
 		out.Absence = union(out.Absence, l.Absence)
 		out.Denial = union(out.Denial, l.Denial)
 		out.ClauseRefs = union(out.ClauseRefs, l.ClauseRefs)
-		out.ClaimWords = mergeLists(out.ClaimWords, l.ClaimWords)
-		out.ClaimNegation = union(out.ClaimNegation, l.ClaimNegation)
+		out.Claims = mergeClaims(out.Claims, l.Claims)
 		out.EmptyResults = union(out.EmptyResults, l.EmptyResults)
 		out.InstructionMarkers = union(out.InstructionMarkers, l.InstructionMarkers)
+		out.Results = mergeResults(out.Results, l.Results)
 		out.Affirmation = union(out.Affirmation, l.Affirmation)
 		out.Authority = mergeAuthority(out.Authority, l.Authority)
 		out.Memory = mergeMemory(out.Memory, l.Memory)

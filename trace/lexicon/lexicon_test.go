@@ -173,12 +173,11 @@ func TestMerge(t *testing.T) {
 	if got := m.Memory.Channels[0].Words; len(got) != len(en.Memory.Channels[0].Words)+len(zh.Memory.Channels[0].Words) {
 		t.Errorf("sms words = %q, want the English and the Chinese ones", got)
 	}
-	if got := m.ClaimWords["send"]; len(got) != 4 {
-		t.Errorf("claim words of send = %q, want English and Chinese", got)
+	if got, want := len(m.Claims.Channels), len(en.Claims.Channels); got != want {
+		t.Errorf("%d claim channels, want %d (joined by name)", got, want)
 	}
-	c := m.Compiled()
-	if !c.Claims["send"].MatchString("已经发送") || !c.Claims["send"].MatchString("I sent it") || c.Claims["send"].MatchString("the sentence") {
-		t.Errorf("send claims = %s", c.Claims["send"])
+	if got := m.Claims.Channels[0]; len(got.Noun) != len(en.Claims.Channels[0].Noun)+len(zh.Claims.Channels[0].Noun) || got.Rank == 0 || !got.Absent {
+		t.Errorf("sms claim channel = %+v, want the English and the Chinese words, and the English rank and flags", got)
 	}
 
 	// Merge of one is a copy: changing it leaves the original alone.

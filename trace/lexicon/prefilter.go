@@ -29,19 +29,40 @@ type prefilter struct {
 // word no text holds, so the substring searches pass it by.
 const anyDigit = "\x00digit"
 
-// prefilters memoises prefilterOf per compiled pattern.
-var prefilters sync.Map // *regexp.Regexp → *prefilter (nil: none)
-
-// MayMatch reports whether re could match text: false only when text holds
-// none of the words every match of re contains (and no ASCII digit, when a
-// digit is among what every match contains). It costs a substring search;
-// use it before a pattern that runs on every step or every sentence.
-func MayMatch(re *regexp.Regexp, text string) bool {
-	p, ok := prefilters.Load(re)
-	if !ok {
-		p, _ = prefilters.LoadOrStore(re, prefilterOf(re))
+// indexPrefilters derives the prefilter of each of c's patterns, once, at
+// compile time: MayMatch then reads a map that never changes.
+func (c *Compiled) indexPrefilters() {
+	res := []*regexp.Regexp{c.Absence, c.Denial, c.ClauseRefs, c.InstructionMarkers, c.Affirmation, c.Time.RangeJoin}
+	res = append(res, c.Time.Dates...)
+	res = append(res, c.Time.DateRanges...)
+	res = append(res, c.Time.Clocks...)
+	for _, b := range c.Time.Bounds {
+		res = append(res, b.Before, b.After)
 	}
-	pf := p.(*prefilter)
+	c.prefilters = make(map[*regexp.Regexp]*prefilter, len(res))
+	for _, re := range res {
+		if re != nil {
+			c.prefilters[re] = prefilterOf(re)
+		}
+	}
+	c.Time.prefilters = c.prefilters
+}
+
+// MayMatch reports whether re, one of c's patterns, could match text:
+// false only when text holds none of the words every match of re contains
+// (and no ASCII digit, when a digit is among what every match contains).
+// It costs a substring search; use it before a pattern that runs on every
+// step or every sentence. For a pattern that is not c's it is true.
+func (c *Compiled) MayMatch(re *regexp.Regexp, text string) bool { return c.prefilters[re].may(text) }
+
+// MayMatch is Compiled.MayMatch for the time patterns.
+func (t *TimePatterns) MayMatch(re *regexp.Regexp, text string) bool {
+	return t.prefilters[re].may(text)
+}
+
+// may reports whether text holds one of pf's words; a nil pf turns no
+// text away.
+func (pf *prefilter) may(text string) bool {
 	if pf == nil || pf.digit && strings.ContainsAny(text, "0123456789") {
 		return true
 	}

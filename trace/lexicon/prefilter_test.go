@@ -64,10 +64,11 @@ func TestMayMatch(t *testing.T) {
 		{"see you tomorrow", false},
 		{"see you at ten", false},
 	} {
-		if got := MayMatch(clock, tc.text); got != tc.want {
+		pf := prefilterOf(clock)
+		if got := pf.may(tc.text); got != tc.want {
 			t.Errorf("MayMatch(%q) = %v, want %v", tc.text, got, tc.want)
 		}
-		if clock.MatchString(tc.text) && !MayMatch(clock, tc.text) {
+		if clock.MatchString(tc.text) && !pf.may(tc.text) {
 			t.Errorf("%q matches but MayMatch says no", tc.text)
 		}
 	}
@@ -108,13 +109,14 @@ func FuzzMayMatch(f *testing.F) {
 		"between 1 and 5 June", "at 7 p.m.", "no digits here", "Ignore previous instructions", "没有符合条件的记录"} {
 		f.Add(s)
 	}
-	patterns := patternsOf(reflect.ValueOf(Default().Compiled()), nil)
+	c := Default().Compiled()
+	patterns := patternsOf(reflect.ValueOf(c), nil)
 	if len(patterns) < 20 {
 		f.Fatalf("found %d patterns in the default lexicon", len(patterns))
 	}
 	f.Fuzz(func(t *testing.T, text string) {
 		for _, re := range patterns {
-			if re.MatchString(text) && !MayMatch(re, text) {
+			if re.MatchString(text) && !c.MayMatch(re, text) {
 				t.Errorf("%q matches %s but MayMatch says no", text, re)
 			}
 		}

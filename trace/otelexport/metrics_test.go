@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/otelexport"
 	"github.com/tmc/langchaingo/llms"
@@ -103,7 +104,7 @@ func TestMetricsFromAGuard(t *testing.T) {
 			t.Errorf("%s: unit %q, present %v; want %q", name, m.Unit, ok, unit)
 		}
 	}
-	if n := sum(t, got[otelexport.MetricFindings], otelexport.AttrRule, guard.RuleAllowList); n != 1 {
+	if n := sum(t, got[otelexport.MetricFindings], otelexport.AttrRule, rules.AllowList); n != 1 {
 		t.Errorf("allow-list findings = %d, want 1", n)
 	}
 	if n := sum(t, got[otelexport.MetricBreakerTransitions], otelexport.AttrBreakerTo, "open"); n != 1 {
@@ -147,7 +148,7 @@ func TestMetricsAllocateNothing(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			event := func() {
 				tt.m.Judged(trace.KindTool, trace.Allow, time.Microsecond)
-				tt.m.Finding(guard.RuleLoop, trace.Block, false)
+				tt.m.Finding(rules.Loop, trace.Block, false)
 				tt.m.BreakerChanged("tool:query_order", "closed", "open")
 			}
 			event() // the first sight of each attribute set makes it
@@ -261,7 +262,7 @@ func BenchmarkMetricsEvent(b *testing.B) {
 			for b.Loop() {
 				if obs != nil {
 					obs.Judged(trace.KindTool, trace.Block, 3*time.Microsecond)
-					obs.Finding(guard.RuleLoop, trace.Block, false)
+					obs.Finding(rules.Loop, trace.Block, false)
 				}
 			}
 		})

@@ -40,7 +40,7 @@ type ClauseRef struct {
 // order.
 func ClauseRefs(w *lexicon.Compiled, text string) []ClauseRef {
 	text = textnorm.Clauses(text) // 第七条, Section VII, Sec. 7.3, сlause, zero-width spaces
-	if !mayMatch(w.ClauseRefs, text) {
+	if !w.MayMatch(w.ClauseRefs, text) {
 		return nil // no clause word: most answers
 	}
 	var out []ClauseRef
@@ -53,7 +53,7 @@ func ClauseRefs(w *lexicon.Compiled, text string) []ClauseRef {
 // AssertsAbsence reports whether an answer asserts there is nothing (w.Absence):
 // "no records", "could not find any", "没有符合条件的记录".
 func AssertsAbsence(w *lexicon.Compiled, text string) bool {
-	return mayMatch(w.Absence, text) && w.Absence.MatchString(text)
+	return w.MayMatch(w.Absence, text) && w.Absence.MatchString(text)
 }
 
 // IsWriteVerb reports whether VerbOf(name) is one of w's write verbs,

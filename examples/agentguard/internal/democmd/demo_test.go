@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
@@ -58,15 +58,15 @@ func TestDemo(t *testing.T) {
 		}
 	}
 	want := map[string]string{
-		"c3-empty-retrieval":         guard.RuleSimilarity,
-		"c4-loop":                    guard.RuleLoop,
-		"c5-unknown-tool":            guard.RuleAllowList,
-		"c7-tool-panic":              guard.RuleToolError,
-		"c8-address-zh":              guard.RuleConfirmation,
-		"c9-vague":                   guard.RuleIntent,
-		"c10-empty-result":           guard.RuleEmptyResult,
-		"c11-fabricated-section":     guard.RuleGrounding,
-		"c12-wrong-recipient":        guard.RuleProvenance,
+		"c3-empty-retrieval":         rules.Similarity,
+		"c4-loop":                    rules.Loop,
+		"c5-unknown-tool":            rules.AllowList,
+		"c7-tool-panic":              rules.ToolError,
+		"c8-address-zh":              rules.Confirmation,
+		"c9-vague":                   rules.Intent,
+		"c10-empty-result":           rules.EmptyResult,
+		"c11-fabricated-section":     rules.Grounding,
+		"c12-wrong-recipient":        rules.Provenance,
 		"c13-address-after-shipping": "address-only-while-pending",
 		"c14-no-sms-zh":              "memory-prohibition",
 	}

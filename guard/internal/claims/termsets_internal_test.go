@@ -1,8 +1,10 @@
-package guard
+package claims
 
 import (
 	"slices"
 	"testing"
+
+	"github.com/agentguard/agentguard/guard/internal/detect"
 )
 
 // unshaped is x with a length filter that lets every word through.
@@ -24,21 +26,22 @@ func termMatches(x *termIndex, s string) [][3]int {
 // checkClauseWords compares clauseWords with one termIndex per list.
 func checkClauseWords(t *testing.T, cl string) {
 	t.Helper()
-	v := &claimVocabulary
+	lc := &detect.Default().Claims
+	v := vocabOf(detect.Default())
 	lists := [][]lexTerm{
-		setNeg: compileTerms(v.Negation), setHedge: compileTerms(v.Hedge), setAside: compileTerms(v.Aside),
-		setCondition: compileTerms(v.Condition), setPerson: compileTerms(v.Person), setDone: compileTerms(v.Done),
-		setSent: compileTerms(v.Sent), setBare: compileTerms(v.Bare), setWeak: compileTerms(v.Weak),
+		setNeg: compileTerms(lc.Negation), setHedge: compileTerms(lc.Hedge), setAside: compileTerms(lc.Aside),
+		setCondition: compileTerms(lc.Condition), setPerson: compileTerms(lc.Person), setDone: compileTerms(lc.Done),
+		setSent: compileTerms(lc.Sent), setBare: compileTerms(lc.Bare), setWeak: compileTerms(lc.Weak),
 	}
-	for _, ch := range v.Channels {
+	for _, ch := range lc.Channels {
 		lists = append(lists, compileTerms(ch.Done))
 	}
-	for _, x := range []*termIndex{claimIndex, clauseWords.ix} {
+	for _, x := range []*termIndex{v.index, v.sets.ix} {
 		if got, want := termMatches(x, cl), termMatches(unshaped(x), cl); !slices.Equal(got, want) {
 			t.Errorf("%q: matches %v, without the length filter %v", cl, got, want)
 		}
 	}
-	got := clauseWords.in(cl)
+	got := v.sets.in(cl)
 	for l, terms := range lists {
 		want := false
 		newTermIndex(terms).each(cl, func(int, int, int) bool { want = true; return false })
@@ -49,13 +52,14 @@ func checkClauseWords(t *testing.T, cl string) {
 }
 
 func TestClauseWords(t *testing.T) {
+	lc := &detect.Default().Claims
 	var all []string
-	for _, terms := range [][]lexTerm{compileTerms(claimVocabulary.Negation), compileTerms(claimVocabulary.Done), compileTerms(claimVocabulary.Hedge), compileTerms(claimVocabulary.Sent)} {
+	for _, terms := range [][]lexTerm{compileTerms(lc.Negation), compileTerms(lc.Done), compileTerms(lc.Hedge), compileTerms(lc.Sent)} {
 		for _, term := range terms {
 			all = append(all, term.text)
 		}
 	}
-	for _, term := range claimTerms {
+	for _, term := range vocabOf(detect.Default()).terms {
 		all = append(all, term.text)
 	}
 	for i, w := range all {

@@ -1,9 +1,11 @@
-package guard
+package claims
 
 import (
 	"slices"
 	"testing"
 
+	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -35,7 +37,7 @@ func TestResultSaysFailed(t *testing.T) {
 		{`[{"status":"failed"}]`, ""},
 		{``, ""},
 	} {
-		if got := resultSaysFailed(tc.result); got != tc.want {
+		if got := resultSaysFailed(&detect.Default().Results, tc.result); got != tc.want {
 			t.Errorf("resultSaysFailed(%s) = %q, want %q", tc.result, got, tc.want)
 		}
 	}
@@ -45,7 +47,7 @@ func TestToolProfile(t *testing.T) {
 	ch := func(names ...string) channelSet {
 		var set channelSet
 		for _, n := range names {
-			for i, c := range claimVocabulary.Channels {
+			for i, c := range vocabOf(detect.Default()).channels {
 				if c.Name == n {
 					set |= channelSet(1) << i
 				}
@@ -79,7 +81,7 @@ func TestToolProfile(t *testing.T) {
 		{"reach_out", "", `{"properties":{"email":{},"body":{}}}`, ch("email")},
 		{"frobnicate", "", "", 0},
 	} {
-		if got := profileOf(tc.name, tc.desc, []byte(tc.params)).channels; got != tc.want {
+		if got := vocabOf(detect.Default()).profileOf(tc.name, tc.desc, []byte(tc.params)).channels; got != tc.want {
 			t.Errorf("profileOf(%q, %q) = %b, want %b", tc.name, tc.desc, got, tc.want)
 		}
 	}
@@ -88,8 +90,8 @@ func TestToolProfile(t *testing.T) {
 // TestUnhappened pins the facts: which effects did not happen, after
 // retries, fallbacks, several objects, turns, proposals and look-ups.
 func TestUnhappened(t *testing.T) {
-	plain := FalseClaims(nil).(*falseClaims)
-	withPolicy := FalseClaims(ToolPolicies{"place_call": {Effect: EffectWrite}}).(*falseClaims)
+	plain := New(rulekit.NewTools(detect.Default(), nil))
+	withPolicy := New(rulekit.NewTools(detect.Default(), map[string]rulekit.Tool{"place_call": {Writes: true}}))
 	tool := func(turn int, name, args, result, err string) *trace.Step {
 		return &trace.Step{Kind: trace.KindTool, Turn: turn, Name: name, Args: args, Result: result, Error: err}
 	}
@@ -171,7 +173,7 @@ func TestUnhappened(t *testing.T) {
 // kept in the trace's memo, follow a new set of tools offered later, also
 // one with the same name twice (the first spec counts).
 func TestUnhappenedOfferedAgain(t *testing.T) {
-	r := FalseClaims(nil).(*falseClaims)
+	r := New(rulekit.NewTools(detect.Default(), nil))
 	tr := &trace.Trace{UserTurns: []string{"a"}}
 	never := func() []string {
 		missed, _, _ := r.unhappened(tr, 0)
@@ -200,7 +202,7 @@ func TestUnhappenedOfferedAgain(t *testing.T) {
 // TestFactsMemo checks that facts derived for one prefix are reused for a
 // longer one and that a shorter prefix is derived again correctly.
 func TestFactsMemo(t *testing.T) {
-	r := FalseClaims(nil).(*falseClaims)
+	r := New(rulekit.NewTools(detect.Default(), nil))
 	tr := &trace.Trace{}
 	for i := range 100 {
 		s := &trace.Step{Index: i, Kind: trace.KindTool, Name: "send_sms", Args: `{"to":"+14155550134"}`, Result: `{"status":"queued"}`}
@@ -219,5 +221,15 @@ func TestFactsMemo(t *testing.T) {
 	}
 	if again := r.facts(view.Prefix(100)); again != long {
 		t.Error("facts for the same prefix were derived again")
+	}
+}
+
+// TestPolicyChannel checks that a tool's channel in its policy is what the
+// rule reads, over what its name suggests.
+func TestPolicyChannel(t *testing.T) {
+	r := New(rulekit.NewTools(detect.Default(), map[string]rulekit.Tool{"notify_customer": {Writes: true, Channel: "sms"}}))
+	sms, _ := r.v.channelProfile("sms")
+	if got := r.profile(&trace.Trace{}, "notify_customer"); got != sms {
+		t.Errorf("notify_customer: %b, want the sms channel %b", got.channels, sms.channels)
 	}
 }

@@ -1,4 +1,4 @@
-package guard
+package claims
 
 import (
 	"encoding/json"
@@ -7,9 +7,12 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // This file holds the facts the false-claim rule judges an answer against:
@@ -66,13 +69,13 @@ var noFacts = &effectFacts{}
 
 // factsKey keys a trace's factsCache in Trace.Memo; the rule is part of
 // the key because its policy decides which tools are writes.
-type factsKey struct{ r *falseClaims }
+type factsKey struct{ r *Rule }
 
 // factsCache holds the facts after the steps answers were judged after,
 // in step order. Steps never change once recorded, so facts derived up to
 // a step stay true of every longer prefix that holds that step.
 type factsCache struct {
-	r      *falseClaims
+	r      *Rule
 	points []checkpoint
 	// profiles holds the channels of the tools offered, by their ToolSpec,
 	// which is not changed once offered.
@@ -85,7 +88,7 @@ type factsCache struct {
 
 // offered returns the channels of each tool t offers that changes state,
 // aligned with t.Tools, from the cache while t.Tools stays the same.
-func (r *falseClaims) offered(t *trace.Trace) []channelSet {
+func (r *Rule) offered(t *trace.Trace) []channelSet {
 	if len(t.Tools) == 0 {
 		return nil
 	}
@@ -95,7 +98,7 @@ func (r *falseClaims) offered(t *trace.Trace) []channelSet {
 	}
 	out := make([]channelSet, len(t.Tools))
 	for i := range t.Tools {
-		if name := t.Tools[i].Name; stateChanging(name, r.tools[name]) {
+		if name := t.Tools[i].Name; r.tools.Writes(name) {
 			out[i] = r.profile(t, name).channels
 		}
 	}
@@ -104,7 +107,7 @@ func (r *falseClaims) offered(t *trace.Trace) []channelSet {
 }
 
 // cache returns the rule's cache in t's memo.
-func (r *falseClaims) cache(t *trace.Trace) *factsCache {
+func (r *Rule) cache(t *trace.Trace) *factsCache {
 	c := t.Memo(factsKey{r}, newFactsCache).(*factsCache)
 	c.r = r
 	return c
@@ -130,7 +133,7 @@ const maxCheckpoints = 32
 // Steps released from memory (trace.Recorder.Release) are derived before
 // they go (factsCache.Release); a cache begun after a release derives from
 // the steps kept.
-func (r *falseClaims) facts(t *trace.Trace) *effectFacts {
+func (r *Rule) facts(t *trace.Trace) *effectFacts {
 	n := t.Len()
 	if len(t.Steps) == 0 {
 		return noFacts
@@ -176,7 +179,7 @@ func (c *factsCache) Release(t *trace.Trace, n int) {
 // starts from once, before its first change, and hands out a snapshot only
 // at the end, so that a write step costs no copy of every effect.
 type derivation struct {
-	r        *falseClaims
+	r        *Rule
 	t        *trace.Trace
 	f        effectFacts
 	owned    bool // f's slices are the derivation's own
@@ -216,7 +219,7 @@ func (d *derivation) next(s *trace.Step) {
 	switch s.Kind {
 	case trace.KindModel:
 		for _, c := range s.Calls {
-			if !stateChanging(c.Name, r.tools[c.Name]) {
+			if !r.tools.Writes(c.Name) {
 				continue
 			}
 			targets, dest := argFacts(c.Args)
@@ -231,8 +234,8 @@ func (d *derivation) next(s *trace.Step) {
 	default:
 		return
 	}
-	if !stateChanging(s.Name, r.tools[s.Name]) {
-		d.f.readBack |= readBackOf(s.Result)
+	if !r.tools.Writes(s.Name) {
+		d.f.readBack |= r.v.readBackOf(s.Result)
 		return
 	}
 	e := effect{tool: s.Name, channels: d.channels(s.Name), step: s.Index, turn: s.Turn}
@@ -244,11 +247,11 @@ func (d *derivation) next(s *trace.Step) {
 	}
 	switch {
 	case s.Blocked:
-		e.outcome, e.reason = blocked, firstLine(s.Error)
+		e.outcome, e.reason = blocked, rulekit.FirstLine(s.Error)
 	case s.Error != "":
-		e.outcome, e.reason = failed, firstLine(s.Error)
+		e.outcome, e.reason = failed, rulekit.FirstLine(s.Error)
 	default:
-		if why := resultSaysFailed(s.Result); why != "" {
+		if why := resultSaysFailed(&r.tools.Words().Results, s.Result); why != "" {
 			e.outcome, e.reason = resultFailed, why
 		}
 	}
@@ -291,7 +294,7 @@ func proposalOf(props []effect, s *trace.Step) int {
 // that was never called. now and ever are the channels some effect reached
 // in this turn and in the whole trace; ever includes what read results
 // report done ("status": "cancelled"), which someone else may have done.
-func (r *falseClaims) unhappened(t *trace.Trace, turn int) (missed []effect, now, ever channelSet) {
+func (r *Rule) unhappened(t *trace.Trace, turn int) (missed []effect, now, ever channelSet) {
 	f := r.facts(t)
 	var attempted channelSet
 	for _, e := range f.last {
@@ -316,7 +319,7 @@ func (r *falseClaims) unhappened(t *trace.Trace, turn int) (missed []effect, now
 	}
 	// Tools with no call at all: those the agent was offered, then those
 	// the policy names.
-	skip := attempted | f.readBack | ^absentChannels
+	skip := attempted | f.readBack | ^r.v.absent
 	add := func(name string, ch channelSet) {
 		ch &^= skip
 		if ch == 0 {
@@ -329,7 +332,7 @@ func (r *falseClaims) unhappened(t *trace.Trace, turn int) (missed []effect, now
 		add(t.Tools[i].Name, ch)
 	}
 	for _, name := range r.named {
-		if stateChanging(name, r.tools[name]) {
+		if r.tools.Writes(name) {
 			add(name, r.profile(t, name).channels)
 		}
 	}
@@ -339,13 +342,13 @@ func (r *falseClaims) unhappened(t *trace.Trace, turn int) (missed []effect, now
 // readBackOf returns the channels whose completion a read result reports,
 // by the words an answer would claim them with ("cancelled_by_airline",
 // "已退款"). Only the first 4 KiB of the result are read.
-func readBackOf(result string) channelSet {
+func (v *vocab) readBackOf(result string) channelSet {
 	if len(result) > 4<<10 {
 		result = result[:4<<10]
 	}
 	var set channelSet
-	claimIndex.each(strings.ToLower(result), func(k, _, _ int) bool {
-		if t := claimTerms[k]; t.kind == kindDid {
+	v.index.each(strings.ToLower(result), func(k, _, _ int) bool {
+		if t := v.terms[k]; t.kind == kindDid {
 			set |= t.chans
 		}
 		return true
@@ -387,8 +390,8 @@ type toolProfile struct {
 // the tokens of its name, then its description (Trace.Tools), then the
 // argument keys of its schema. The channels of a tool offered in
 // Trace.Tools are kept in the rule's cache in t's memo.
-func (r *falseClaims) profile(t *trace.Trace, name string) toolProfile {
-	if r.tools[name].Channel != "" {
+func (r *Rule) profile(t *trace.Trace, name string) toolProfile {
+	if r.tools.Of(name).Channel != "" {
 		return r.profiles[name] // the policy's channel
 	}
 	for i := range t.Tools {
@@ -399,7 +402,7 @@ func (r *falseClaims) profile(t *trace.Trace, name string) toolProfile {
 				if c.profiles == nil {
 					c.profiles = map[*trace.ToolSpec]toolProfile{}
 				}
-				p = profileOf(spec.Name, spec.Description, spec.Parameters)
+				p = r.v.profileOf(spec.Name, spec.Description, spec.Parameters)
 				c.profiles[spec] = p
 			}
 			return p
@@ -408,22 +411,23 @@ func (r *falseClaims) profile(t *trace.Trace, name string) toolProfile {
 	if p, ok := r.profiles[name]; ok {
 		return p
 	}
-	return profileOf(name, "", nil)
+	return r.v.profileOf(name, "", nil)
 }
 
-// ClaimChannels returns the channels ToolPolicy.Channel may name, the
-// false-claim rule's vocabulary.
-func ClaimChannels() []string {
-	names := make([]string, len(claimVocabulary.Channels))
-	for i, ch := range claimVocabulary.Channels {
+// Channels returns the names of w's claim channels: what a tool's policy
+// may give as its channel.
+func Channels(w *lexicon.Compiled) []string {
+	v := vocabOf(w)
+	names := make([]string, len(v.channels))
+	for i, ch := range v.channels {
 		names[i] = ch.Name
 	}
 	return names
 }
 
 // channelProfile is the profile of a channel named by a policy.
-func channelProfile(name string) (toolProfile, bool) {
-	for i, ch := range claimVocabulary.Channels {
+func (v *vocab) channelProfile(name string) (toolProfile, bool) {
+	for i, ch := range v.channels {
 		if ch.Name == name && name != "" {
 			return toolProfile{channelSet(1) << i}, true
 		}
@@ -435,12 +439,11 @@ func channelProfile(name string) (toolProfile, bool) {
 // highest rank win: cancel_reservation is a cancellation, not a booking;
 // update_address is an address change. The description is read only when
 // the name says nothing, and the schema's argument keys after that.
-func profileOf(name, desc string, params json.RawMessage) toolProfile {
-	v := &claimVocabulary
+func (v *vocab) profileOf(name, desc string, params json.RawMessage) toolProfile {
 	best := func(words []string, cjk string) channelSet {
 		var set channelSet
 		rank := -1
-		for i, ch := range v.Channels {
+		for i, ch := range v.channels {
 			hit := false
 			for _, w := range words {
 				for _, stem := range ch.Tool {
@@ -450,8 +453,8 @@ func profileOf(name, desc string, params json.RawMessage) toolProfile {
 				}
 			}
 			if !hit && cjk != "" {
-				for _, n := range ch.Noun.Zh {
-					if strings.Contains(cjk, n) {
+				for _, n := range ch.Noun {
+					if n != "" && n[0] >= utf8.RuneSelf && strings.Contains(cjk, n) {
 						hit = true
 					}
 				}
@@ -482,7 +485,7 @@ func profileOf(name, desc string, params json.RawMessage) toolProfile {
 		}
 	}
 	var set channelSet
-	for i, ch := range v.Channels {
+	for i, ch := range v.channels {
 		for _, k := range keys {
 			if slices.Contains(ch.Keys, k) {
 				set |= channelSet(1) << i
@@ -657,32 +660,10 @@ func normTarget(s string) string {
 	return n
 }
 
-// resultFailure is how a tool's JSON result says, in its structure, that
-// the call did not happen: a flag that is false or 0, a status with one of
-// the failure values, an error field that is not empty, a non-zero error
-// code, or nothing accepted and something rejected. It is data, with the
-// claim vocabulary.
-var resultFailure = struct {
-	Flags    []string // false or 0 means it did not happen
-	Status   []string // keys holding a status word
-	Failures []string // status words that mean it did not happen
-	Errors   []string // keys whose non-empty value is an error
-	Codes    []string // keys holding a numeric code; not 0 nor 2xx means failure
-}{
-	Flags: []string{"accepted", "success", "succeeded", "successful", "ok", "sent", "delivered", "scheduled", "queued",
-		"done", "completed", "processed", "created", "updated", "cancelled", "canceled", "refunded", "booked", "executed", "placed"},
-	Status: []string{"status", "state", "result", "outcome", "delivery_status", "message_status"},
-	Failures: []string{"failed", "fail", "failure", "error", "errored", "rejected", "refused", "declined", "denied",
-		"bounced", "undeliverable", "undelivered", "blocked", "invalid", "unreachable", "timeout", "timed_out",
-		"not_sent", "aborted", "unsuccessful", "失败", "拒绝", "已拒绝", "驳回", "退信"},
-	Errors: []string{"error", "errors"},
-	Codes:  []string{"code", "errcode", "error_code"},
-}
-
 // resultSaysFailed returns, for a result whose JSON structure says the call
-// did not happen, the field that says so (`"status": "bounced"`); "" for
-// anything else, prose included.
-func resultSaysFailed(result string) string {
+// did not happen by rf (the lexicon's Results), the field that says so
+// (`"status": "bounced"`); "" for anything else, prose included.
+func resultSaysFailed(rf *lexicon.Results, result string) string {
 	s := strings.TrimSpace(result)
 	if len(s) < 2 || s[0] != '{' {
 		return ""
@@ -691,13 +672,13 @@ func resultSaysFailed(result string) string {
 	if json.Unmarshal([]byte(s), &m) != nil {
 		return ""
 	}
-	if why := objectSaysFailed(m); why != "" {
+	if why := objectSaysFailed(rf, m); why != "" {
 		return why
 	}
 	for _, k := range []string{"data", "result", "response"} {
 		var inner map[string]json.RawMessage
 		if raw, ok := m[k]; ok && len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &inner) == nil {
-			if why := objectSaysFailed(inner); why != "" {
+			if why := objectSaysFailed(rf, inner); why != "" {
 				return why
 			}
 		}
@@ -708,8 +689,7 @@ func resultSaysFailed(result string) string {
 // objectSaysFailed checks one JSON object; the field it names is the same
 // on every call: flags first, then status, errors and codes, each in key
 // order.
-func objectSaysFailed(raw map[string]json.RawMessage) string {
-	rf := &resultFailure
+func objectSaysFailed(rf *lexicon.Results, raw map[string]json.RawMessage) string {
 	// Decode only the fields the checks read.
 	m := make(map[string]any, 4)
 	for k, r := range raw {
@@ -789,10 +769,4 @@ func objectSaysFailed(raw map[string]json.RawMessage) string {
 		}
 	}
 	return ""
-}
-
-// firstLine returns the first line of an error, at most 120 bytes of it.
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(s, "\n")
-	return clip(s, 120)
 }
