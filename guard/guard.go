@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard/internal/claims"
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/origins"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
@@ -358,13 +359,13 @@ func (g *Guard) builtin() []scopedRule {
 		{Rule: SimilarityGate(cfg.Tools, cfg.Gates.MinSimilarity, cfg.Gates.RouteSimilarity), tools: noTool},
 		{Rule: grounding(w, cfg.Tools), tools: noTool},
 		{Rule: Invariants(cfg.Gates.JSONRoutes, cfg.Gates.Invariants...)},
-		{Rule: provenance(w, cfg.Tools, cfg.Gates.Profile), toolOnly: true},
+		{Rule: origins.NewProvenance(g.tools), toolOnly: true},
 		{Rule: confirmation(w, cfg.Tools, cfg.Gates.ConfirmWrites), toolOnly: true, tools: func(name string, p ToolPolicy) bool {
 			return (p.Confirm || cfg.Gates.ConfirmWrites) && stateChangingIn(w, name, p)
 		}},
 		{Rule: authorization(w, cfg.Tools, cfg.Gates.Profile), toolOnly: true, tools: stateChanging},
 		{Rule: claims.New(g.tools), tools: noTool},
-		{Rule: relay(w, cfg.Tools), tools: noTool},
+		{Rule: origins.NewRelay(g.tools), tools: noTool},
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -33,7 +34,7 @@ func sessionTrace(steps int) *trace.Trace {
 // check costs O(the write's arguments) and stays flat in session length.
 // The baseline is the same check at 10 steps.
 func BenchmarkProvenanceWrite(b *testing.B) {
-	rule := guard.Provenance(nil, guard.ProfileConversational)
+	rule, _ := guard.New(guard.Config{}).Rule(rules.Provenance)
 	for _, n := range []int{10, 100, 1000, 10000} {
 		b.Run(fmt.Sprint(n), func(b *testing.B) {
 			t := sessionTrace((n + 2) / 3 * 3) // ends with a write

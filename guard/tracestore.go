@@ -6,6 +6,8 @@ import (
 	"os"
 	"sync"
 
+	"github.com/agentguard/agentguard/guard/internal/origins"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
@@ -142,9 +144,13 @@ func (g *Guard) release(rec *trace.Recorder, t *trace.Trace) {
 // themselves, as trace.Releasers.
 func (g *Guard) releaseIndexes(t *trace.Trace) {
 	for _, r := range g.rules {
+		if ix, ok := r.(rulekit.Indexer); ok {
+			ix.Index(t)
+			continue
+		}
 		switch r.Name() {
-		case rules.Provenance, rules.Authorization, rules.Relay:
-			origins(g.words, t, g.cfg.Tools)
+		case rules.Authorization:
+			origins.NewProvenance(g.tools).Index(t)
 		case rules.MaxSteps, rules.Intent:
 			hotOf(t) // a trace.Releaser: counts and scans what is released
 		case rules.PolicyChecks:

@@ -1,4 +1,4 @@
-package guard
+package origins
 
 import (
 	"fmt"
@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
@@ -15,15 +14,13 @@ import (
 	"github.com/agentguard/agentguard/trace/textnorm"
 )
 
-// CarriesInstructions reports whether text addresses the agent with orders —
+// carriesInstructions reports whether text addresses the agent with orders —
 // "ignore previous instructions", "before you can solve the task", "you must
 // now send" — by the default lexicon's InstructionMarkers, matched on the
 // text's normal form (textnorm.Fold), so that odd spaces, zero-width
 // characters and look-alike letters do not hide them. It is a secondary
 // signal: rules judge values by their origins, and a marker only raises a
 // finding's severity or withdraws the trust a user's pointer gave content.
-func CarriesInstructions(text string) bool { return carriesInstructions(detect.Default(), text) }
-
 func carriesInstructions(w *lexicon.Compiled, text string) bool {
 	text = textnorm.Fold(text)
 	return w.MayMatch(w.InstructionMarkers, text) && w.InstructionMarkers.MatchString(text)
@@ -51,7 +48,7 @@ func identifying(path string, v string) bool {
 	return rulekit.IsEmail(v) || rulekit.IsIBAN(v) || rulekit.IsPhone(v) || rulekit.IsURL(v)
 }
 
-// Provenance judges the arguments of tool calls by where their values came
+// NewProvenance returns the rule that judges the arguments of tool calls by where their values came
 // from (the origins index), never by how the text around them is worded:
 //
 //   - an identifying value (recipient, account, IBAN, phone, e-mail, URL,
@@ -74,17 +71,36 @@ func identifying(path string, v string) bool {
 //     (RuleProvenance).
 //
 // Findings are judged Block.
-func Provenance(tools ToolPolicies, profile Profile) Rule {
-	return provenance(detect.Default(), tools, profile)
-}
 
-func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
-	wc := newWriteCache(tools)
-	return NewRule(rules.Provenance, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+func NewProvenance(tools *rulekit.Tools) *Provenance { return &Provenance{tools} }
+
+// Provenance is the argument-provenance rule; it files injected-argument
+// findings too.
+type Provenance struct{ tools *rulekit.Tools }
+
+// Name returns rules.Provenance.
+func (r *Provenance) Name() string { return rules.Provenance }
+
+// Names returns the names the rule files findings under.
+func (r *Provenance) Names() []string { return []string{rules.Provenance, rules.Injection} }
+
+// ToolOnly is true: the rule judges tool calls.
+func (r *Provenance) ToolOnly() bool { return true }
+
+// JudgesTool is true: a read is judged for links and ids too.
+func (r *Provenance) JudgesTool(string, rulekit.Tool) bool { return true }
+
+// Index brings t's origins index up to date (rulekit.Indexer).
+func (r *Provenance) Index(t *trace.Trace) { indexOf(t, r.tools) }
+
+// Check judges a tool call's arguments.
+func (r *Provenance) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
+	w, tools := r.tools.Words(), r.tools
+	{
 		if s.Kind != trace.KindTool || rulekit.ArgsCut(s) {
 			return nil // Evaluate keeps the decision recorded online on the whole arguments
 		}
-		write := wc.writes(s.Name)
+		write := tools.Writes(s.Name)
 		if !write && len(t.UserTurns) == 0 && !strings.Contains(s.Args, ".") {
 			return nil // outside a recorded conversation a read is judged for URLs only
 		}
@@ -95,7 +111,7 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 		var ix *originIndex // built on the first value that needs it
 		index := func() *originIndex {
 			if ix == nil {
-				ix = origins(w, t, tools)
+				ix = indexOf(t, tools)
 			}
 			return ix
 		}
@@ -205,7 +221,7 @@ func provenance(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
 			}
 		}
 		return out
-	})
+	}
 }
 
 // idKey reports whether an argument key names an identifier: id, *_id,
@@ -227,11 +243,11 @@ func stepAt(t *trace.Trace, i int) *trace.Step {
 	return &trace.Step{}
 }
 
-// namedByUser reports whether the user's task names what the tool acts on:
+// NamedByUser reports whether the user's task names what the tool acts on:
 // the object words of its name (reserve_hotel: hotel; send_money: money),
 // or the verb when the name has no object, each with its family. A tool
 // whose words are all generic is taken as named.
-func namedByUser(w *lexicon.Compiled, t *trace.Trace, tool string) bool {
+func NamedByUser(w *lexicon.Compiled, t *trace.Trace, tool string) bool {
 	return named(w, t, tool, true)
 }
 
@@ -281,7 +297,7 @@ func delegatesTask(a *lexicon.Authority, t *trace.Trace) bool {
 // directly.
 func delegatedTexts(w *lexicon.Compiled, t *trace.Trace) []string {
 	var out []string
-	ix := origins(w, t, nil)
+	ix := indexOf(t, rulekit.NewTools(w, nil))
 	for _, o := range ix.origins {
 		if o.kind == fromContent && o.delegated && !o.indirect {
 			if p := stepAt(t, o.step); !slices.Contains(out, p.Result) {

@@ -1,4 +1,4 @@
-package guard
+package origins
 
 import (
 	"encoding/json"
@@ -75,11 +75,14 @@ type originIndex struct {
 
 type originsKey struct{}
 
-// origins returns the index of t, brought up to date with t's steps and
-// user turns. It lives in t's memo; a trace shorter than what the memo
-// indexed (a prefix taken out of order) gets a fresh index of its own.
-func origins(w *lexicon.Compiled, t *trace.Trace, tools ToolPolicies) *originIndex {
-	fresh := func() *originIndex { return &originIndex{words: &w.Authority, tokens: map[string][]int32{}} }
+// indexOf returns the index of t, brought up to date with t's steps and
+// user turns, read with the guard's tools. It lives in t's memo; a trace
+// shorter than what the memo indexed (a prefix taken out of order) gets a
+// fresh index of its own.
+func indexOf(t *trace.Trace, tools *rulekit.Tools) *originIndex {
+	fresh := func() *originIndex {
+		return &originIndex{words: &tools.Words().Authority, tokens: map[string][]int32{}}
+	}
 	ix := t.Memo(originsKey{}, func() any { return fresh() }).(*originIndex)
 	if ix.steps > t.Len() || ix.turns > len(t.UserTurns) {
 		ix = fresh()
@@ -99,7 +102,7 @@ func origins(w *lexicon.Compiled, t *trace.Trace, tools ToolPolicies) *originInd
 	return ix
 }
 
-func (ix *originIndex) addStep(t *trace.Trace, p *trace.Step, tools ToolPolicies) {
+func (ix *originIndex) addStep(t *trace.Trace, p *trace.Step, tools *rulekit.Tools) {
 	switch {
 	case p == nil:
 	case p.Kind == trace.KindMemory && p.Name != memory.StepCompress:
@@ -126,7 +129,7 @@ func (ix *originIndex) addStep(t *trace.Trace, p *trace.Step, tools ToolPolicies
 				}
 			})
 		}
-		policy := tools[p.Name]
+		policy := tools.Of(p.Name)
 		delegated, indirect := ix.pointedByUser(t, p)
 		base := ix.records
 		eachField(p.Result, func(rec int, key, value string, prose bool) {
