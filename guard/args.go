@@ -8,11 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
-	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // Invariant checks one argument value of a tool call, or one field of a
@@ -183,41 +181,4 @@ func stripFence(s string) string {
 		s = strings.TrimSuffix(strings.TrimSpace(s), "```")
 	}
 	return strings.TrimSpace(s)
-}
-
-// Confirmation requires the user's explicit go-ahead before a state-changing
-// call of a tool whose policy sets Confirm (or of every state-changing tool,
-// when all is true): the user's latest turn must be an affirmation ("yes",
-// "go ahead", "确认", "好的"; the lexicon's Affirmation patterns) that
-// answers something the agent said after the user's previous turn.
-// Otherwise the verdict is Clarify, asking the user, in the language of
-// their turn, to confirm that exact call. This rule reads the default
-// lexicon; the guard's own instance uses Config.Lexicon.
-func Confirmation(tools ToolPolicies, all bool) Rule {
-	return confirmation(detect.Default(), tools, all)
-}
-
-func confirmation(w *lexicon.Compiled, tools ToolPolicies, all bool) Rule {
-	return NewRule(rules.Confirmation, func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		if s.Kind != trace.KindTool {
-			return nil
-		}
-		p := tools[s.Name]
-		if !(p.Confirm || all) || !stateChangingIn(w, s.Name, p) {
-			return nil
-		}
-		turn := rulekit.UserTurn(t, s.Turn)
-		if s.Turn >= 1 && w.Affirmation.MatchString(turn) && rulekit.AgentSpokeIn(t, s.Turn-1) {
-			return nil
-		}
-		lang := w.LangOf(turn)
-		r := w.Replies(lang)
-		tool, _ := rulekit.DisplayName(w, r, lang, s.Name)
-		q := fmt.Sprintf(r.Confirm, tool, rulekit.CompactArgs(w, r, lang, s.Args))
-		return []trace.Finding{{
-			Rule: rules.Confirmation, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
-			Message: fmt.Sprintf("%q changes state and the user has not confirmed it", s.Name), Question: q,
-			Evidence: s.Args, Tags: []string{"unconfirmed-write"},
-		}}
-	})
 }

@@ -152,11 +152,11 @@ func (g *Guard) newPlan(name string) *toolPlan {
 	if tp.timeout == 0 {
 		tp.timeout = rs.ToolTimeout
 	}
-	if tp.retries == 0 && !stateChanging(name, p) {
+	if tp.retries == 0 && !g.tools.Writes(name) { // a write runs once unless its policy says otherwise
 		tp.retries = rs.ToolRetries
 	}
 	for i, r := range g.rules {
-		if sc := g.scopes[i]; sc == nil || sc(name, p) {
+		if sc := g.scopes[i]; sc == nil || sc(name, g.tools.Of(name)) {
 			tp.rules = append(tp.rules, r)
 		}
 	}

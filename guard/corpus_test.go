@@ -420,7 +420,7 @@ func TestCorpusTau(t *testing.T) {
 				for _, rule := range []string{f.Rule, "any rule"} {
 					anywhere[rule] = true
 					s := r.trace.Steps[f.Step]
-					if s.Kind != trace.KindTool || !guard.StateChangingForTest(s.Name, cfg.Tools[s.Name]) {
+					if s.Kind != trace.KindTool || !guard.WritesForTest(g, s.Name) {
 						continue
 					}
 					if writes[rule] == nil {

@@ -405,11 +405,11 @@ func TestStateChanging(t *testing.T) {
 		"send_email": true, "update_address": true, "cancelOrder": true, "book-flight": true, "transfer_funds": true,
 		"get_user": false, "search_kb": false, "query_order": false, "list": false, "think": false,
 	} {
-		if got := guard.StateChangingForTest(name, guard.ToolPolicy{}); got != want {
+		if got := guard.WritesForTest(guard.New(guard.Config{}), name); got != want {
 			t.Errorf("stateChanging(%q) = %v, want %v", name, got, want)
 		}
 	}
-	if guard.StateChangingForTest("send_email", guard.ToolPolicy{Effect: guard.EffectRead}) {
+	if guard.WritesForTest(guard.New(guard.Config{Tools: guard.ToolPolicies{"send_email": {Effect: guard.EffectRead}}}), "send_email") {
 		t.Error("policy EffectRead ignored")
 	}
 }

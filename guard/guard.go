@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentguard/agentguard/guard/internal/authz"
 	"github.com/agentguard/agentguard/guard/internal/claims"
 	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/internal/origins"
@@ -355,15 +356,13 @@ func (g *Guard) builtin() []scopedRule {
 		{Rule: MaxSteps(steps), tools: when(steps >= 1), toolOnly: true},
 		{Rule: intentGate(w, cfg.Gates.Intents, cfg.Gates.MinIntentConfidence)},
 		// A tool call is judged only when it writes; answers are judged too.
-		{Rule: emptyResultGate(w, cfg.Tools, cfg.Gates.EmptyResult), tools: func(name string, p ToolPolicy) bool { return stateChangingIn(w, name, p) }},
+		{Rule: emptyResultGate(w, cfg.Tools, cfg.Gates.EmptyResult), tools: func(_ string, t rulekit.Tool) bool { return t.Writes }},
 		{Rule: SimilarityGate(cfg.Tools, cfg.Gates.MinSimilarity, cfg.Gates.RouteSimilarity), tools: noTool},
 		{Rule: grounding(w, cfg.Tools), tools: noTool},
 		{Rule: Invariants(cfg.Gates.JSONRoutes, cfg.Gates.Invariants...)},
 		{Rule: origins.NewProvenance(g.tools), toolOnly: true},
-		{Rule: confirmation(w, cfg.Tools, cfg.Gates.ConfirmWrites), toolOnly: true, tools: func(name string, p ToolPolicy) bool {
-			return (p.Confirm || cfg.Gates.ConfirmWrites) && stateChangingIn(w, name, p)
-		}},
-		{Rule: authorization(w, cfg.Tools, cfg.Gates.Profile), toolOnly: true, tools: stateChanging},
+		{Rule: authz.NewConfirmation(g.tools, cfg.Gates.ConfirmWrites), toolOnly: true},
+		{Rule: authz.NewAuthorization(g.tools, cfg.Gates.Profile == ProfileAutonomous), toolOnly: true},
 		{Rule: claims.New(g.tools), tools: noTool},
 		{Rule: origins.NewRelay(g.tools), tools: noTool},
 	}
@@ -372,6 +371,9 @@ func (g *Guard) builtin() []scopedRule {
 // addRule appends r to the rules the guard runs, with the tool calls it
 // may judge (nil: any) and whether it judges tool calls only.
 func (g *Guard) addRule(r Rule, tools toolScope, toolOnly bool) {
+	if sc, ok := r.(rulekit.Scoped); ok {
+		tools, toolOnly = sc.JudgesTool, sc.ToolOnly()
+	}
 	g.rules = append(g.rules, r)
 	g.scopes = append(g.scopes, tools)
 	if !toolOnly {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
 )
@@ -195,7 +196,7 @@ func terminal(v trace.Verdict) bool {
 // toolScope reports whether a rule may say something about a call of the
 // tool named name, whose policy is p, judged by these alone: a rule that
 // never can is left out of the tool's plan (see toolPlan).
-type toolScope func(name string, p ToolPolicy) bool
+type toolScope func(name string, t rulekit.Tool) bool
 
 // scopedRule is a built-in rule and the steps it may judge: the tool calls
 // of tools (nil: any), and other steps unless toolOnly.
@@ -206,7 +207,7 @@ type scopedRule struct {
 }
 
 // noTool is the scope of a rule that judges no tool call.
-func noTool(string, ToolPolicy) bool { return false }
+func noTool(string, rulekit.Tool) bool { return false }
 
 // when is the scope of a rule that judges every tool call when on, none
 // otherwise.

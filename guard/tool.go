@@ -3,9 +3,6 @@ package guard
 import (
 	"context"
 	"encoding/json"
-	"maps"
-	"sync"
-	"sync/atomic"
 
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/tools"
@@ -96,43 +93,4 @@ func schemaJSON(p any) json.RawMessage {
 		return nil
 	}
 	return raw
-}
-
-// writeCache is stateChanging per tool name, worked out once per name for
-// a rule that asks it on every call (the name's verb is read from the
-// lexicon). Names are few: the tools' own, and a model's inventions up to
-// a bound, past which a name is judged afresh on each call. tools must not
-// change afterwards.
-type writeCache struct {
-	tools ToolPolicies
-	m     atomic.Pointer[map[string]bool]
-	mu    sync.Mutex
-}
-
-// maxWriteCache bounds the names a writeCache keeps.
-const maxWriteCache = 256
-
-func newWriteCache(tools ToolPolicies) *writeCache { return &writeCache{tools: tools} }
-
-// writes reports whether the tool named name changes state (stateChanging).
-func (c *writeCache) writes(name string) bool {
-	if m := c.m.Load(); m != nil {
-		if w, ok := (*m)[name]; ok {
-			return w
-		}
-	}
-	w := stateChanging(name, c.tools[name])
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.m.Load()
-	if old != nil && len(*old) >= maxWriteCache {
-		return w
-	}
-	m := make(map[string]bool)
-	if old != nil {
-		maps.Copy(m, *old)
-	}
-	m[name] = w
-	c.m.Store(&m)
-	return w
 }

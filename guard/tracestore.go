@@ -6,7 +6,6 @@ import (
 	"os"
 	"sync"
 
-	"github.com/agentguard/agentguard/guard/internal/origins"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/ledger"
@@ -149,8 +148,6 @@ func (g *Guard) releaseIndexes(t *trace.Trace) {
 			continue
 		}
 		switch r.Name() {
-		case rules.Authorization:
-			origins.NewProvenance(g.tools).Index(t)
 		case rules.MaxSteps, rules.Intent:
 			hotOf(t) // a trace.Releaser: counts and scans what is released
 		case rules.PolicyChecks:

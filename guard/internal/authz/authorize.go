@@ -1,4 +1,4 @@
-package guard
+package authz
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/internal/origins"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
@@ -28,10 +27,10 @@ func destructive(a *lexicon.Authority, tool string) []string {
 	return out
 }
 
-// Authorization requires the user's authorization for consequential
+// NewAuthorization returns the rule that requires the user's authorization for consequential
 // writes, judged from the user's turns, not from the agent's reasoning:
 //
-//   - ProfileConversational (the default): a destructive write — cancel,
+//   - conversational (the default): a destructive write — cancel,
 //     delete, refund or return, pay or transfer, exchange — needs the
 //     user's request for it in their own words (a turn that names the
 //     action and is not a question about whether it can be done: "please
@@ -39,25 +38,46 @@ func destructive(a *lexicon.Authority, tool string) []string {
 //     agent spoke ("…and yes, please go ahead"). Otherwise the call is
 //     Blocked and the agent told to ask the user first (the guard does not
 //     propose the call itself: its arguments may be an attacker's);
-//   - ProfileAutonomous: every write must be one the task names — a word of
+//   - autonomous: every write must be one the task names — a word of
 //     the tool's name (its object: hotel, calendar, money, password), or a
 //     word of the same family, appears in a user turn. Otherwise it is
 //     Blocked: a write nobody asked for is how an injected goal acts with
 //     values the agent looked up honestly.
-func Authorization(tools ToolPolicies, profile Profile) Rule {
-	return authorization(detect.Default(), tools, profile)
+func NewAuthorization(tools *rulekit.Tools, autonomous bool) *Authorization {
+	return &Authorization{tools: tools, autonomous: autonomous}
 }
 
-func authorization(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rule {
+// Authorization is the write-authorization rule.
+type Authorization struct {
+	tools      *rulekit.Tools
+	autonomous bool
+}
+
+// Name returns rules.Authorization.
+func (r *Authorization) Name() string { return rules.Authorization }
+
+// ToolOnly is true: the rule judges tool calls.
+func (r *Authorization) ToolOnly() bool { return true }
+
+// JudgesTool reports whether the tool writes.
+func (r *Authorization) JudgesTool(_ string, t rulekit.Tool) bool { return t.Writes }
+
+// Index brings t's origins index up to date (rulekit.Indexer): an
+// autonomous task may be delegated to content.
+func (r *Authorization) Index(t *trace.Trace) { origins.NewProvenance(r.tools).Index(t) }
+
+// Check judges a tool call.
+func (r *Authorization) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
+	w := r.tools.Words()
 	a := &w.Authority
-	return NewRule(rules.Authorization, func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		if s.Kind != trace.KindTool || !stateChanging(s.Name, tools[s.Name]) {
+	{
+		if s.Kind != trace.KindTool || !r.tools.Writes(s.Name) {
 			return nil
 		}
 		if !rulekit.Offered(t, s.Name) || len(t.UserTurns) == 0 {
 			return nil // the allow-list's to judge; or no conversation recorded to judge by
 		}
-		if profile == ProfileAutonomous {
+		if r.autonomous {
 			if origins.NamedByUser(w, t, s.Name) {
 				return nil
 			}
@@ -79,7 +99,7 @@ func authorization(w *lexicon.Compiled, tools ToolPolicies, profile Profile) Rul
 			Message:  fmt.Sprintf("%q cannot be undone and the user has not asked for it: ask the user first", s.Name),
 			Evidence: s.Args, Tags: []string{"unauthorized-destructive"},
 		}}
-	})
+	}
 }
 
 // requested reports whether a user turn up to turn asks for an action of
