@@ -223,7 +223,7 @@ func compileCheck(d *decoder, tool, path string, pc policyCheck) (*check, error)
 		return nil, d.at(path, "a check needs a name")
 	case strings.TrimSpace(pc.Name) != pc.Name || strings.ContainsAny(pc.Name, " \t\n"):
 		return nil, d.at(path+".name", "%q: a check's name has no spaces (it names its findings)", pc.Name)
-	case slices.Contains(BuiltinRules(), pc.Name) || pc.Name == rules.PolicyChecks:
+	case slices.Contains(knownRules(), pc.Name):
 		return nil, d.at(path+".name", "%q is the name of a built-in rule", pc.Name)
 	case pc.Require.src == "":
 		return nil, d.at(path, "check %q needs a require expression", pc.Name)

@@ -408,7 +408,7 @@ func TestFalseClaimsOnline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range guard.BuiltinRules() {
+	for _, name := range rules.Builtin() {
 		if name != rules.FalseClaim {
 			cfg.Disable = append(cfg.Disable, name)
 		}

@@ -66,7 +66,11 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 		r.Judged++
 		prefix := t.Prefix(s.Index)
 		for _, rule := range g.rules {
-			for _, f := range rule.Check(prefix, s) {
+			ff := rule.Check(prefix, s)
+			if g.dropped {
+				ff = g.keep(ff)
+			}
+			for _, f := range ff {
 				f.Step = s.Index
 				r.Findings = append(r.Findings, f)
 			}

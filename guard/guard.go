@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"maps"
 	"slices"
@@ -12,8 +13,10 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard/internal/authz"
+	"github.com/agentguard/agentguard/guard/internal/calls"
 	"github.com/agentguard/agentguard/guard/internal/claims"
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/gates"
 	"github.com/agentguard/agentguard/guard/internal/origins"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/memory"
@@ -107,8 +110,9 @@ type Gates struct {
 	RouteSimilarity map[string]float64
 	// JSONRoutes lists routes whose answers must parse as JSON.
 	JSONRoutes []string
-	// Invariants check tool arguments and JSON answers. Nil means
-	// NonNegativeAmounts and ValidDates.
+	// Invariants check tool arguments and JSON answers, after the
+	// defaults: amounts (fields named like an amount, price or quantity)
+	// are not negative, dates (fields named like a date) parse.
 	Invariants []Invariant
 	// ConfirmWrites requires user confirmation before every state-changing
 	// call, not only those whose ToolPolicy sets Confirm.
@@ -116,6 +120,12 @@ type Gates struct {
 	// RequireApproval names tools whose calls pause Run until a human
 	// approves them (see Result.Pending and Guard.Resume).
 	RequireApproval []string
+	// DeadEnds turns on the tool-failure rule: when a turn's tool call
+	// failed and its answer goes nowhere (the write did not happen, or
+	// nothing the answer rests on succeeded), the answer is judged
+	// Handoff (a person takes over), Clarify (re-ask the user) or Retry
+	// (re-ask the model, told what failed). Empty means off.
+	DeadEnds trace.Verdict
 	// MaxRetries bounds how often a model step judged Retry is asked again
 	// within one call. Zero means 1; negative means never.
 	MaxRetries int
@@ -249,6 +259,7 @@ type Guard struct {
 	scopes       []toolScope                               // of each of rules: the tool calls it may judge; nil, any
 	stepRules    []Rule                                    // rules, less those that judge tool calls only
 	hot, stepHot []hotRule                                 // rules and stepRules as hotRules (see hotRules)
+	dropped      bool                                      // Config.Disable names some findings of a rule that runs
 	planMu       sync.Mutex                                // serialises writers of plans
 	plans        atomic.Pointer[map[string]*toolPlan]      // by tool name; copied on write
 	answers      bool                                      // a rule that may judge a model's answer runs: streams are buffered
@@ -311,18 +322,26 @@ func New(cfg Config) *Guard {
 			g.addSchema(name, p.Schema)
 		}
 	}
-	for _, r := range g.builtin() {
-		if !slices.Contains(cfg.Disable, r.Name()) {
-			g.addRule(r.Rule, r.tools, r.toolOnly)
-		}
+	all := g.builtin()
+	if cfg.Memory.on() {
+		all = append(all, memoryRule{memory.Enforcer{Lexicon: cfg.Lexicon, Channels: g.tools.Channels()}})
 	}
-	if cfg.Memory.on() && !slices.Contains(cfg.Disable, RuleMemory) {
-		g.addRule(memory.Enforcer{Lexicon: cfg.Lexicon, Channels: cfg.Tools.channels()}, nil, true)
-	}
-	for _, r := range cfg.Rules {
-		if !slices.Contains(cfg.Disable, r.Name()) {
-			g.addRule(r, nil, false)
+	all = append(all, cfg.Rules...)
+	for _, r := range all {
+		names := rulekit.NamesOf(r)
+		off := 0
+		for _, n := range names {
+			if slices.Contains(cfg.Disable, n) {
+				off++
+			}
 		}
+		if off == len(names) {
+			continue // every finding it files is disabled: it does not run
+		}
+		if off > 0 {
+			g.dropped = true // some of its findings are: they are dropped (see judgeWith)
+		}
+		g.addRule(r)
 	}
 	g.hot, g.stepHot = hotRules(g.rules), hotRules(g.stepRules)
 	g.answers = slices.ContainsFunc(g.rules, judgesAnswers)
@@ -330,47 +349,57 @@ func New(cfg Config) *Guard {
 	return g
 }
 
-// BuiltinRules returns the names of the built-in rules, in the order they
-// run: the registry that Config.Disable, policy files and continuous
-// evaluation read. The last, RuleMemory, runs unless the memory card is
-// off (MemoryOptions.Off).
-func BuiltinRules() []string {
-	var names []string
-	w := detect.Default()
-	for _, r := range (&Guard{words: w, tools: rulekit.NewTools(w, nil)}).builtin() {
-		names = append(names, r.Name())
+// builtin returns the built-in rules, configured by g.cfg, in the order
+// they run. Each says which steps it may judge (rulekit.Scoped).
+func (g *Guard) builtin() []Rule {
+	cfg := g.cfg
+	gt := cfg.Gates
+	invariants := make([]gates.Invariant, len(gt.Invariants))
+	for i, inv := range gt.Invariants {
+		invariants[i] = gates.Invariant(inv)
 	}
-	return append(names, RuleMemory) // runs unless the card is off
+	out := []Rule{
+		calls.NewAllowList(gt.AllowedTools...),
+		validArguments{lookup: g.toolSchema},
+		calls.NewLoopLimit(gt.LoopLimit),
+		calls.NewMaxSteps(gt.MaxSteps),
+		gates.NewIntent(g.words, gt.Intents, gt.MinIntentConfidence),
+		gates.NewEmptyResult(g.tools, gt.EmptyResult),
+		gates.NewSimilarity(g.tools, gt.MinSimilarity, gt.RouteSimilarity),
+		gates.NewGrounding(g.tools),
+		gates.NewInvariants(gt.JSONRoutes, invariants, true),
+		origins.NewProvenance(g.tools),
+		authz.NewConfirmation(g.tools, gt.ConfirmWrites),
+		authz.NewAuthorization(g.tools, gt.Profile == ProfileAutonomous),
+		claims.New(g.tools),
+		origins.NewRelay(g.tools),
+	}
+	switch gt.DeadEnds {
+	case "":
+	case trace.Handoff, trace.Clarify, trace.Retry:
+		out = append(out, gates.NewDeadEnd(g.tools, gt.DeadEnds))
+	default:
+		panic(fmt.Sprintf("guard: Gates.DeadEnds is %q, want handoff, clarify or retry", gt.DeadEnds))
+	}
+	return out
 }
 
-// builtin returns the built-in rules, configured by g.cfg, in the order
-// they run, each with the tool calls it may judge.
-func (g *Guard) builtin() []scopedRule {
-	cfg := g.cfg
-	w := g.words
-	loops, steps := cfg.Gates.LoopLimit, cfg.Gates.MaxSteps
-	return []scopedRule{
-		{Rule: AllowList(cfg.Gates.AllowedTools...), toolOnly: true},
-		{Rule: validArguments{lookup: g.toolSchema}, toolOnly: true},
-		{Rule: LoopLimit(loops), tools: when(loops >= 2), toolOnly: true},
-		{Rule: MaxSteps(steps), tools: when(steps >= 1), toolOnly: true},
-		{Rule: intentGate(w, cfg.Gates.Intents, cfg.Gates.MinIntentConfidence)},
-		// A tool call is judged only when it writes; answers are judged too.
-		{Rule: emptyResultGate(w, cfg.Tools, cfg.Gates.EmptyResult), tools: func(_ string, t rulekit.Tool) bool { return t.Writes }},
-		{Rule: SimilarityGate(cfg.Tools, cfg.Gates.MinSimilarity, cfg.Gates.RouteSimilarity), tools: noTool},
-		{Rule: grounding(w, cfg.Tools), tools: noTool},
-		{Rule: Invariants(cfg.Gates.JSONRoutes, cfg.Gates.Invariants...)},
-		{Rule: origins.NewProvenance(g.tools), toolOnly: true},
-		{Rule: authz.NewConfirmation(g.tools, cfg.Gates.ConfirmWrites), toolOnly: true},
-		{Rule: authz.NewAuthorization(g.tools, cfg.Gates.Profile == ProfileAutonomous), toolOnly: true},
-		{Rule: claims.New(g.tools), tools: noTool},
-		{Rule: origins.NewRelay(g.tools), tools: noTool},
-	}
+// memoryRule is the memory card's enforcement, which judges tool calls
+// only and files findings under three names.
+type memoryRule struct{ memory.Enforcer }
+
+func (memoryRule) ToolOnly() bool                       { return true }
+func (memoryRule) JudgesTool(string, rulekit.Tool) bool { return true }
+func (memoryRule) Names() []string {
+	return []string{memory.RuleProhibition, memory.RuleStaleAddress, memory.RuleTimeRange}
 }
 
 // addRule appends r to the rules the guard runs, with the tool calls it
-// may judge (nil: any) and whether it judges tool calls only.
-func (g *Guard) addRule(r Rule, tools toolScope, toolOnly bool) {
+// may judge and whether it judges tool calls only, as r says
+// (rulekit.Scoped); a rule that does not say may judge any step.
+func (g *Guard) addRule(r Rule) {
+	var tools toolScope
+	toolOnly := false
 	if sc, ok := r.(rulekit.Scoped); ok {
 		tools, toolOnly = sc.JudgesTool, sc.ToolOnly()
 	}

@@ -122,3 +122,13 @@ func stateChangingIn(w *lexicon.Compiled, name string, p ToolPolicy) bool {
 	}
 	return detect.IsWriteVerb(w, name)
 }
+
+// ToolPolicies maps tool names to their policies. A missing tool has the
+// zero ToolPolicy.
+type ToolPolicies map[string]ToolPolicy
+
+// Invariant checks one argument value of a tool call, or one field of a
+// structured (JSON) answer when tool is "" (see Gates.Invariants). It
+// returns a non-nil error, which the agent is shown, when the value is not
+// acceptable.
+type Invariant func(tool, path string, value any) error

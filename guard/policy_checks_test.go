@@ -28,7 +28,7 @@ func checkPolicy(t testing.TB, yaml string) *guard.Policy {
 // checksOnly returns a guard running only p's checks.
 func checksOnly(p *guard.Policy) *guard.Guard {
 	cfg := p.Config()
-	cfg.Disable = append(cfg.Disable, guard.BuiltinRules()...)
+	cfg.Disable = append(cfg.Disable, rules.Builtin()...)
 	return guard.New(cfg)
 }
 

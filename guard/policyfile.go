@@ -407,8 +407,8 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 		}
 	}
 	for i, name := range f.Disable {
-		if !slices.Contains(BuiltinRules(), name) && name != rules.PolicyChecks {
-			return nil, d.at(fmt.Sprintf("disable[%d]", i), "%q is not a built-in rule (known: %s)", name, strings.Join(BuiltinRules(), ", "))
+		if !slices.Contains(knownRules(), name) {
+			return nil, d.at(fmt.Sprintf("disable[%d]", i), "%q names no rule's findings (%s)", name, closestRule(name))
 		}
 	}
 	for _, r := range []struct {
@@ -584,4 +584,26 @@ func policyChannels() []string {
 		}
 	}
 	return out
+}
+
+// closestRule suggests the known rule name nearest to name, or says where
+// the names are listed.
+func closestRule(name string) string {
+	best, dist := "", 3
+	for _, k := range knownRules() {
+		if d := editDistance(name, k); d < dist {
+			best, dist = k, d
+		}
+	}
+	if best == "" {
+		return "package guard/rules lists the names"
+	}
+	return fmt.Sprintf("did you mean %q?", best)
+}
+
+// knownRules are the names a policy may disable, and no check may take:
+// the findings of the built-in rules, of the runtime, and of the rules
+// that are off by default.
+func knownRules() []string {
+	return slices.Concat(rules.Builtin(), rules.Runtime(), []string{rules.ToolFailure, rules.PolicyChecks})
 }

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
@@ -45,99 +44,7 @@ type funcRule struct {
 func (r funcRule) Name() string                                        { return r.name }
 func (r funcRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding { return r.check(t, s) }
 
-// AllowList blocks tool calls to tools not named in allowed. With no names,
-// the allow-list is the tools the agent was offered (Trace.Tools); when that
-// is empty too, the rule stays silent.
-func AllowList(allowed ...string) Rule {
-	return NewRule(rules.AllowList, func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		if s.Kind != trace.KindTool {
-			return nil
-		}
-		if len(allowed) > 0 {
-			if slices.Contains(allowed, s.Name) {
-				return nil
-			}
-		} else {
-			if rulekit.Offered(t, s.Name) {
-				return nil
-			}
-		}
-		return []trace.Finding{{
-			Rule: rules.AllowList, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
-			Message:  fmt.Sprintf("tool %q is not on the allow-list", s.Name),
-			Evidence: s.Name, Tags: []string{"unknown-tool"},
-		}}
-	})
-}
-
-// LoopLimit blocks the n-th consecutive call of the same tool with the same
-// arguments (compared ignoring white space outside strings). Other tools' calls in between break the run; gate steps do not.
-// n below 2 disables the rule.
-func LoopLimit(n int) Rule {
-	return NewRule(rules.Loop, func(t *trace.Trace, s *trace.Step) []trace.Finding {
-		if s.Kind != trace.KindTool || n < 2 {
-			return nil
-		}
-		// Calls still running come last: they were proposed after every
-		// recorded step.
-		same := 1
-		for i := len(t.Steps) + len(t.Pending) - 1; i >= 0 && same < n; i-- {
-			var p *trace.Step
-			if i >= len(t.Steps) {
-				p = t.Pending[i-len(t.Steps)]
-			} else {
-				p = t.Steps[i]
-			}
-			if p.Kind != trace.KindTool {
-				continue
-			}
-			if p.Name != s.Name || !sameArgs(p.Args, s.Args) {
-				break
-			}
-			same++
-		}
-		if same < n {
-			return nil
-		}
-		return []trace.Finding{{
-			Rule: rules.Loop, Step: s.Index, Verdict: trace.Block, Dimension: trace.Efficiency, Severity: trace.SeverityWarning,
-			Message:  fmt.Sprintf("tool %q called %d times in a row with the same arguments", s.Name, same),
-			Evidence: s.Args, Tags: tagsLoop,
-		}}
-	})
-}
-
-var tagsLoop = []string{"loop"}[:1:1] // shared: a full slice, so an append copies
-
-// MaxSteps hands the run to a human when the agent proposes more than n tool
-// calls in one trace. n below 1 disables the rule.
-func MaxSteps(n int) Rule { return &maxSteps{n} }
-
-type maxSteps struct{ n int }
-
-func (*maxSteps) Name() string { return rules.MaxSteps }
-
-func (r *maxSteps) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
-	if s.Kind != trace.KindTool || r.n < 1 {
-		return nil
-	}
-	return r.checkHot(t, s, hotOf(t))
-}
-
-func (r *maxSteps) checkHot(t *trace.Trace, s *trace.Step, h *hotState) []trace.Finding {
-	if s.Kind != trace.KindTool || r.n < 1 {
-		return nil
-	}
-	calls := 1 + len(t.Pending) + h.tools.of(t)
-	if calls <= r.n {
-		return nil
-	}
-	return []trace.Finding{{
-		Rule: rules.MaxSteps, Step: s.Index, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
-		Message: fmt.Sprintf("tool call %d exceeds the limit of %d per run", calls, r.n),
-		Tags:    []string{"step-budget"},
-	}}
-}
+// shared: a full slice, so an append copies
 
 // ValidArguments checks a tool call's arguments against the tool's JSON
 // schema: the arguments must be a JSON object, carry every required
@@ -222,7 +129,7 @@ func (g *Guard) bindArguments(r validArguments, name string) *boundArguments {
 	return b
 }
 
-func (b *boundArguments) checkHot(t *trace.Trace, s *trace.Step, _ *hotState) []trace.Finding {
+func (b *boundArguments) CheckHot(t *trace.Trace, s *trace.Step, _ *rulekit.Hot) []trace.Finding {
 	if s.Kind != trace.KindTool {
 		return nil
 	}
@@ -240,86 +147,3 @@ func findSpec(specs []trace.ToolSpec, name string) json.RawMessage {
 	}
 	return nil
 }
-
-// sameArgs compares two argument strings, ignoring white space outside
-// JSON strings, without allocating: `{"a": 1}` and `{"a":1}` are the same
-// call; key order counts.
-func sameArgs(a, b string) bool {
-	if a == b {
-		return true
-	}
-	// Up to their first difference the two scan alike; when neither byte
-	// there is white space, the scan below would stop there too.
-	k := 0
-	for k < len(a) && k < len(b) && a[k] == b[k] {
-		k++
-	}
-	if k < len(a) && k < len(b) && !isSpace(a[k]) && !isSpace(b[k]) {
-		return false
-	}
-	i, j := 0, 0
-	inA, inB := false, false // inside a JSON string
-	escA, escB := false, false
-	for {
-		for i < len(a) && !inA && isSpace(a[i]) {
-			i++
-		}
-		for j < len(b) && !inB && isSpace(b[j]) {
-			j++
-		}
-		if i == len(a) || j == len(b) {
-			return i == len(a) && j == len(b)
-		}
-		if a[i] != b[j] {
-			return false
-		}
-		inA, escA = stringState(a[i], inA, escA)
-		inB, escB = stringState(b[j], inB, escB)
-		i++
-		j++
-	}
-}
-
-func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
-
-// stringState tracks whether a scan is inside a JSON string after byte c.
-func stringState(c byte, in, esc bool) (bool, bool) {
-	switch {
-	case esc:
-		return in, false
-	case in && c == '\\':
-		return in, true
-	case c == '"':
-		return !in, false
-	}
-	return in, false
-}
-
-// toolCount is the number of tool steps among a trace's first steps, kept
-// in the trace's hot state so that counting them costs O(new steps) per
-// call. It counts the steps released from memory too (trace.Releaser).
-type toolCount struct{ steps, tools int }
-
-// of returns how many of t's steps are tool steps, c being the count kept
-// in t's hot state.
-func (c *toolCount) of(t *trace.Trace) int {
-	if c.steps > t.Len() { // a shorter prefix than the memo counted
-		c = &toolCount{}
-	}
-	c.count(t)
-	return c.tools
-}
-
-func (c *toolCount) count(t *trace.Trace) {
-	c.steps = max(c.steps, t.Released) // a count begun after a release counts what is kept
-	for ; c.steps < t.Len(); c.steps++ {
-		if t.Step(c.steps).Kind == trace.KindTool {
-			c.tools++
-		}
-	}
-}
-
-// RuleMemory names the memory card's enforcement in Config.Disable; its
-// findings are memory.RuleProhibition, memory.RuleStaleAddress and
-// memory.RuleTimeRange.
-const RuleMemory = "memory"

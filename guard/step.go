@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
@@ -39,16 +40,19 @@ func (g *Guard) judgeWith(rec *trace.Recorder, s *trace.Step, rules []Rule, hot 
 		if obs != nil {
 			start = g.now()
 		}
-		var h *hotState
+		var h *rulekit.Hot
 		for i, r := range rules {
 			var ff []trace.Finding
 			if hr := hot[i]; hr != nil {
 				if h == nil {
-					h = hotOf(t)
+					h = rulekit.HotOf(t)
 				}
-				ff = hr.checkHot(t, s, h)
+				ff = hr.CheckHot(t, s, h)
 			} else {
 				ff = r.Check(t, s)
+			}
+			if g.dropped {
+				ff = g.keep(ff)
 			}
 			if out == nil {
 				out = ff // most steps have at most one rule to say something
@@ -63,6 +67,11 @@ func (g *Guard) judgeWith(rec *trace.Recorder, s *trace.Step, rules []Rule, hot 
 		obs.Judged(s.Kind, v, g.now().Sub(start))
 	}
 	return out, v
+}
+
+// keep returns ff without the findings Config.Disable names, in place.
+func (g *Guard) keep(ff []trace.Finding) []trace.Finding {
+	return slices.DeleteFunc(ff, func(f trace.Finding) bool { return slices.Contains(g.cfg.Disable, f.Rule) })
 }
 
 // enforced returns the strongest verdict among findings, or Allow in shadow mode.
@@ -216,4 +225,16 @@ func when(on bool) toolScope {
 		return nil
 	}
 	return noTool
+}
+
+// hotRule is a rule that reads the trace's hot state (rulekit.HotRule).
+type hotRule = rulekit.HotRule
+
+// hotRules returns, for each of rules, the rule as a hotRule, or nil.
+func hotRules(rules []Rule) []hotRule {
+	out := make([]hotRule, len(rules))
+	for i, r := range rules {
+		out[i], _ = r.(hotRule)
+	}
+	return out
 }

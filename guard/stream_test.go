@@ -60,7 +60,7 @@ func TestStreamingNeverBypassesChecks(t *testing.T) {
 // answerRules names every rule but the tool-only ones.
 func answerRules() []string {
 	var out []string
-	for _, r := range guard.BuiltinRules() {
+	for _, r := range rules.Builtin() {
 		if !slices.Contains([]string{rules.AllowList, rules.Arguments, rules.Loop, rules.MaxSteps}, r) {
 			out = append(out, r)
 		}

@@ -149,7 +149,7 @@ func (g *Guard) releaseIndexes(t *trace.Trace) {
 		}
 		switch r.Name() {
 		case rules.MaxSteps, rules.Intent:
-			hotOf(t) // a trace.Releaser: counts and scans what is released
+			rulekit.HotOf(t) // a trace.Releaser: counts and scans what is released
 		case rules.PolicyChecks:
 			indexOf(t)
 		}

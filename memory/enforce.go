@@ -76,8 +76,8 @@ func (e Enforcer) words() *lexicon.Compiled {
 }
 
 // Check judges the proposed step s against the card of t, the trace so far.
-// Name is "memory", the name Config.Disable leaves the card's enforcement
-// out by.
+// Name is "memory": the card's enforcement, which files its findings
+// under RuleProhibition, RuleStaleAddress and RuleTimeRange.
 func (Enforcer) Name() string { return "memory" }
 
 func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {

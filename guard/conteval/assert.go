@@ -7,6 +7,10 @@ import (
 	"strings"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/calls"
+	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/gates"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -193,12 +197,12 @@ func anyFinding(trace.Finding) bool { return true }
 
 // JSONAnswer asserts that every answer the user got on one of routes
 // parses as JSON (a Markdown code fence around it is allowed). It is
-// guard.Invariants's JSON check, applied to delivered answers only: the
+// the value-invariant rule's JSON check, applied to delivered answers only: the
 // guard's own replacement texts and intent steps are not answers. It is
 // skipped on other routes and on traces without a delivered answer.
 func JSONAnswer(routes ...string) Assertion {
 	routes = slices.Clone(routes)
-	rule := guard.Invariants(routes, func(string, string, any) error { return nil })
+	rule := gates.NewInvariants(routes, nil, false)
 	return Assert(NameJSONAnswer, func(t *trace.Trace) Outcome {
 		if !slices.Contains(routes, t.Route) {
 			return Skipped()
@@ -220,21 +224,21 @@ func JSONAnswer(routes ...string) Assertion {
 
 // NonNegativeAmounts asserts that no amount is negative: no number in a
 // field named like an amount, price, fee, total, quantity or balance
-// (guard.NonNegativeAmounts) in the arguments of a tool call that ran, or
+// (the value-invariant rule's default) in the arguments of a tool call that ran, or
 // in a delivered JSON answer on one of jsonRoutes. It is skipped on traces
 // without such a field.
 func NonNegativeAmounts(jsonRoutes ...string) Assertion {
 	jsonRoutes = slices.Clone(jsonRoutes)
 	return Assert(NameNonNegativeAmounts, func(t *trace.Trace) Outcome {
 		seen := false
-		// guard.NonNegativeAmounts rejects a negative number exactly when
+		// gates.NonNegativeAmounts rejects a negative number exactly when
 		// the field is an amount: probing with -1 tells whether it is one.
-		rule := guard.Invariants(jsonRoutes, func(tool, path string, v any) error {
-			if _, num := v.(float64); num && guard.NonNegativeAmounts(tool, path, -1.0) != nil {
+		rule := gates.NewInvariants(jsonRoutes, []gates.Invariant{func(tool, path string, v any) error {
+			if _, num := v.(float64); num && gates.NonNegativeAmounts(tool, path, -1.0) != nil {
 				seen = true
 			}
-			return guard.NonNegativeAmounts(tool, path, v)
-		})
+			return gates.NonNegativeAmounts(tool, path, v)
+		}}, false)
 		e := effectsOf(t)
 		for i, s := range t.Steps {
 			if !e.executed(s) && !e.delivered(s) {
@@ -252,23 +256,23 @@ func NonNegativeAmounts(jsonRoutes ...string) Assertion {
 }
 
 // CitationsRetrieved asserts that every source a delivered answer cites
-// (guard.Citations: Step.Citations, or bracketed ids in the text) is the id
-// of a document some retrieval earlier in the trace returned — the
-// citation half of guard.Grounding. tools marks the tools whose results are
+// (Step.Citations, or bracketed ids in the text) is the id of a document
+// some retrieval earlier in the trace returned — the citation half of the
+// grounding rule. tools marks the tools whose results are
 // documents (ToolPolicy.Retrieval); retrieval steps, and tool steps the
 // recorder gave document ids (Step.DocIDs), always count. It is skipped on
 // traces whose answers cite nothing.
 func CitationsRetrieved(tools guard.ToolPolicies) Assertion {
-	rule := guard.Grounding(tools)
+	rule := gates.NewGrounding(retrievalTools(tools))
 	return Assert(NameCitationsRetrieved, func(t *trace.Trace) Outcome {
 		rule := rule
 		if more, ok := withDocTools(tools, t); ok {
-			rule = guard.Grounding(more)
+			rule = gates.NewGrounding(retrievalTools(more))
 		}
 		e := effectsOf(t)
 		out := Skipped()
 		for i, s := range t.Steps {
-			if !e.delivered(s) || len(guard.Citations(s)) == 0 {
+			if !e.delivered(s) || len(gates.Citations(s)) == 0 {
 				continue
 			}
 			if f, bad := firstFinding(rule, t, i, hasTag("bad-citation")); bad {
@@ -281,10 +285,10 @@ func CitationsRetrieved(tools guard.ToolPolicies) Assertion {
 }
 
 // AllowedTools asserts that every tool call that ran was to a tool in
-// allowed (guard.AllowList); with no names, to a tool the agent was offered
+// allowed (the tool-allow-list rule); with no names, to a tool the agent was offered
 // (Trace.Tools). It is skipped on traces where no tool ran.
 func AllowedTools(allowed ...string) Assertion {
-	rule := guard.AllowList(slices.Clone(allowed)...)
+	rule := calls.NewAllowList(slices.Clone(allowed)...)
 	return Assert(NameAllowedTools, func(t *trace.Trace) Outcome {
 		e := effectsOf(t)
 		out := Skipped()
@@ -303,8 +307,8 @@ func AllowedTools(allowed ...string) Assertion {
 
 // RefusalWithoutEvidence asserts that when the evidence was too weak to
 // answer from — the last retrieval of the turn returned no document, or its
-// best score is below the route's threshold, as guard.SimilarityGate(tools,
-// min, byRoute) decides — the user got a refusal, not an answer: every
+// best score is below the route's threshold, as the retrieval-similarity
+// rule decides with min and byRoute — the user got a refusal, not an answer: every
 // delivered answer in that situation is marked Step.Refusal or is one of
 // refusals (default the guard's refusal and handoff message in every
 // language of the default lexicon, guard.DefaultRefusal first). An
@@ -313,7 +317,7 @@ func AllowedTools(allowed ...string) Assertion {
 // carries no document ids, so only the policy can tell that it was one.
 // It is skipped on traces where the evidence was never too weak.
 func RefusalWithoutEvidence(tools guard.ToolPolicies, min float64, byRoute map[string]float64, refusals ...string) Assertion {
-	rule := guard.SimilarityGate(tools, min, byRoute)
+	rule := gates.NewSimilarity(retrievalTools(tools), min, byRoute)
 	if len(refusals) == 0 {
 		refusals = defaultRefusals()
 	}
@@ -321,7 +325,7 @@ func RefusalWithoutEvidence(tools guard.ToolPolicies, min float64, byRoute map[s
 	return Assert(NameRefusalWithoutEvidence, func(t *trace.Trace) Outcome {
 		rule := rule
 		if more, ok := withDocTools(tools, t); ok {
-			rule = guard.SimilarityGate(more, min, byRoute)
+			rule = gates.NewSimilarity(retrievalTools(more), min, byRoute)
 		}
 		e := effectsOf(t)
 		out := Skipped()
@@ -344,6 +348,18 @@ func RefusalWithoutEvidence(tools guard.ToolPolicies, min float64, byRoute map[s
 		}
 		return out
 	})
+}
+
+// retrievalTools returns the tools of tools that are retrievals, as the
+// rules read them.
+func retrievalTools(tools guard.ToolPolicies) *rulekit.Tools {
+	listed := map[string]rulekit.Tool{}
+	for name, p := range tools {
+		if p.Retrieval {
+			listed[name] = rulekit.Tool{Retrieval: true}
+		}
+	}
+	return rulekit.NewTools(detect.Default(), listed)
 }
 
 // withDocTools returns tools plus every tool of t that has a step with

@@ -161,18 +161,21 @@ func TestFromRuleAndFromEvaluate(t *testing.T) {
 	blocked.Tools = []trace.ToolSpec{{Name: "query_order"}}
 	loop := tr("t", "r", toolCall("track", `{"n":1}`, "x"), toolCall("track", `{"n":1}`, "x"))
 
-	outcome := FromRule("allow", guard.AllowList())
+	allow, _ := guard.New(guard.Config{}).Rule(rules.AllowList)
+	outcome := FromRule("allow", allow)
 	if got := outcome.Check(blocked).status(); got != Pass {
 		t.Errorf("FromRule judges outcomes: status = %s, want pass (the call was blocked)", got)
 	}
-	attempts := FromEvaluate("guard", guard.Evaluate)
+	attempts := FromEvaluate("guard", guard.New(guard.Config{}).Evaluate)
 	if o := attempts.Check(blocked); o.status() != Fail || o.Finding.Rule != rules.AllowList || o.Finding.Step != 1 {
 		t.Errorf("FromEvaluate judges attempts: %+v, want a tool-allow-list failure on step 1", o)
 	}
-	if o := FromRule("loop", guard.LoopLimit(2)).Check(loop); o.status() != Fail || o.Finding.Step != 1 {
+	loop2, _ := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2}}).Rule(rules.Loop)
+	loop3, _ := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 3}}).Rule(rules.Loop)
+	if o := FromRule("loop", loop2).Check(loop); o.status() != Fail || o.Finding.Step != 1 {
 		t.Errorf("loop: %+v, want a failure on step 1", o)
 	}
-	if o := FromRule("loop", guard.LoopLimit(3)).Check(loop); o.status() != Pass {
+	if o := FromRule("loop", loop3).Check(loop); o.status() != Pass {
 		t.Errorf("loop of 3: %+v, want a pass", o)
 	}
 }

@@ -129,7 +129,7 @@ type AssertionConfig struct {
 	// RefusalWithoutEvidence). Retrieval steps count whatever this says.
 	RetrievalTools []string `json:"retrieval_tools,omitempty"`
 	// MinSimilarity and RouteSimilarity set when retrieved evidence is too
-	// weak to answer from, as in guard.SimilarityGate. Zero means only a
+	// weak to answer from, as guard.Gates says. Zero means only a
 	// retrieval that returned nothing is no evidence.
 	MinSimilarity   float64            `json:"min_similarity,omitempty"`
 	RouteSimilarity map[string]float64 `json:"route_similarity,omitempty"`

@@ -59,12 +59,13 @@ peak at about 50 MB. See [Round] for what a stream judges differently.
 # Assertions
 
 An [Assertion] is a property, not a literal answer. The built-in ones
-([Defaults]) reuse the guard's rules: [JSONAnswer] (guard.Invariants'
-JSON check), [NonNegativeAmounts] (guard.NonNegativeAmounts),
-[CitationsRetrieved] (guard.Grounding, via guard.Citations), [AllowedTools]
-(guard.AllowList) and [RefusalWithoutEvidence] (guard.SimilarityGate).
-[Assert] makes one from a function; [FromRule] turns any guard.Rule into
-one and [FromEvaluate] any guard.Evaluate; the policy file's assertions.guard_rules runs
+([Defaults]) reuse the guard's rules (package guard/rules names them):
+[JSONAnswer] (value-invariant's JSON check), [NonNegativeAmounts]
+(value-invariant's amounts), [CitationsRetrieved] (grounding's citations),
+[AllowedTools] (tool-allow-list) and [RefusalWithoutEvidence]
+(retrieval-similarity). [Assert] makes one from a function; [FromRule]
+turns any guard.Rule into one and [FromEvaluate] any Guard.Evaluate; the
+policy file's assertions.guard_rules runs
 some of the guard's rules as assertions by name. An assertion passes,
 fails or is skipped where it does not apply; a sample is red when any
 fails.

@@ -108,7 +108,8 @@ func ExampleAssert() {
 
 func ExampleFromRule() {
 	// The guard's loop rule, as an assertion on what ran.
-	loop := conteval.FromRule("loop", guard.LoopLimit(3))
+	rule, _ := guard.New(guard.Config{}).Rule(rules.Loop)
+	loop := conteval.FromRule("loop", rule)
 	t := &trace.Trace{ID: "t1"}
 	for i := range 4 {
 		t.Steps = append(t.Steps, &trace.Step{Index: i, Kind: trace.KindTool, Name: "logistics", Args: `{"tracking_no":"SF404"}`, Result: "no new scan"})
@@ -224,12 +225,14 @@ func ExampleWriteCases() {
 func ExampleFromEvaluate() {
 	// The agent proposed a tool it was not given; the guard blocked it.
 	// FromRule judges what ran and passes; FromEvaluate judges what the
-	// agent attempted, as guard.Evaluate does, and fails.
+	// agent attempted, as Guard.Evaluate does, and fails.
 	t := &trace.Trace{ID: "t1", Tools: []trace.ToolSpec{{Name: "query_order"}}, Steps: []*trace.Step{
 		{Index: 0, Kind: trace.KindTool, Name: "cancel_order", Args: `{"order_id":"A1002"}`, Blocked: true},
 	}}
-	fmt.Println(conteval.FromRule("allow-list", guard.AllowList()).Check(t).Status)
-	o := conteval.FromEvaluate("guard", guard.Evaluate).Check(t)
+	g := guard.New(guard.Config{})
+	allow, _ := g.Rule(rules.AllowList)
+	fmt.Println(conteval.FromRule("allow-list", allow).Check(t).Status)
+	o := conteval.FromEvaluate("guard", g.Evaluate).Check(t)
 	fmt.Println(o.Status, o.Finding.Rule, o.Finding.Message)
 	// Output:
 	// pass

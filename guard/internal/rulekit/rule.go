@@ -56,3 +56,27 @@ func NamesOf(r interface{ Name() string }) []string {
 	}
 	return []string{r.Name()}
 }
+
+// ScopedFunc is a Func rule with a scope (Scoped).
+type ScopedFunc struct {
+	Func
+	// Tools reports whether the rule may judge a call of a tool; nil
+	// means every tool.
+	Tools func(name string, t Tool) bool
+	// Only says the rule judges tool calls only.
+	Only bool
+}
+
+// ToolOnly reports whether the rule judges tool calls only.
+func (r ScopedFunc) ToolOnly() bool { return r.Only }
+
+// JudgesTool reports whether the rule may judge a call of the tool.
+func (r ScopedFunc) JudgesTool(name string, t Tool) bool { return r.Tools == nil || r.Tools(name, t) }
+
+// NoTool is the scope of a rule that judges no tool call.
+func NoTool(string, Tool) bool { return false }
+
+// Answers returns a rule that judges model steps only.
+func Answers(name string, check func(t *trace.Trace, s *trace.Step) []trace.Finding) ScopedFunc {
+	return ScopedFunc{Func: Func{name, check}, Tools: NoTool}
+}

@@ -14,14 +14,14 @@ import (
 // returns, and the domain check that an address changes only while the
 // order is pending), read the way "agentguard evaluate -policy" reads it,
 // plus what a file cannot hold: the intent classifier, hand-off after a
-// tool exception (guard.ToolFailureGate), gpt-4o's list prices (USD), the
+// tool exception (guard.Gates.DeadEnds), gpt-4o's list prices (USD), the
 // ledger and the mode.
 func GuardConfig(ledger guard.Sink, shadow bool) guard.Config {
 	cfg := policy().Config()
 	cfg.Shadow = shadow
 	// A tool exception that leaves the user at a dead end is handed to a
 	// person.
-	cfg.Rules = append(cfg.Rules, guard.ToolFailureGate(cfg.Tools, trace.Handoff))
+	cfg.Gates.DeadEnds = trace.Handoff
 	cfg.Gates.Classifier = guard.ClassifierFunc(Classify)
 	cfg.Observe.Ledger = ledger
 	cfg.Observe.Pricing = guard.Pricing{InputPerMillion: 2.5, OutputPerMillion: 10}

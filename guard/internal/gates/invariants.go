@@ -1,4 +1,4 @@
-package guard
+package gates
 
 import (
 	"encoding/json"
@@ -45,22 +45,23 @@ func ValidDates(_, path string, value any) error {
 	return fmt.Errorf("%s is not a valid date (%q)", path, s)
 }
 
-// Invariants checks tool arguments, and answers on the routes listed in
-// jsonRoutes, against invariants (default: NonNegativeAmounts and
-// ValidDates). On jsonRoutes an answer must also parse as JSON. Violations
-// are judged Retry: the agent is told what to fix.
-func Invariants(jsonRoutes []string, invariants ...Invariant) Rule {
-	defaults := len(invariants) == 0
+// NewInvariants returns the rule that checks tool arguments, and answers
+// on the routes listed in jsonRoutes, against invariants, after
+// NonNegativeAmounts and ValidDates when defaults is set. On jsonRoutes an
+// answer must also parse as JSON. Violations are judged Retry: the agent
+// is told what to fix.
+func NewInvariants(jsonRoutes []string, invariants []Invariant, defaults bool) rulekit.Func {
+	only := defaults && len(invariants) == 0 // keys tell whether a call needs reading
 	if defaults {
-		invariants = []Invariant{NonNegativeAmounts, ValidDates}
+		invariants = append([]Invariant{NonNegativeAmounts, ValidDates}, invariants...)
 	}
-	return NewRule(rules.Invariant, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return rulekit.Func{N: rules.Invariant, C: func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		var raw, tool string
 		switch {
 		case s.Kind == trace.KindTool:
 			// Arguments with no key the default invariants look at skip
 			// decoding.
-			if defaults && !anyKey(s.Args, defaultInvariantKey) {
+			if only && !rulekit.AnyKey(s.Args, defaultInvariantKey) {
 				return nil
 			}
 			raw, tool = s.Args, s.Name
@@ -92,31 +93,7 @@ func Invariants(jsonRoutes []string, invariants ...Invariant) Rule {
 			}
 		})
 		return out
-	})
-}
-
-// anyKey reports whether some object key in the JSON text s, at any depth,
-// satisfies match, scanning without decoding or allocating. A key with
-// escapes counts as a match, so that the decoder judges it; text that is
-// not JSON has no keys.
-func anyKey(s string, match func(key string) bool) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] != '"' {
-			continue
-		}
-		end, _, ok := scanString(s, i)
-		if !ok {
-			return false
-		}
-		if j := skipWS(s, end); j < len(s) && s[j] == ':' {
-			key := s[i+1 : end-1]
-			if strings.IndexByte(key, '\\') >= 0 || match(key) {
-				return true
-			}
-		}
-		i = end - 1
-	}
-	return false
+	}}
 }
 
 // The words in keys that the default invariants check: amountKey and

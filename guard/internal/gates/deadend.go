@@ -1,4 +1,4 @@
-package guard
+package gates
 
 import (
 	"fmt"
@@ -8,12 +8,12 @@ import (
 	"github.com/agentguard/agentguard/trace"
 )
 
-// ToolFailureGate keeps a tool exception from ending the conversation in a
+// NewDeadEnd returns the rule that keeps a tool exception from ending the conversation in a
 // dead end ("I could not submit the return…" and nothing after). A dead
 // end is a turn in which a tool call failed — it ran and returned an
 // error; a call the guard blocked did not run and does not count — no
 // later call of the same tool in the turn succeeded, and either the failed
-// call was state-changing (per tools, as for EmptyResultGate: the action
+// call was state-changing (the action
 // the user asked for did not happen) or no other call of the turn
 // succeeded (the answer rests on nothing). Its final answer is judged
 // verdict, unless it already asks the user a question:
@@ -26,18 +26,13 @@ import (
 //     that it corrects the call, asks the user or offers a hand-off itself
 //     (bounded by Gates.MaxRetries).
 //
-// It is not among the built-in rules: add it to Config.Rules. Like every
-// rule it runs offline too (Evaluate), and in shadow mode it records the
-// dead end without changing the answer. Any other verdict panics.
-func ToolFailureGate(tools ToolPolicies, verdict trace.Verdict) Rule {
-	switch verdict {
-	case "":
+// Like every rule it runs offline too, and in shadow mode it records the
+// dead end without changing the answer. The guard checks the verdict.
+func NewDeadEnd(tools *rulekit.Tools, verdict trace.Verdict) rulekit.ScopedFunc {
+	if verdict == "" {
 		verdict = trace.Handoff
-	case trace.Handoff, trace.Clarify, trace.Retry:
-	default:
-		panic(fmt.Sprintf("guard: ToolFailureGate: verdict %q, want handoff, clarify or retry", verdict))
 	}
-	return NewRule(rules.ToolFailure, func(t *trace.Trace, s *trace.Step) []trace.Finding {
+	return rulekit.Answers(rules.ToolFailure, func(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if s.Kind != trace.KindModel || len(s.Calls) != 0 || s.Blocked || s.Intent != "" || s.Result == "" || rulekit.AsksUser(s.Result) {
 			return nil
 		}
@@ -55,7 +50,7 @@ func ToolFailureGate(tools ToolPolicies, verdict trace.Verdict) Rule {
 				succeeded++
 			}
 		}
-		if failed == nil || (succeeded > 0 && !stateChanging(failed.Name, tools[failed.Name])) {
+		if failed == nil || (succeeded > 0 && !tools.Writes(failed.Name)) {
 			return nil
 		}
 		reason := rulekit.FirstLine(failed.Error)
