@@ -3,9 +3,9 @@ package guard_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/tools"
@@ -13,77 +13,24 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 )
 
-// benchTool is the tool the benchmarks call: it answers at once and keeps
-// nothing, so that what is measured is the wrapper.
-type benchTool struct{}
-
-func (benchTool) Name() string                                 { return "query_order" }
-func (benchTool) Description() string                          { return "Looks an order up by id." }
-func (benchTool) Parameters() any                              { return orderSchema }
-func (benchTool) Call(context.Context, string) (string, error) { return `{"status":"shipped"}`, nil }
-
-// benchStep runs one tool call through a wrapped tool per iteration, in a
-// fresh trace every 16 calls so the trace stays small. Traces are started
-// in batches with the timer stopped, so the measure is the step alone.
-func benchStep(b *testing.B, g *guard.Guard, args func(i int) string) {
-	benchStepSaying(b, g, "", args)
-}
-
-// benchStepSaying is benchStep with a user turn opening every trace, as a
-// conversation recorded through WrapModel or Run has: the provenance rules
-// then judge every id a read uses against what the user said.
-//
-// Besides wall time it reports the process's CPU time per call, the
-// trace starts left out (cpu-ns/op): on a busy machine wall time measures
-// the neighbours too, and CPU time counts what a hand-off to another
-// goroutine costs the other core.
-func benchStepSaying(b *testing.B, g *guard.Guard, said string, args func(i int) string) {
-	const perTrace, batch = 16, 1024
-	tool := g.WrapTool(benchTool{})
-	ctxs := make([]context.Context, batch)
-	b.ReportAllocs()
-	cpu, untimed := processCPU(), time.Duration(0)
-	defer func() { reportCPU(b, cpu+untimed) }()
-	for i := 0; b.Loop(); i++ {
-		if i%(perTrace*batch) == 0 {
-			b.StopTimer()
-			from := processCPU()
-			for j := range ctxs {
-				var rec *trace.Recorder
-				ctxs[j], rec = g.StartTrace(context.Background(), "s", "r")
-				if said != "" {
-					rec.UserTurn(said)
-				}
-			}
-			untimed += processCPU() - from
-			b.StartTimer()
-		}
-		if _, err := tool.Call(ctxs[i/perTrace%batch], args(i)); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-var orderArgs = []string{`{"order_id":"A1001"}`, `{"order_id":"A1002"}`}
-
 // BenchmarkGuardedStep is one tool call through the wrapper with every
 // default rule on and in-memory recording, no violation.
 func BenchmarkGuardedStep(b *testing.B) {
-	benchStep(b, guard.New(guard.Config{}), func(i int) string { return orderArgs[i%2] })
+	testkit.BenchStep(b, guard.New(guard.Config{}), func(i int) string { return testkit.OrderArgs[i%2] })
 }
 
 // BenchmarkGuardedStepConversation is BenchmarkGuardedStep in a recorded
 // conversation: the user's turn names the orders, and every read's id is
 // looked up in the trace's origins index, which each result is added to.
 func BenchmarkGuardedStepConversation(b *testing.B) {
-	benchStepSaying(b, guard.New(guard.Config{}), "Where are my orders A1001 and A1002?", func(i int) string { return orderArgs[i%2] })
+	testkit.BenchStepSaying(b, guard.New(guard.Config{}), "Where are my orders A1001 and A1002?", func(i int) string { return testkit.OrderArgs[i%2] })
 }
 
 // BenchmarkGuardedStepViolation is the same with a violation (a loop) on
 // every other call, written to a sink.
 func BenchmarkGuardedStepViolation(b *testing.B) {
 	sink := guard.SinkFunc(func(context.Context, trace.Violation) (uint64, error) { return 1, nil })
-	benchStep(b, guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2}, Observe: guard.Observation{Ledger: sink}}), func(int) string { return orderArgs[0] })
+	testkit.BenchStep(b, guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2}, Observe: guard.Observation{Ledger: sink}}), func(int) string { return testkit.OrderArgs[0] })
 }
 
 // BenchmarkOTelSpanBaseline is the yardstick: one OpenTelemetry SDK span
@@ -95,7 +42,7 @@ func BenchmarkOTelSpanBaseline(b *testing.B) {
 	tracer := tp.Tracer("bench")
 	ctx := context.Background()
 	b.ReportAllocs()
-	defer reportCPU(b, processCPU())
+	defer testkit.ReportCPU(b, testkit.ProcessCPU())
 	for b.Loop() {
 		_, span := tracer.Start(ctx, "execute_tool query_order")
 		span.SetAttributes(
@@ -117,11 +64,11 @@ func (discardExporter) Shutdown(context.Context) error                          
 // BenchmarkGuardDisabled is the kill switch: a wrapped tool call with the
 // guard disabled, which must cost what the bare call costs.
 func BenchmarkGuardDisabled(b *testing.B) {
-	benchCall(b, guard.New(guard.Config{Bypass: true}).WrapTool(benchTool{}))
+	benchCall(b, guard.New(guard.Config{Bypass: true}).WrapTool(testkit.BenchTool{}))
 }
 
 // BenchmarkBareTool is the tool called directly, without a guard.
-func BenchmarkBareTool(b *testing.B) { benchCall(b, benchTool{}) }
+func BenchmarkBareTool(b *testing.B) { benchCall(b, testkit.BenchTool{}) }
 
 func benchCall(b *testing.B, tool tools.Tool) {
 	ctx := context.Background()
@@ -138,7 +85,7 @@ func benchCall(b *testing.B, tool tools.Tool) {
 // trace before every call.
 func BenchmarkGuardedStepMemory(b *testing.B) {
 	g := guard.New(guard.Config{Memory: &guard.MemoryOptions{}})
-	tool := g.WrapTool(benchTool{})
+	tool := g.WrapTool(testkit.BenchTool{})
 	start := func() context.Context {
 		ctx, rec := g.StartTrace(context.Background(), "s", "r")
 		for k, turn := range []string{"My address is now 12 Oak St.", "Please don't text me.", "Where is A1001?"} {
@@ -156,7 +103,7 @@ func BenchmarkGuardedStepMemory(b *testing.B) {
 			ctx = start()
 			b.StartTimer()
 		}
-		if _, err := tool.Call(ctx, orderArgs[i%2]); err != nil {
+		if _, err := tool.Call(ctx, testkit.OrderArgs[i%2]); err != nil {
 			b.Fatal(err)
 		}
 	}

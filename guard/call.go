@@ -148,7 +148,7 @@ func (g *Guard) newPlan(name string) *toolPlan {
 	p := g.cfg.Tools[name]
 	rs := g.breakers.settings
 	tp := &toolPlan{name: name, policy: p, state: g.breakers.tool(name), timeout: p.Timeout, retries: p.Retries,
-		inline: p.HonoursContext && !p.Isolate && !rs.IsolateTools}
+		inline: p.HonoursContext}
 	if tp.timeout == 0 {
 		tp.timeout = rs.ToolTimeout
 	}

@@ -74,7 +74,7 @@ func scenarioGuard(tb testing.TB) *guard.Guard {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	cfg, err := guard.LoadPolicy(f)
+	cfg, err := loadPolicy(f)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -404,7 +404,7 @@ func TestFalseClaimsOnline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cfgFile.Close()
-	cfg, err := guard.LoadPolicy(cfgFile)
+	cfg, err := loadPolicy(cfgFile)
 	if err != nil {
 		t.Fatal(err)
 	}

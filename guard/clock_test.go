@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 )
 
 // stepClock is a clock that moves on by step at every reading.
@@ -25,7 +26,7 @@ func TestGuardClockDatesEverything(t *testing.T) {
 	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2}, Observe: guard.Observation{Ledger: sink}})
 	guard.SetClockForTest(g, stepClock(base, time.Millisecond))
 	ctx, rec := g.StartTrace(context.Background(), "s", "r")
-	tool := g.WrapTool(benchTool{})
+	tool := g.WrapTool(testkit.BenchTool{})
 	for range 2 { // the second call is a loop
 		if _, err := tool.Call(ctx, `{"order_id":"A1001"}`); err != nil {
 			t.Fatal(err)
@@ -63,7 +64,7 @@ func TestGuardClockDatesEverything(t *testing.T) {
 func TestGuardClockTimesInlineCalls(t *testing.T) {
 	g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: 30 * time.Second}})
 	guard.SetClockForTest(g, stepClock(time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC), time.Minute))
-	_, err := g.WrapTool(benchTool{}).Call(context.Background(), `{"order_id":"A1001"}`)
+	_, err := g.WrapTool(testkit.BenchTool{}).Call(context.Background(), `{"order_id":"A1001"}`)
 	if !errors.Is(err, guard.ErrTimeout) {
 		t.Errorf("error = %v, want ErrTimeout", err)
 	}

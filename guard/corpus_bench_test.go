@@ -14,6 +14,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 )
 
 // corpusBytes reads every trace file of the shared corpus into memory, so
@@ -21,7 +22,7 @@ import (
 // counts the steps its traces hold.
 func corpusBytes(b *testing.B) (lines [][]byte, steps int) {
 	b.Helper()
-	dir := corpusDir(b)
+	dir := testkit.CorpusDir(b)
 	for _, name := range []string{"taubench_airline.jsonl", "tau2_retail.jsonl", "tau2_telecom.jsonl", "agentdojo.jsonl"} {
 		data, err := os.ReadFile(filepath.Join(dir, name))
 		if err != nil {
@@ -36,11 +37,11 @@ func corpusBytes(b *testing.B) (lines [][]byte, steps int) {
 		}
 	}
 	for _, line := range lines {
-		var l corpusLine
+		var l testkit.Line
 		if err := json.Unmarshal(line, &l); err != nil {
 			b.Fatal(err)
 		}
-		tr, _, err := l.toTrace()
+		tr, _, err := l.ToTrace()
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -56,7 +57,7 @@ func corpusBytes(b *testing.B) (lines [][]byte, steps int) {
 // collector's share is counted once.
 func reportCorpus(b *testing.B, steps int, cpu time.Duration) {
 	b.ReportMetric(float64(steps*b.N)/b.Elapsed().Seconds(), "steps/s")
-	if used := processCPU() - cpu; cpu > 0 && used > 0 {
+	if used := testkit.ProcessCPU() - cpu; cpu > 0 && used > 0 {
 		b.ReportMetric(float64(used)/float64(b.N), "cpu-ns/op")
 		b.ReportMetric(float64(steps*b.N)/used.Seconds(), "steps/cpu-s")
 	}
@@ -67,10 +68,10 @@ func reportCorpus(b *testing.B, steps int, cpu time.Duration) {
 func BenchmarkCorpusDecode(b *testing.B) {
 	lines, steps := corpusBytes(b)
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := testkit.ProcessCPU()
 	for b.Loop() {
 		for _, line := range lines {
-			var l corpusLine
+			var l testkit.Line
 			if err := json.Unmarshal(line, &l); err != nil {
 				b.Fatal(err)
 			}
@@ -86,14 +87,14 @@ func BenchmarkCorpusEvaluate(b *testing.B) {
 	lines, steps := corpusBytes(b)
 	g := guard.New(guard.Config{})
 	b.ReportAllocs()
-	cpu := processCPU()
+	cpu := testkit.ProcessCPU()
 	for b.Loop() {
 		for _, line := range lines {
-			var l corpusLine
+			var l testkit.Line
 			if err := json.Unmarshal(line, &l); err != nil {
 				b.Fatal(err)
 			}
-			tr, _, err := l.toTrace()
+			tr, _, err := l.ToTrace()
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -133,14 +134,14 @@ func compiledPatterns(v reflect.Value, out []*regexp.Regexp) []*regexp.Regexp {
 // TestPrefiltersOnCorpus checks the lexicon patterns' prefilters on every
 // text of the shared corpus: what a pattern matches, MayMatch lets through.
 func TestPrefiltersOnCorpus(t *testing.T) {
-	dir := corpusDir(t)
+	dir := testkit.CorpusDir(t)
 	w := detect.Default()
 	patterns := compiledPatterns(reflect.ValueOf(w), nil)
 	texts, matched := 0, 0
 	for _, name := range []string{"taubench_airline.jsonl", "tau2_retail.jsonl", "tau2_telecom.jsonl", "agentdojo.jsonl"} {
-		for _, ct := range loadCorpusFile(t, filepath.Join(dir, name)) {
-			all := slices.Clone(ct.trace.UserTurns)
-			for _, s := range ct.trace.Steps {
+		for _, ct := range testkit.LoadFile(t, filepath.Join(dir, name)) {
+			all := slices.Clone(ct.Trace.UserTurns)
+			for _, s := range ct.Trace.Steps {
 				all = append(all, s.Args, s.Result)
 			}
 			for _, text := range all {
@@ -149,7 +150,7 @@ func TestPrefiltersOnCorpus(t *testing.T) {
 					if re.MatchString(text) {
 						matched++
 						if !w.MayMatch(re, text) {
-							t.Errorf("%s: %.80q matches %.60s but MayMatch says no", ct.trace.ID, text, re)
+							t.Errorf("%s: %.80q matches %.60s but MayMatch says no", ct.Trace.ID, text, re)
 						}
 					}
 				}

@@ -22,13 +22,18 @@ var layers = map[string]int{"trace": 0, "memory": 1, "ledger": 1, "guard": 2, "e
 //     library; memory imports nothing of this module but trace and nothing
 //     of langchaingo but llms;
 //   - no library package drags in langchaingo's agents, chains, prompts,
-//     memory, providers or vector stores.
+//     memory, providers or vector stores;
+//   - only guard/policy and what reads policy files (conteval, health,
+//     the programs) link cel-go and YAML: a program that imports guard
+//     alone links neither.
 func TestDependencyRules(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go list")
 	}
 	const mod = "github.com/agentguard/agentguard/"
 	const badger, otel, lc = "github.com/dgraph-io/badger", "go.opentelemetry.io/otel", "github.com/tmc/langchaingo"
+	const cel, yaml = "cel.dev/cel-go", "go.yaml.in/yaml"
+	readsPolicies := map[string]bool{"guard/policy": true, "guard/conteval": true, "guard/health": true}
 	heavy := []string{lc + "/agents", lc + "/chains", lc + "/prompts", lc + "/memory", lc + "/llms/openai",
 		lc + "/llms/anthropic", lc + "/llms/ollama", lc + "/vectorstores"}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, mod+"...").CombinedOutput()
@@ -65,6 +70,8 @@ func TestDependencyRules(t *testing.T) {
 				t.Errorf("%s links OpenTelemetry (%s): only trace/otelexport, and badger's own tracing, may", pkg, dep)
 			case pkg == "trace/lexicon" && strings.Contains(strings.SplitN(dep, "/", 2)[0], "."):
 				t.Errorf("%s links %s: the lexicon imports only the standard library", pkg, dep)
+			case (under(dep, cel) || under(dep, yaml+"/v3")) && !readsPolicies[pkg]:
+				t.Errorf("%s links %s: only the packages that read policy files may", pkg, dep)
 			case under(dep, lc) && top == "trace":
 				t.Errorf("%s links langchaingo (%s): trace is the bottom layer", pkg, dep)
 			case under(dep, lc) && top == "memory" && dep != lc+"/llms" && !strings.HasPrefix(dep, lc+"/llms/internal"):

@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -272,7 +273,7 @@ func TestAbandonedCallsAreBounded(t *testing.T) {
 // goroutines, not one per call.
 func TestWorkersAreReused(t *testing.T) {
 	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1}})
-	wrapped := g.WrapTool(benchTool{})
+	wrapped := g.WrapTool(testkit.BenchTool{})
 	before := runtime.NumGoroutine()
 	ctx, _ := g.StartTrace(context.Background(), "s", "")
 	for range 1000 {

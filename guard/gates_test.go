@@ -481,7 +481,7 @@ func TestToolTimeout(t *testing.T) {
 			time.Sleep(3 * timeout)
 			return "late", nil
 		}},
-		{name: "isolated, hangs ignoring its context", policy: guard.ToolPolicy{Isolate: true}, tool: func(context.Context, string) (string, error) {
+		{name: "isolated, hangs ignoring its context", policy: guard.ToolPolicy{}, tool: func(context.Context, string) (string, error) {
 			<-release
 			return "late", nil
 		}},

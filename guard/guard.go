@@ -17,6 +17,7 @@ import (
 	"github.com/agentguard/agentguard/guard/internal/claims"
 	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/internal/gates"
+	"github.com/agentguard/agentguard/guard/internal/jsonschema"
 	"github.com/agentguard/agentguard/guard/internal/origins"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/memory"
@@ -33,32 +34,32 @@ type Config struct {
 	// Tools annotates tools by name: effect, trust, confirmation, retrieval,
 	// emptiness, timeout, retries and schema. Unlisted tools get the zero
 	// ToolPolicy.
-	Tools ToolPolicies
+	Tools ToolPolicies `json:"tools,omitempty"`
 	// Gates tunes the built-in rules.
-	Gates Gates
+	Gates Gates `json:"gates,omitempty"`
 	// Answers sets what the user is told when a rule stops a run, and
 	// whether streamed answers wait until they are judged.
-	Answers Answers
+	Answers Answers `json:"answers,omitempty"`
 	// Memory configures the pinned memory card: constraints extracted from
 	// every user turn, injected into every model call, kept through
 	// compression and enforced before tool calls. Nil means on, with the
 	// rule-based extractor and no compression; MemoryOptions.Off turns it
 	// off.
-	Memory *MemoryOptions
+	Memory *MemoryOptions `json:"memory,omitempty"`
 	// Rules run after the built-in rules, in order. A rule that implements
 	// NamedRule can be left out by Disable like a built-in one.
-	Rules []Rule
+	Rules []Rule `json:"-"`
 	// Disable names rules to leave out: built-in ones (BuiltinRules) and
 	// named ones of Rules. An unknown name is ignored.
-	Disable []string
+	Disable []string `json:"disable,omitempty"`
 	// Resilience sets timeouts, retries, circuit breakers and a fallback
 	// model for every tool and model call.
-	Resilience Resilience
+	Resilience Resilience `json:"resilience,omitempty"`
 	// Observe says where findings and records go: ledger, logger, pricing,
 	// field caps.
-	Observe Observation
+	Observe Observation `json:"observe,omitempty"`
 	// Evaluation tunes Evaluate's score; the online guard ignores it.
-	Evaluation Evaluation
+	Evaluation Evaluation `json:"evaluation,omitempty"`
 	// Lexicon is the guard's language data: the write verbs that make a
 	// tool state-changing, the phrases the built-in rules look for, the
 	// memory card's vocabulary and every reply the guard writes, to the
@@ -66,17 +67,17 @@ type Config struct {
 	// package lexicon). Nil means lexicon.Default(), English and Chinese.
 	// New compiles it, and panics if it does not compile (check it first
 	// with Lexicon.Check); it must not change afterwards.
-	Lexicon *lexicon.Lexicon
+	Lexicon *lexicon.Lexicon `json:"-"`
 	// Shadow turns on detect-only mode: every rule runs and every finding is
 	// recorded and sent to the ledger, marked Shadow, but no verdict is
 	// enforced.
-	Shadow bool
+	Shadow bool `json:"shadow,omitempty"`
 	// Bypass turns the guard off: wrapped models and tools call straight
 	// through, recording and judging nothing, without allocating; Run still
 	// drives the loop but judges nothing and records only the user turns.
 	// It is the kill switch for an incident, not a mode to measure in (see
 	// Shadow).
-	Bypass bool
+	Bypass bool `json:"bypass,omitempty"`
 }
 
 // Gates tunes the built-in rules. The zero value is the default of each.
@@ -84,55 +85,55 @@ type Gates struct {
 	// AllowedTools is the tool allow-list. Empty means the tools the agent
 	// was offered in the run (from llms.WithTools / WithFunctions, or Run's
 	// tools).
-	AllowedTools []string
+	AllowedTools []string `json:"allowed_tools,omitempty"`
 	// LoopLimit blocks the n-th consecutive identical tool call. Zero means
 	// 3; negative disables the rule.
-	LoopLimit int
+	LoopLimit int `json:"loop_limit,omitempty"`
 	// MaxSteps hands the run to a human after this many tool calls in one
 	// trace. Zero means 25; negative disables the rule.
-	MaxSteps int
+	MaxSteps int `json:"max_steps,omitempty"`
 	// Classifier, when set, classifies each new user turn before the model
 	// is called; the result is recorded as a step and judged by the intent
 	// gate.
-	Classifier Classifier
+	Classifier Classifier `json:"-"`
 	// Intents is the set of intents the agent serves. Empty means any.
-	Intents []string
+	Intents []string `json:"intents,omitempty"`
 	// MinIntentConfidence is the intent gate's threshold. Zero means 0.6.
-	MinIntentConfidence float64
+	MinIntentConfidence float64 `json:"min_intent_confidence,omitempty"`
 	// EmptyResult is the verdict when an answer goes on after an empty tool
 	// result: Clarify (ask the user to confirm the key), Retry or Handoff.
 	// Empty means Clarify.
-	EmptyResult trace.Verdict
+	EmptyResult trace.Verdict `json:"empty_result,omitempty"`
 	// MinSimilarity is the best retrieval score below which the answer is
 	// the refusal template; RouteSimilarity overrides it per route. Zero
 	// refuses only when a retrieval returned no document.
-	MinSimilarity   float64
-	RouteSimilarity map[string]float64
+	MinSimilarity   float64            `json:"min_similarity,omitempty"`
+	RouteSimilarity map[string]float64 `json:"route_similarity,omitempty"`
 	// JSONRoutes lists routes whose answers must parse as JSON.
-	JSONRoutes []string
+	JSONRoutes []string `json:"json_routes,omitempty"`
 	// Invariants check tool arguments and JSON answers, after the
 	// defaults: amounts (fields named like an amount, price or quantity)
 	// are not negative, dates (fields named like a date) parse.
-	Invariants []Invariant
+	Invariants []Invariant `json:"-"`
 	// ConfirmWrites requires user confirmation before every state-changing
 	// call, not only those whose ToolPolicy sets Confirm.
-	ConfirmWrites bool
+	ConfirmWrites bool `json:"confirm_writes,omitempty"`
 	// RequireApproval names tools whose calls pause Run until a human
 	// approves them (see Result.Pending and Guard.Resume).
-	RequireApproval []string
+	RequireApproval []string `json:"require_approval,omitempty"`
 	// DeadEnds turns on the tool-failure rule: when a turn's tool call
 	// failed and its answer goes nowhere (the write did not happen, or
 	// nothing the answer rests on succeeded), the answer is judged
 	// Handoff (a person takes over), Clarify (re-ask the user) or Retry
 	// (re-ask the model, told what failed). Empty means off.
-	DeadEnds trace.Verdict
+	DeadEnds trace.Verdict `json:"dead_ends,omitempty"`
 	// MaxRetries bounds how often a model step judged Retry is asked again
 	// within one call. Zero means 1; negative means never.
-	MaxRetries int
+	MaxRetries int `json:"max_retries,omitempty"`
 	// Profile says who authorizes consequential calls: the user turn by
 	// turn (ProfileConversational, the default) or the user's task as a
 	// whole (ProfileAutonomous).
-	Profile Profile
+	Profile Profile `json:"profile,omitempty"`
 }
 
 // Profile says what authorizes the agent's consequential calls.
@@ -159,17 +160,17 @@ type Answers struct {
 	// blocked model answer has to be replaced, whatever the user's
 	// language. Empty means the lexicon's refusal in the language of the
 	// user's latest turn (DefaultRefusal in English).
-	RefusalTemplate string
+	RefusalTemplate string `json:"refusal_template,omitempty"`
 	// HandoffMessage is the answer given on a Handoff verdict, whatever the
 	// user's language. Empty means the lexicon's handoff message in the
 	// language of the user's latest turn (DefaultHandoff in English).
-	HandoffMessage string
+	HandoffMessage string `json:"handoff_message,omitempty"`
 	// Streaming says when the caller's llms.WithStreamingFunc receives an
 	// answer's chunks. Empty means StreamBuffered. PassThroughRoutes
 	// streams the routes it lists through whatever Streaming says. See
 	// StreamMode for the trade-off.
-	Streaming         StreamMode
-	PassThroughRoutes []string
+	Streaming         StreamMode `json:"streaming,omitempty"`
+	PassThroughRoutes []string   `json:"pass_through_routes,omitempty"`
 }
 
 // Observation says where a guard's findings and records go.
@@ -181,23 +182,23 @@ type Observation struct {
 	// never delays a step. Guard.Flush waits for them; Guard.Close, before
 	// exit, delivers the rest. A failing Ledger never stops the agent: the
 	// error is logged.
-	Ledger Sink
+	Ledger Sink `json:"-"`
 	// Logger receives gate decisions and ledger errors, off the step like
 	// the ledger. Nil means silent.
-	Logger *slog.Logger
+	Logger *slog.Logger `json:"-"`
 	// Pricing turns token counts into cost. Zero means cost is not recorded.
-	Pricing Pricing
+	Pricing Pricing `json:"pricing,omitempty"`
 	// MaxField caps recorded arguments and results, in bytes (see
 	// trace.RecorderOptions). Zero means trace.DefaultMaxField.
-	MaxField int
+	MaxField int `json:"max_field,omitempty"`
 	// Traces receives every finished trace (see TraceSink for when a trace
 	// is finished), off the step like findings. Nil means Ledger, when it
 	// stores traces too (a badgerstore.Store does): every entry's trace
 	// can then be fetched from the ledger. DiscardTraces stores none.
-	Traces TraceSink
+	Traces TraceSink `json:"-"`
 	// TraceEvery saves a trace every TraceEvery recorded steps as well, for
 	// sessions that never end. Zero or negative means only when finished.
-	TraceEvery int
+	TraceEvery int `json:"trace_every,omitempty"`
 	// KeepSteps bounds a trace's memory in a session that never ends: once
 	// the trace sink has acknowledged a save made by TraceEvery, the guard
 	// releases from memory the steps it stored, keeping the last KeepSteps
@@ -207,24 +208,25 @@ type Observation struct {
 	// A save the sink refused releases nothing. Zero means DefaultKeepSteps;
 	// negative keeps every step. Without TraceEvery and a trace sink it
 	// does nothing.
-	KeepSteps int
+	KeepSteps int `json:"keep_steps,omitempty"`
 	// Metrics receives verdicts, gate latency and breaker changes (see
 	// Observer). Nil means none, at no cost: the guard then does not even
 	// read the clock for them.
-	Metrics Observer
+	Metrics Observer `json:"-"`
 }
 
 // Evaluation tunes the score Evaluate gives a recorded trace.
 type Evaluation struct {
 	// PassScore is the trajectory score a trace needs to pass. Zero means 80.
-	PassScore int
+	PassScore int `json:"pass_score,omitempty"`
 	// Penalty is the score lost per violation. Zero means 20.
-	Penalty int
+	Penalty int `json:"penalty,omitempty"`
 }
 
 // Pricing is the price of a model's tokens, in any currency unit per million tokens.
 type Pricing struct {
-	InputPerMillion, OutputPerMillion float64
+	InputPerMillion  float64 `json:"input_per_million,omitempty"`
+	OutputPerMillion float64 `json:"output_per_million,omitempty"`
 }
 
 // Cost is the price of in input and out output tokens.
@@ -425,13 +427,13 @@ func (g *Guard) Rule(name string) (r Rule, ok bool) {
 }
 
 type compiledSchema struct {
-	node *schemaNode
+	node *jsonschema.Node
 	err  error // the schema does not compile: reported on every call
 }
 
 // addSchema compiles and keeps a tool's argument schema.
 func (g *Guard) addSchema(name string, raw json.RawMessage) {
-	node, err := compileSchema(raw)
+	node, err := jsonschema.Compile(raw)
 	g.schemaMu.Lock()
 	defer g.schemaMu.Unlock()
 	m := make(map[string]compiledSchema)

@@ -9,22 +9,17 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 )
 
-var orderSchema = map[string]any{
-	"type":       "object",
-	"properties": map[string]any{"order_id": map[string]any{"type": "string"}},
-	"required":   []string{"order_id"},
-}
-
 func orderTool() *guardtest.Tool {
 	return guardtest.NewTool("query_order", "Look up an order by id", func(_ context.Context, in string) (string, error) {
 		return `{"order_id":"A1001","status":"shipped"}`, nil
-	}).WithParameters(orderSchema)
+	}).WithParameters(testkit.OrderSchema)
 }
 
 func human(text string) []llms.MessageContent {

@@ -107,8 +107,7 @@ func TestHostileInputRun(t *testing.T) {
 	bigArgs := `{"order_id":"` + strings.Repeat("A", 5*mb) + `"}`
 	var release chan struct{} // made per subtest, in its bubble
 	fast := guard.Resilience{ModelRetries: -1, ToolTimeout: 50 * time.Millisecond, ModelTimeout: 50 * time.Millisecond}
-	isolated := fast
-	isolated.IsolateTools = true
+	isolated := fast // every tool not declared HonoursContext runs isolated
 
 	tests := []struct {
 		name  string
@@ -393,7 +392,7 @@ func TestHostileInputWrapTool(t *testing.T) {
 			tool: func(context.Context, string) (string, error) { panic(42) }},
 		{name: "tool panics with nil", input: `{"order_id":"A1001"}`, wantErr: guard.ErrToolPanic, wantRules: []string{"tool-error@allow"}, wantRan: 1,
 			tool: func(context.Context, string) (string, error) { panic(nil) }},
-		{name: "tool hangs ignoring its context", cfg: guard.Config{Resilience: guard.Resilience{ToolTimeout: 50 * time.Millisecond, IsolateTools: true}},
+		{name: "tool hangs ignoring its context", cfg: guard.Config{Resilience: guard.Resilience{ToolTimeout: 50 * time.Millisecond}},
 			input: `{"order_id":"A1001"}`, wantErr: guard.ErrTimeout, wantRan: 1, tool: hangingTool(&release),
 			check: func(t *testing.T, _ string, tr *trace.Trace) {
 				if s := toolStep(t, tr); !strings.Contains(s.Error, guard.ErrTimeout.Error()) {

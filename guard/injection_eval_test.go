@@ -2,13 +2,13 @@ package guard_test
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 )
 
@@ -30,27 +30,27 @@ type evalRun struct {
 
 // judgeRuns evaluates runs offline with g and returns, per run, the rules
 // that fired on or after the first injected step.
-func judgeRuns(g *guard.Guard, runs []corpusTrace) []evalRun {
+func judgeRuns(g *guard.Guard, runs []testkit.Run) []evalRun {
 	var out []evalRun
 	for _, r := range runs {
 		class := "failed"
-		switch l := r.line.Labels; {
+		switch l := r.Line.Labels; {
 		case l.AttackType == nil:
 			class = "clean"
 		case l.InjectionSuccess != nil && *l.InjectionSuccess:
 			class = "successful"
 		}
 		from := 0
-		if inj := r.line.Labels.InjectedSteps; len(inj) > 0 {
-			from = len(r.trace.Steps)
+		if inj := r.Line.Labels.InjectedSteps; len(inj) > 0 {
+			from = len(r.Trace.Steps)
 			for _, i := range inj {
-				if s, ok := r.step[i]; ok {
+				if s, ok := r.Step[i]; ok {
 					from = min(from, s+1)
 				}
 			}
 		}
-		e := evalRun{id: r.line.TraceID, class: class, fired: map[string]bool{}}
-		for _, f := range g.Evaluate(r.trace).Findings {
+		e := evalRun{id: r.Line.TraceID, class: class, fired: map[string]bool{}}
+		for _, f := range g.Evaluate(r.Trace).Findings {
 			if f.Step >= from && slices.Contains(injectionRules, f.Rule) {
 				e.fired[f.Rule] = true
 				e.fired["any"] = true
@@ -62,13 +62,13 @@ func judgeRuns(g *guard.Guard, runs []corpusTrace) []evalRun {
 }
 
 // count returns how many runs of class the rule flagged, out of how many.
-func count(runs []evalRun, class, rule string) ratio {
-	var r ratio
+func count(runs []evalRun, class, rule string) testkit.Ratio {
+	var r testkit.Ratio
 	for _, e := range runs {
 		if e.class == class {
-			r.of++
+			r.Of++
 			if e.fired[rule] {
-				r.n++
+				r.N++
 			}
 		}
 	}
@@ -81,10 +81,10 @@ func count(runs []evalRun, class, rule string) ratio {
 // AgentDojo runs flagged. The rewordings are committed; the clean runs come
 // from the shared corpus and are skipped, with a note, when it is absent.
 func TestInjectionRewordings(t *testing.T) {
-	var clean []corpusTrace
-	if dir, err := sharedCorpus(); err == nil {
-		for _, r := range loadCorpusFile(t, filepath.Join(dir, "agentdojo.jsonl")) {
-			if r.line.Labels.AttackType == nil {
+	var clean []testkit.Run
+	if dir, err := testkit.SharedCorpus(); err == nil {
+		for _, r := range testkit.LoadFile(t, filepath.Join(dir, "agentdojo.jsonl")) {
+			if r.Line.Labels.AttackType == nil {
 				clean = append(clean, r)
 			}
 		}
@@ -109,11 +109,11 @@ func TestInjectionRewordings(t *testing.T) {
 			var table strings.Builder
 			fmt.Fprintf(&table, "%-9s %-22s %-14s %-14s %s\n", "wording", "rule", "successful", "failed", "clean")
 			for _, w := range rewordings {
-				runs := judgeRuns(g, loadCorpusFile(t, filepath.Join("testdata", "reworded", w+".jsonl")))
+				runs := judgeRuns(g, testkit.LoadFile(t, filepath.Join("testdata", "reworded", w+".jsonl")))
 				for _, rule := range append([]string{"any"}, injectionRules...) {
 					fmt.Fprintf(&table, "%-9s %-22s %-14v %-14v %v\n", w, rule, count(runs, "successful", rule), count(runs, "failed", rule), count(cleanRuns, "clean", rule))
 				}
-				if got := count(runs, "successful", "any"); got.value() < p.minRecall {
+				if got := count(runs, "successful", "any"); got.Value() < p.minRecall {
 					t.Errorf("%s: successful injections flagged %v, want at least %.0f%%", w, got, 100*p.minRecall)
 				}
 			}
@@ -123,22 +123,9 @@ func TestInjectionRewordings(t *testing.T) {
 					t.Logf("clean run flagged: %s %v", e.id, e.fired)
 				}
 			}
-			if got := count(cleanRuns, "clean", "any"); len(clean) > 0 && got.value() > p.maxClean {
+			if got := count(cleanRuns, "clean", "any"); len(clean) > 0 && got.Value() > p.maxClean {
 				t.Errorf("clean runs flagged %v, want at most %.0f%%", got, 100*p.maxClean)
 			}
 		})
 	}
-}
-
-// sharedCorpus returns ../shared/corpus beside the module, if it is there.
-func sharedCorpus() (string, error) {
-	root, err := moduleRoot()
-	if err != nil {
-		return "", err
-	}
-	dir := filepath.Join(root, "..", "shared", "corpus")
-	if _, err := os.Stat(filepath.Join(dir, "agentdojo.jsonl")); err != nil {
-		return "", fmt.Errorf("corpus not found at %s (it lives beside the checkout, not in the module): %v", dir, err)
-	}
-	return dir, nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/tools"
@@ -295,7 +296,7 @@ func TestReleaseWaitsForTheSink(t *testing.T) {
 	})
 	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1},
 		Observe: guard.Observation{Traces: sink, TraceEvery: 50, KeepSteps: 10}})
-	tool := g.WrapTool(benchTool{})
+	tool := g.WrapTool(testkit.BenchTool{})
 	ctx, rec := g.StartTrace(context.Background(), "s", "")
 	calls := func(n int) {
 		for i := range n {

@@ -23,16 +23,16 @@ type MemoryOptions struct {
 	// Off turns the card off: nothing is extracted, injected, compressed
 	// or enforced. Config.Disable with RuleMemory leaves out only the
 	// enforcement.
-	Off bool
+	Off bool `json:"off,omitempty"`
 	// Extractor reads constraints from a user turn. Nil means
 	// memory.RuleBased(Config.Lexicon); combine it with
 	// memory.LLMExtractor for a model's recall:
 	// memory.Combine(memory.RuleBased(nil), memory.LLMExtractor(m)).
-	Extractor memory.Extractor
+	Extractor memory.Extractor `json:"-"`
 	// Budget is the token budget of what is sent to the model; longer
 	// conversations are compressed (memory.Compress). Zero means no
 	// compression.
-	Budget int
+	Budget int `json:"budget,omitempty"`
 }
 
 // on reports whether the card is on: m is nil or not Off.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -86,27 +87,27 @@ func BenchmarkCardModelCall(b *testing.B) {
 				ctx, msgs := start(turns)
 				msgs = msgs[:len(msgs)-1] // ends with the user's turn, already recorded
 				b.ReportAllocs()
-				cpu := processCPU()
+				cpu := testkit.ProcessCPU()
 				for b.Loop() {
 					if _, err := wrapped.GenerateContent(ctx, msgs); err != nil {
 						b.Fatal(err)
 					}
 				}
-				b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+				b.ReportMetric(float64(testkit.ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
 			})
 			b.Run(fmt.Sprintf("new-turn/turns=%d/%s", turns, c.name), func(b *testing.B) {
 				window := max(64, turns/10)
 				var ctx context.Context
 				var msgs []llms.MessageContent
 				var cpu time.Duration // in the timed part
-				since := processCPU()
+				since := testkit.ProcessCPU()
 				b.ReportAllocs()
 				for i := 0; b.Loop(); i++ {
 					if i%window == 0 {
 						b.StopTimer()
-						cpu += processCPU() - since
+						cpu += testkit.ProcessCPU() - since
 						ctx, msgs = start(turns)
-						since = processCPU()
+						since = testkit.ProcessCPU()
 						b.StartTimer()
 					}
 					msgs = append(msgs,
@@ -117,7 +118,7 @@ func BenchmarkCardModelCall(b *testing.B) {
 					}
 					msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, "Sure."))
 				}
-				cpu += processCPU() - since
+				cpu += testkit.ProcessCPU() - since
 				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 			})
 		}

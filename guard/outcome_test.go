@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/agents"
@@ -35,7 +36,7 @@ var serverError = replay{status: 500, file: "openai_error_500.json"}
 func emptyOrders() *guardtest.Tool {
 	return guardtest.NewTool("query_order", "Look up an order by id", func(context.Context, string) (string, error) {
 		return "[]", nil
-	}).WithParameters(orderSchema)
+	}).WithParameters(testkit.OrderSchema)
 }
 
 // outcomeCases are the same conversations for every integration path:

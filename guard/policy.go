@@ -53,9 +53,13 @@ type ToolPolicy struct {
 	// score ("score", "similarity", "relevance"). Their ids and scores feed
 	// the similarity and grounding gates.
 	Retrieval bool `json:"retrieval,omitempty"`
+	// EmptyOK says an empty result is the tool's normal answer (a "think"
+	// or "note" tool that returns nothing): the empty-result gate never
+	// counts it as a lookup that found nothing.
+	EmptyOK bool `json:"empty_ok,omitempty"`
 	// IsEmpty reports whether a result counts as empty for the empty-result
 	// gate. Nil means blank, JSON null or empty, or one of Config.Lexicon's
-	// EmptyResults ("no results", "无结果").
+	// EmptyResults ("no results", "无结果"). EmptyOK overrides it.
 	IsEmpty func(result string) bool `json:"-"`
 	// Timeout bounds one call. Zero means Resilience.ToolTimeout.
 	Timeout time.Duration `json:"timeout,omitempty"`
@@ -64,9 +68,6 @@ type ToolPolicy struct {
 	// hand-off to a worker (see Resilience.ToolTimeout). A tool that
 	// overruns its deadline anyway runs on the workers from then on.
 	HonoursContext bool `json:"honours_context,omitempty"`
-	// Isolate is kept for compatibility: it overrides HonoursContext.
-	// Tools not declared context-honouring are isolated already.
-	Isolate bool `json:"isolate,omitempty"`
 	// Retries is how often a failed call is tried again, with backoff.
 	// Zero means Resilience.ToolRetries; negative means never.
 	Retries int `json:"retries,omitempty"`
@@ -98,6 +99,11 @@ func toolsOf(w *lexicon.Compiled, policies ToolPolicies) *rulekit.Tools {
 			Writes: stateChangingIn(w, name, p), Untrusted: p.Untrusted,
 			TrustedFields: p.TrustedFields, UntrustedFields: p.UntrustedFields,
 			Channel: p.Channel, Confirm: p.Confirm, Retrieval: p.Retrieval, IsEmpty: p.IsEmpty,
+		}
+		if p.EmptyOK {
+			t := listed[name]
+			t.IsEmpty = neverEmpty
+			listed[name] = t
 		}
 	}
 	return rulekit.NewTools(w, listed)
@@ -132,3 +138,7 @@ type ToolPolicies map[string]ToolPolicy
 // returns a non-nil error, which the agent is shown, when the value is not
 // acceptable.
 type Invariant func(tool, path string, value any) error
+
+// neverEmpty is the emptiness test of a tool whose empty result is its
+// normal answer.
+func neverEmpty(string) bool { return false }

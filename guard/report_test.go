@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
@@ -53,7 +54,7 @@ func (s *gateSink) record(n int) {
 func loopCalls(t *testing.T, g *guard.Guard, n int) *trace.Recorder {
 	t.Helper()
 	ctx, rec := g.StartTrace(context.Background(), "s", "")
-	tool := g.WrapTool(benchTool{})
+	tool := g.WrapTool(testkit.BenchTool{})
 	for range n {
 		if _, err := tool.Call(ctx, `{"order_id":"A1001"}`); err != nil {
 			t.Fatal(err)
@@ -158,7 +159,7 @@ func TestDiskFullKeepsTheAgentRunning(t *testing.T) {
 	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2, MaxSteps: -1},
 		Observe: guard.Observation{Ledger: sink, Logger: logs.logger()}})
 	ctx, _ := g.StartTrace(context.Background(), "s", "")
-	tool := g.WrapTool(benchTool{})
+	tool := g.WrapTool(testkit.BenchTool{})
 	call := func(n int) {
 		for range n {
 			if _, err := tool.Call(ctx, `{"order_id":"A1001"}`); err != nil {
@@ -271,7 +272,7 @@ func ExampleGuard_Close() {
 	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2}, Observe: guard.Observation{Ledger: led}})
 	// ... the agent runs; findings reach the ledger off its steps ...
 	ctx, _ := g.StartTrace(context.Background(), "s1", "")
-	tool := g.WrapTool(benchTool{})
+	tool := g.WrapTool(testkit.BenchTool{})
 	tool.Call(ctx, `{"order_id":"A1001"}`)
 	tool.Call(ctx, `{"order_id":"A1001"}`) // a loop
 
@@ -305,7 +306,7 @@ func TestOversizedFindingsReachTheLedger(t *testing.T) {
 	g := guard.New(guard.Config{Rules: []guard.Rule{dateCheck}, Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1},
 		Observe: guard.Observation{Ledger: led}})
 	ctx, rec := g.StartTrace(context.Background(), "s", "")
-	tool := g.WrapTool(benchTool{})
+	tool := g.WrapTool(testkit.BenchTool{})
 	date := strings.Repeat("2026-12-01", 3_000)
 	for i := range 400 {
 		if _, err := tool.Call(ctx, fmt.Sprintf(`{"order_id":"A%d","date":%q}`, i, date)); err != nil {

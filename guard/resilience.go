@@ -36,43 +36,39 @@ type Resilience struct {
 	// ToolPolicy.HonoursContext runs on the caller's goroutine instead,
 	// trusted to return by its deadline; one that overruns it anyway is
 	// moved onto the workers from then on.
-	ToolTimeout time.Duration
-	// IsolateTools is kept for compatibility: every tool call not declared
-	// ToolPolicy.HonoursContext is isolated on a worker already. When set,
-	// it also overrides HonoursContext.
-	IsolateTools bool
+	ToolTimeout time.Duration `json:"tool_timeout,omitempty"`
 	// MaxAbandoned bounds the calls abandoned at their deadline that still
 	// run on their workers: past it, a call that would need a worker fails
 	// at once with ErrHungLimit, so a tool that never returns costs at most
 	// this many goroutines. Zero means 64; negative, no bound.
 	// Guard.Abandoned reports the count.
-	MaxAbandoned int
+	MaxAbandoned int `json:"max_abandoned,omitempty"`
 	// MaxToolResult caps a tool result passed on to the model, in bytes: a
 	// longer one is cut at a rune boundary and ends with a marker saying how
 	// long it was, and a finding records it. Zero means
 	// DefaultMaxToolResult (32 KiB); negative, no cap.
-	MaxToolResult int
+	MaxToolResult int `json:"max_tool_result,omitempty"`
 	// ModelTimeout bounds one model call. Zero means 2m; negative, none.
-	ModelTimeout time.Duration
+	ModelTimeout time.Duration `json:"model_timeout,omitempty"`
 	// ToolRetries is how often a failed read-only tool call is tried again.
 	// State-changing tools are retried only when their ToolPolicy says so.
 	// Zero means none.
-	ToolRetries int
+	ToolRetries int `json:"tool_retries,omitempty"`
 	// ModelRetries is how often a failed model call is tried again. Zero
 	// means 2; negative, none.
-	ModelRetries int
+	ModelRetries int `json:"model_retries,omitempty"`
 	// Backoff is the wait before the first retry; it doubles each time.
 	// Zero means 200ms.
-	Backoff time.Duration
+	Backoff time.Duration `json:"backoff,omitempty"`
 	// BreakerFailures is how many consecutive failures open a breaker. Zero
 	// means 5.
-	BreakerFailures uint32
+	BreakerFailures uint32 `json:"breaker_failures,omitempty"`
 	// BreakerOpenFor is how long an open breaker refuses calls before it
 	// lets one through to probe. Zero means 30s.
-	BreakerOpenFor time.Duration
+	BreakerOpenFor time.Duration `json:"breaker_open_for,omitempty"`
 	// Fallback, when set, answers model calls that failed on the primary
 	// model after its retries, or that its open breaker refused.
-	Fallback llms.Model
+	Fallback llms.Model `json:"-"`
 }
 
 func (r Resilience) withDefaults() Resilience {

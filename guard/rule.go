@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/agentguard/agentguard/guard/internal/jsonschema"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
@@ -86,7 +87,7 @@ func (r validArguments) check(t *trace.Trace, s *trace.Step, c compiledSchema, k
 		if raw == nil {
 			return nil
 		}
-		node, err = compileSchema(raw)
+		node, err = jsonschema.Compile(raw)
 	}
 	switch {
 	case err != nil:
@@ -95,7 +96,7 @@ func (r validArguments) check(t *trace.Trace, s *trace.Step, c compiledSchema, k
 	case rulekit.ArgsCut(s):
 		return nil // Evaluate keeps the decision recorded online on the whole arguments
 	default:
-		err = node.validateArgs(s.Args)
+		err = node.Validate(s.Args)
 	}
 	if err != nil {
 		return []trace.Finding{{

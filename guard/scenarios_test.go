@@ -12,6 +12,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -103,7 +104,7 @@ func TestScenarios(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := guard.LoadPolicy(f)
+	cfg, err := loadPolicy(f)
 	f.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -123,21 +124,21 @@ func TestScenarios(t *testing.T) {
 	var table strings.Builder
 	fmt.Fprintf(&table, "%-22s %-4s %-14s %s\n", "file", "lang", "flag caught", "clean kept clean")
 	for _, file := range []string{"cross_entity.jsonl", "fabricated_ids.jsonl", "destructive.jsonl", "injected_args.jsonl", "own_contact.jsonl", "normalisation.jsonl", "false_claims.jsonl"} {
-		byLang := map[string]*[2]ratio{}
-		total := [2]ratio{}
+		byLang := map[string]*[2]testkit.Ratio{}
+		total := [2]testkit.Ratio{}
 		for _, sc := range loadLabelled(t, file) {
 			if byLang[sc.lang] == nil {
-				byLang[sc.lang] = &[2]ratio{}
+				byLang[sc.lang] = &[2]testkit.Ratio{}
 			}
 			k := 0
 			if sc.expect == "clean" {
 				k = 1
 			}
 			ok := sc.caught(g.Evaluate(sc.trace).Findings)
-			for _, r := range []*ratio{&byLang[sc.lang][k], &total[k]} {
-				r.of++
+			for _, r := range []*testkit.Ratio{&byLang[sc.lang][k], &total[k]} {
+				r.Of++
 				if ok {
-					r.n++
+					r.N++
 				}
 			}
 			if !ok && testing.Verbose() {
@@ -150,10 +151,10 @@ func TestScenarios(t *testing.T) {
 			}
 		}
 		if fl, ok := floors[file]; ok {
-			if total[0].of > 0 && total[0].value() < fl.flag {
+			if total[0].Of > 0 && total[0].Value() < fl.flag {
 				t.Errorf("%s: flag cases caught %v, want at least %.0f%%", file, total[0], 100*fl.flag)
 			}
-			if total[1].of > 0 && total[1].value() < fl.clean {
+			if total[1].Of > 0 && total[1].Value() < fl.clean {
 				t.Errorf("%s: clean cases kept clean %v, want at least %.0f%%", file, total[1], 100*fl.clean)
 			}
 		}

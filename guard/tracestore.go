@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
-	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/redact"
@@ -145,13 +144,6 @@ func (g *Guard) releaseIndexes(t *trace.Trace) {
 	for _, r := range g.rules {
 		if ix, ok := r.(rulekit.Indexer); ok {
 			ix.Index(t)
-			continue
-		}
-		switch r.Name() {
-		case rules.MaxSteps, rules.Intent:
-			rulekit.HotOf(t) // a trace.Releaser: counts and scans what is released
-		case rules.PolicyChecks:
-			indexOf(t)
 		}
 	}
 }

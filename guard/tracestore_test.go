@@ -11,6 +11,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
@@ -92,7 +93,7 @@ func TestSaveTraceAndTraceEvery(t *testing.T) {
 	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1},
 		Observe: guard.Observation{Ledger: led, TraceEvery: 10}})
 	ctx, rec := g.StartTrace(context.Background(), "s", "")
-	tool := g.WrapTool(benchTool{})
+	tool := g.WrapTool(testkit.BenchTool{})
 	for i := range 25 {
 		if _, err := tool.Call(ctx, fmt.Sprintf(`{"order_id":"A%d"}`, i)); err != nil {
 			t.Fatal(err)
@@ -175,7 +176,7 @@ func ExampleGuard_SaveTrace() {
 	// The ledger stores traces too, so the guard saves them there.
 	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: 2}, Observe: guard.Observation{Ledger: led}})
 	ctx, rec := g.StartTrace(context.Background(), "s1", "")
-	tool := g.WrapTool(benchTool{})
+	tool := g.WrapTool(testkit.BenchTool{})
 	tool.Call(ctx, `{"order_id":"A1001"}`)
 	tool.Call(ctx, `{"order_id":"A1001"}`) // a loop
 

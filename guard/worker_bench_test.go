@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 )
 
 // BenchmarkGuardedStepInline is BenchmarkGuardedStep with the tool declared
@@ -12,7 +13,7 @@ import (
 // worker hand-off is measured against.
 func BenchmarkGuardedStepInline(b *testing.B) {
 	g := guard.New(guard.Config{Tools: guard.ToolPolicies{"query_order": {HonoursContext: true}}})
-	benchStep(b, g, func(i int) string { return orderArgs[i%2] })
+	testkit.BenchStep(b, g, func(i int) string { return testkit.OrderArgs[i%2] })
 }
 
 // BenchmarkHandOffFloor is the least a call on another goroutine can cost:
@@ -30,7 +31,7 @@ func BenchmarkHandOffFloor(b *testing.B) {
 	}()
 	defer close(jobs)
 	b.ReportAllocs()
-	defer reportCPU(b, processCPU())
+	defer testkit.ReportCPU(b, testkit.ProcessCPU())
 	for b.Loop() {
 		jobs <- struct{}{}
 		<-done

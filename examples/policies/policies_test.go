@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/policy"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -25,7 +26,7 @@ func TestPoliciesLoad(t *testing.T) {
 	}
 	for _, f := range files {
 		t.Run(f, func(t *testing.T) {
-			p, err := guard.OpenPolicy(f)
+			p, err := policy.Open(f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,7 +58,7 @@ func TestCustomerServiceOffline(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	p, err := guard.OpenPolicy("customer-service.yaml")
+	p, err := policy.Open("customer-service.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

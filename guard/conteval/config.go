@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/policy"
 	"github.com/agentguard/agentguard/guard/rules"
 )
 
@@ -36,7 +37,7 @@ type Config struct {
 	Gate Gate `json:"gate,omitzero"`
 	// Judge sets how much an optional judge model scores and what it costs.
 	Judge JudgeConfig `json:"judge,omitzero"`
-	// Policy names the agent's policy file (guard.ReadPolicy), the one the
+	// Policy names the agent's policy file (package guard/policy), the one the
 	// guard and the health check read: its allow-list, JSON routes,
 	// retrieval tools, similarity thresholds and "assertions" section set
 	// Assertions. A relative path is relative to the config file (to the
@@ -151,12 +152,12 @@ type AssertionConfig struct {
 }
 
 // AssertionsFromPolicy returns the assertions' parameters from the
-// agent's policy file: allowed_tools, json_routes, min_similarity and
-// route_similarity as the guard reads them, the tools marked retrieval,
+// agent's policy file: gates.allowed_tools, json_routes, min_similarity
+// and route_similarity as the guard reads them, the tools marked retrieval,
 // and the "assertions" section (disable, guard_rules, refusal_texts). An
 // unknown assertion or guard rule name is an error wrapping ErrConfig that
 // names its place in the policy file.
-func AssertionsFromPolicy(p *guard.Policy) (AssertionConfig, error) {
+func AssertionsFromPolicy(p *policy.Policy) (AssertionConfig, error) {
 	cfg := p.Config()
 	pa := p.Assertions()
 	a := AssertionConfig{
@@ -423,7 +424,7 @@ func parseConfig(data []byte, dir string) (Config, error) {
 		if !filepath.IsAbs(path) && dir != "" {
 			path = filepath.Join(dir, path)
 		}
-		p, err := guard.OpenPolicy(path)
+		p, err := policy.Open(path)
 		if err != nil {
 			return Config{}, fmt.Errorf("%w: policy: %w", ErrConfig, err)
 		}

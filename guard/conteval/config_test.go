@@ -69,7 +69,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"the judge's old key", `{"version":"v","judge":{"pass":true}}`, `unknown field "pass"`},
 		{"route cost", `{"version":"v","sampling":{"route_cost":{"a":-1}}}`, `route_cost["a"]`},
 		{"the old assertions key", `{"version":"v","assertions":{"json_routes":["x"]}}`, `"assertions" moved to the agent's policy file`},
-		{"policy missing", `{"version":"v","policy":"testdata/nope.yaml"}`, `policy: guard: policy: open testdata/nope.yaml`},
+		{"policy missing", `{"version":"v","policy":"testdata/nope.yaml"}`, `policy: policy: testdata/nope.yaml: no such file or directory`},
 		{"policy with a bad assertion", `{"version":"v","policy":"testdata/bad-assertion.yaml"}`, `testdata/bad-assertion.yaml:3:13: assertions.disable[0]: "nope" is not an assertion`},
 		{"policy with a bad guard rule", `{"version":"v","policy":"testdata/bad-guard-rule.yaml"}`, `testdata/bad-guard-rule.yaml:2:23: assertions.guard_rules[1]: "loop": want each of`},
 		{"type", `{"version":"v","sampling":{"seed":"1"}}`, "cannot unmarshal"},
@@ -103,7 +103,7 @@ func TestLoadConfig(t *testing.T) {
 		t.Errorf("missing file: %v", err)
 	}
 	// A relative policy path is relative to the config file.
-	os.WriteFile(filepath.Join(dir, "p.yaml"), []byte("json_routes: [api]\n"), 0o600)
+	os.WriteFile(filepath.Join(dir, "p.yaml"), []byte("gates: {json_routes: [api]}\n"), 0o600)
 	os.WriteFile(path, []byte(`{"version":"v9","policy":"p.yaml"}`), 0o600)
 	if c, err := LoadConfig(path); err != nil || !reflect.DeepEqual(c.Assertions.JSONRoutes, []string{"api"}) {
 		t.Errorf("LoadConfig with a policy = %+v, %v", c.Assertions, err)

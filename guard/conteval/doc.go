@@ -179,9 +179,9 @@ are errors.
 	    "pass_score": 4,                 lowest judge score (1–5) that passes a sample
 	    "input_per_million": 0.15, "output_per_million": 0.6
 	  },
-	  "policy": "agent.yaml",            the agent's policy file (guard.ReadPolicy), relative
-	                                     to this file: its allowed_tools, json_routes,
-	                                     retrieval tools, min_similarity, route_similarity
+	  "policy": "agent.yaml",            the agent's policy file (package guard/policy), relative
+	                                     to this file: its gates (allowed_tools, json_routes,
+	                                     min_similarity, route_similarity), retrieval tools
 	                                     and "assertions" section (disable, guard_rules,
 	                                     refusal_texts) configure the assertions
 	  "cost_per_sample": 0,              cost of evaluating one sample besides the judge

@@ -95,6 +95,10 @@ func (r *MaxSteps) ToolOnly() bool { return true }
 // JudgesTool reports whether the rule is on.
 func (r *MaxSteps) JudgesTool(string, rulekit.Tool) bool { return r.n >= 1 }
 
+// Index brings t's hot state, which counts the tool steps, up to date
+// (rulekit.Indexer).
+func (r *MaxSteps) Index(t *trace.Trace) { rulekit.HotOf(t) }
+
 // Check judges a tool call.
 func (r *MaxSteps) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Kind != trace.KindTool || r.n < 1 {

@@ -34,6 +34,10 @@ type Intent struct {
 // Name returns rules.Intent.
 func (*Intent) Name() string { return rules.Intent }
 
+// Index brings t's hot state, which scans for intents, up to date
+// (rulekit.Indexer).
+func (r *Intent) Index(t *trace.Trace) { rulekit.HotOf(t) }
+
 // Check judges a step.
 func (r *Intent) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Intent == "" && s.Kind != trace.KindTool {

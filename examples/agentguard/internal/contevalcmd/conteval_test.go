@@ -165,7 +165,7 @@ func TestExitCodes(t *testing.T) {
 		{"red: tools outside the allow-list", []string{"-traces", sampleTraces, "-config", sampleConfig}, 1},
 		{"yellow: those tools allowed", []string{"-traces", sampleTraces, "-config", write("yellow.json", `{"version":"y","gate":{"floor":0.95,"max_width":0.15},"policy":"`+write("yellow.yaml", allowedPolicy)+`"}`)}, 0},
 		{"red: a higher floor", []string{"-traces", sampleTraces, "-config", write("red.json", `{"version":"r","gate":{"floor":0.995}}`)}, 1},
-		{"green: a lower floor", []string{"-traces", sampleTraces, "-config", write("green.json", `{"version":"g","gate":{"floor":0.8},"policy":"`+write("green.yaml", "json_routes: [order-api]\nallowed_tools: [query_order, logistics, search_kb, submit_return, update_address, send_sms, issue_voucher, cancel_order]\n")+`"}`)}, 0},
+		{"green: a lower floor", []string{"-traces", sampleTraces, "-config", write("green.json", `{"version":"g","gate":{"floor":0.8},"policy":"`+write("green.yaml", "gates:\n  json_routes: [order-api]\n  allowed_tools: [query_order, logistics, search_kb, submit_return, update_address, send_sms, issue_voucher, cancel_order]\n")+`"}`)}, 0},
 		{"not enough: the last hour only", []string{"-traces", sampleTraces, "-since", "2025-06-01T23:00:00Z"}, cli.ExitNotEnough},
 		{"no traces after since", []string{"-traces", sampleTraces, "-since", "2030-01-01"}, cli.ExitNotEnough},
 		{"missing flag", []string{}, exitFailed},
@@ -187,8 +187,9 @@ func TestExitCodes(t *testing.T) {
 
 // allowedPolicy is the sample policy with the two tools the demo's model
 // calls outside its allow-list allowed.
-const allowedPolicy = `allowed_tools: [query_order, logistics, search_kb, submit_return, update_address, send_sms, issue_voucher, cancel_order]
-json_routes: [order-api]
+const allowedPolicy = `gates:
+  allowed_tools: [query_order, logistics, search_kb, submit_return, update_address, send_sms, issue_voucher, cancel_order]
+  json_routes: [order-api]
 tools:
   search_kb: {retrieval: true}
 assertions:

@@ -50,6 +50,7 @@ import (
 
 	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
 	"github.com/agentguard/agentguard/guard"
+	guardpolicy "github.com/agentguard/agentguard/guard/policy"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -129,7 +130,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	var cfg guard.Config
 	if *policy != "" {
-		p, err := guard.OpenPolicy(*policy)
+		p, err := guardpolicy.Open(*policy)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentguard evaluate: %v\n", err)
 			return exitBadInput

@@ -97,8 +97,8 @@ import (
 	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
 	"github.com/agentguard/agentguard/examples/agentguard/internal/models"
 	"github.com/agentguard/agentguard/examples/agentguard/internal/shop"
-	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/health"
+	guardpolicy "github.com/agentguard/agentguard/guard/policy"
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
@@ -187,7 +187,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return verb.Fail(stderr, fs, "-weights: "+err.Error())
 		}
 	case *policy != "":
-		p, err := guard.OpenPolicy(*policy)
+		p, err := guardpolicy.Open(*policy)
 		if err != nil {
 			fmt.Fprintf(stderr, "agentguard health: %v\n", err)
 			return cli.ExitUsage

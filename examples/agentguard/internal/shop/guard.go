@@ -5,6 +5,7 @@ import (
 
 	"github.com/agentguard/agentguard/examples/policies"
 	"github.com/agentguard/agentguard/guard"
+	guardpolicy "github.com/agentguard/agentguard/guard/policy"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -33,12 +34,12 @@ const PolicyFile = "customer-service.yaml"
 
 // policy reads the demo's policy file once; it ships embedded, so a failure
 // to read it is a bug in the repository, not an input error.
-var policy = sync.OnceValue(func() *guard.Policy {
+var policy = sync.OnceValue(func() *guardpolicy.Policy {
 	data, err := policies.FS.ReadFile(PolicyFile)
 	if err != nil {
 		panic(err)
 	}
-	p, err := guard.ReadPolicy(PolicyFile, data)
+	p, err := guardpolicy.Read(PolicyFile, data)
 	if err != nil {
 		panic(err)
 	}

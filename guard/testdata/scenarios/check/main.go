@@ -77,7 +77,7 @@ func check(dir string) []error {
 	if err != nil {
 		return []error{err}
 	}
-	cfg, err := guard.LoadPolicy(pf)
+	cfg, err := loadPolicy(pf)
 	pf.Close()
 	if err != nil {
 		return []error{fmt.Errorf("policy.json: %w", err)}

@@ -1,12 +1,13 @@
-package guard_test
+package policy_test
 
 import (
 	"fmt"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
+	"github.com/agentguard/agentguard/guard/policy"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -78,7 +79,7 @@ func BenchmarkPolicyChecks(b *testing.B) {
 		name    string
 		perTool int
 	}{{"on the tool", 30}, {"spread", 3}} {
-		p, err := guard.ReadPolicy("bench.yaml", []byte(benchPolicy(layout.perTool)))
+		p, err := policy.Read("bench.yaml", []byte(benchPolicy(layout.perTool)))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -91,11 +92,11 @@ func BenchmarkPolicyChecks(b *testing.B) {
 					b.Fatalf("the call is judged a violation: %+v", fs)
 				}
 				b.ReportAllocs()
-				cpu := processCPU()
+				cpu := testkit.ProcessCPU()
 				for b.Loop() {
 					rule.Check(tr, call)
 				}
-				reportCPU(b, cpu)
+				testkit.ReportCPU(b, cpu)
 			})
 		}
 	}
@@ -105,7 +106,7 @@ func BenchmarkPolicyChecks(b *testing.B) {
 // iteration, so the index's update is measured with the lookups: the
 // cost per step must stay flat as the session grows.
 func BenchmarkPolicyIndexGrowth(b *testing.B) {
-	p, err := guard.ReadPolicy("bench.yaml", []byte(benchPolicy(3)))
+	p, err := policy.Read("bench.yaml", []byte(benchPolicy(3)))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func BenchmarkPolicyIndexGrowth(b *testing.B) {
 			tr := &trace.Trace{ID: "grow", UserTurns: base.UserTurns, Steps: base.Steps}
 			rule.Check(tr, call)
 			b.ReportAllocs()
-			cpu := processCPU()
+			cpu := testkit.ProcessCPU()
 			i := 0
 			for b.Loop() {
 				s := &trace.Step{Index: len(tr.Steps), Kind: trace.KindTool, Name: "get_order", Args: fmt.Sprintf(`{"order_id":"#X%d"}`, i), Result: `{"status":"delivered","total":1}`}
@@ -126,17 +127,8 @@ func BenchmarkPolicyIndexGrowth(b *testing.B) {
 				rule.Check(tr, call)
 				i++
 			}
-			reportCPU(b, cpu)
+			testkit.ReportCPU(b, cpu)
 		})
-	}
-}
-
-// reportCPU reports the process's CPU time per operation since since, as
-// cpu-ns/op: on a busy shared machine, wall time per operation measures the
-// neighbours as much as the code.
-func reportCPU(b *testing.B, since time.Duration) {
-	if since > 0 && b.N > 0 {
-		b.ReportMetric(float64(processCPU()-since)/float64(b.N), "cpu-ns/op")
 	}
 }
 
@@ -145,7 +137,7 @@ func reportCPU(b *testing.B, since time.Duration) {
 // reported, the baseline the policy benchmarks are read against. Its CPU
 // time includes starting a trace every 16 calls.
 func BenchmarkPolicyBaseline(b *testing.B) {
-	cpu := processCPU()
-	benchStep(b, guard.New(guard.Config{}), func(i int) string { return orderArgs[i%2] })
-	reportCPU(b, cpu)
+	cpu := testkit.ProcessCPU()
+	testkit.BenchStep(b, guard.New(guard.Config{}), func(i int) string { return testkit.OrderArgs[i%2] })
+	testkit.ReportCPU(b, cpu)
 }

@@ -1,7 +1,8 @@
-package guard_test
+package policy_test
 
 import (
 	"fmt"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
@@ -357,25 +359,25 @@ func TestAirlinePoliciesFixture(t *testing.T) {
 		"fixture-remove-bags":              {"2 " + ruleBags},
 		"fixture-no-lookup":                {"0 " + ruleLookFirst, "1 " + ruleLookFirst},
 	}
-	runs := loadCorpusFile(t, filepath.Join("testdata", "corpus", "airline.jsonl"))
+	runs := testkit.LoadFile(t, filepath.Join("testdata", "corpus", "airline.jsonl"))
 	if len(runs) != len(want) {
 		t.Errorf("%d fixture traces, want %d", len(runs), len(want))
 	}
 	g := airlineGuard()
 	for _, r := range runs {
-		t.Run(r.line.TraceID, func(t *testing.T) {
+		t.Run(r.Line.TraceID, func(t *testing.T) {
 			corpusStep := map[int]int{}
-			for i, s := range r.step {
+			for i, s := range r.Step {
 				corpusStep[s] = i
 			}
 			var got []string
-			for _, f := range g.Evaluate(r.trace).Findings {
+			for _, f := range g.Evaluate(r.Trace).Findings {
 				got = append(got, fmt.Sprintf("%d %s", corpusStep[f.Step], f.Rule))
 				t.Logf("step %d: %s: %s", corpusStep[f.Step], f.Rule, f.Message)
 			}
-			w, ok := want[r.line.TraceID]
+			w, ok := want[r.Line.TraceID]
 			if !ok {
-				t.Fatalf("no expectation for %s", r.line.TraceID)
+				t.Fatalf("no expectation for %s", r.Line.TraceID)
 			}
 			if !slices.Equal(got, w) {
 				t.Errorf("findings %q, want %q", got, w)
@@ -388,7 +390,7 @@ func TestAirlinePoliciesFixture(t *testing.T) {
 // runs and reports how often each fires on failed and on successful runs,
 // and on the writes that no expected action equals.
 func TestAirlinePoliciesCorpus(t *testing.T) {
-	runs := loadCorpus(t, "taubench_airline.jsonl")
+	runs := testkit.LoadCorpus(t, "taubench_airline.jsonl")
 	g := airlineGuard()
 	type tally struct{ failed, success, caught, onWrites, onUnexpected int }
 	byRule := map[string]*tally{}
@@ -396,20 +398,20 @@ func TestAirlinePoliciesCorpus(t *testing.T) {
 	var failed, success, unexpected int
 	for _, r := range runs {
 		bad := map[int]bool{}
-		for _, w := range r.line.Labels.UnexpectedWrites {
-			bad[r.step[w.Step]] = true
+		for _, w := range r.Line.Labels.UnexpectedWrites {
+			bad[r.Step[w.Step]] = true
 		}
 		if len(bad) > 0 {
 			unexpected++
 		}
-		ok := r.line.Labels.Outcome == "success"
+		ok := r.Line.Labels.Outcome == "success"
 		if ok {
 			success++
 		} else {
 			failed++
 		}
 		fired, caught := map[string]bool{}, map[string]bool{}
-		for _, f := range g.Evaluate(r.trace).Findings {
+		for _, f := range g.Evaluate(r.Trace).Findings {
 			if byRule[f.Rule] == nil {
 				byRule[f.Rule] = &tally{}
 			}
@@ -421,7 +423,7 @@ func TestAirlinePoliciesCorpus(t *testing.T) {
 				caught[f.Rule] = true
 			}
 			if ok {
-				t.Logf("  on a successful run: %s step %d: %s: %s", r.line.TraceID, f.Step, f.Rule, f.Message)
+				t.Logf("  on a successful run: %s step %d: %s: %s", r.Line.TraceID, f.Step, f.Rule, f.Message)
 			}
 		}
 		for rule := range fired {
@@ -446,21 +448,21 @@ func TestAirlinePoliciesCorpus(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs: %d failed, %d successful, %d with an unexpected write", len(runs), failed, success, unexpected)
-	for _, rule := range sortedRules(byRule) {
+	for _, rule := range slices.Sorted(maps.Keys(byRule)) {
 		c := byRule[rule]
 		t.Logf("  %-22s fires on %v failed and %v successful runs; catches %v unexpected-write runs on the write; %v of its findings are on unexpected writes",
-			rule, ratio{c.failed, failed}, ratio{c.success, success}, ratio{c.caught, unexpected}, ratio{c.onUnexpected, c.onWrites})
+			rule, testkit.Ratio{N: c.failed, Of: failed}, testkit.Ratio{N: c.success, Of: success}, testkit.Ratio{N: c.caught, Of: unexpected}, testkit.Ratio{N: c.onUnexpected, Of: c.onWrites})
 	}
-	flaggedFailed, flaggedSuccess := ratio{anyRule.failed, failed}, ratio{anyRule.success, success}
+	flaggedFailed, flaggedSuccess := testkit.Ratio{N: anyRule.failed, Of: failed}, testkit.Ratio{N: anyRule.success, Of: success}
 	t.Logf("  any airline rule         fires on %v failed and %v successful runs; catches %v unexpected-write runs on the write",
-		flaggedFailed, flaggedSuccess, ratio{anyRule.caught, unexpected})
+		flaggedFailed, flaggedSuccess, testkit.Ratio{N: anyRule.caught, Of: unexpected})
 	// The rules encode the policy, and a run that breaks it fails; a
 	// successful run can break it only where the benchmark does not look.
 	// Measured: see the log; the rules fire on failed runs far more often.
-	if flaggedFailed.n == 0 {
+	if flaggedFailed.N == 0 {
 		t.Errorf("the airline rules fire on no failed run")
 	}
-	if flaggedSuccess.value() >= flaggedFailed.value() {
+	if flaggedSuccess.Value() >= flaggedFailed.Value() {
 		t.Errorf("the airline rules fire on successful runs (%v) as often as on failed ones (%v)", flaggedSuccess, flaggedFailed)
 	}
 }

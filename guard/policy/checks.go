@@ -1,4 +1,4 @@
-package guard
+package policy
 
 import (
 	"fmt"
@@ -54,6 +54,10 @@ type check struct {
 }
 
 func (r *checksRule) Name() string { return rules.PolicyChecks }
+
+// Index brings t's index of calls by tool and entity up to date, before
+// steps are released (rulekit.Indexer).
+func (r *checksRule) Index(t *trace.Trace) { indexOf(t) }
 
 func (r *checksRule) withNow(t time.Time) *checksRule {
 	q := *r
@@ -171,7 +175,7 @@ func compileChecks(d *decoder, f *policyFile) (*checksRule, error) {
 		if first, ok := names[c.name]; ok {
 			return d.at(path+".name", "check %q is already defined at %s", c.name, first)
 		}
-		names[c.name] = d.at(path+".name", "").(*posError).where()
+		names[c.name] = d.at(path+".name", "").(*Error).where()
 		r.all = append(r.all, c)
 		return nil
 	}
@@ -208,11 +212,11 @@ func compileChecks(d *decoder, f *policyFile) (*checksRule, error) {
 }
 
 // where returns "file:line:col" of the error's place.
-func (e *posError) where() string {
-	if e.line == 0 {
-		return e.file
+func (e *Error) where() string {
+	if e.Line == 0 {
+		return e.File
 	}
-	return fmt.Sprintf("%s:%d:%d", e.file, e.line, e.col)
+	return fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
 }
 
 func compileCheck(d *decoder, tool, path string, pc policyCheck) (*check, error) {
@@ -286,7 +290,7 @@ func compileExpr(d *decoder, e policyExpr) (cel.Program, error) {
 		for _, x := range errs {
 			msgs = append(msgs, x.Message)
 		}
-		return nil, &posError{file: d.file, line: line, col: col, path: e.path, msg: strings.Join(msgs, "; ")}
+		return nil, &Error{File: d.file, Line: line, Col: col, Key: e.path, Msg: strings.Join(msgs, "; ")}
 	}
 	if out := ast.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
 		return nil, d.errAt(&yaml.Node{Line: e.line, Column: e.col}, e.path, "want a boolean expression, got one of type %s", out)

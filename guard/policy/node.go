@@ -1,4 +1,4 @@
-package guard
+package policy
 
 import (
 	"bytes"
@@ -23,28 +23,41 @@ import (
 // tree, refusing unknown keys and values of the wrong type, each error
 // naming file:line:col and the key.
 
-// posError is an error at a place in the policy file.
-type posError struct {
-	file      string
-	line, col int
-	path      string // the key, "" for the file
-	msg       string
+// Error is a policy file that cannot be read, and where: the file, the
+// line and column of the value at fault (0 when it is the whole file), the
+// key that holds it, and what is wrong.
+type Error struct {
+	File      string
+	Line, Col int
+	Key       string // "tools.send_email.effect"; "" for the file as a whole
+	Msg       string
+	Err       error // the cause, for an error of the file system; may be nil
 }
 
-func (e *posError) Error() string {
+func (e *Error) Error() string {
 	var b strings.Builder
-	b.WriteString(e.file)
-	if e.line > 0 {
-		fmt.Fprintf(&b, ":%d:%d", e.line, e.col)
+	b.WriteString("policy: ")
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d:%d", e.Line, e.Col)
 	}
 	b.WriteString(": ")
-	if e.path != "" {
-		b.WriteString(e.path)
+	if e.Key != "" {
+		b.WriteString(e.Key)
 		b.WriteString(": ")
 	}
-	b.WriteString(e.msg)
+	b.WriteString(e.Msg)
+	if e.Err != nil {
+		if e.Msg != "" {
+			b.WriteString(": ")
+		}
+		b.WriteString(e.Err.Error())
+	}
 	return b.String()
 }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
 
 // decoder turns a node tree into the policy file's structs.
 type decoder struct {
@@ -59,9 +72,9 @@ func (d *decoder) at(path, format string, args ...any) error {
 }
 
 func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) error {
-	e := &posError{file: d.file, path: path, msg: fmt.Sprintf(format, args...)}
+	e := &Error{File: d.file, Key: path, Msg: fmt.Sprintf(format, args...)}
 	if n != nil {
-		e.line, e.col = n.Line, n.Column
+		e.Line, e.Col = n.Line, n.Column
 	}
 	return e
 }
@@ -71,7 +84,7 @@ func (d *decoder) errAt(n *yaml.Node, path, format string, args ...any) error {
 func parseTree(file string, data []byte) (*yaml.Node, error) {
 	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
 	if len(bytes.TrimSpace(trimmed)) == 0 {
-		return nil, &posError{file: file, msg: "empty file (the smallest policy is {})"}
+		return nil, &Error{File: file, Msg: "empty file (the smallest policy is {})"}
 	}
 	if trimmed[0] == '{' || trimmed[0] == '[' {
 		return parseJSONTree(file, data)
@@ -83,12 +96,12 @@ func parseTree(file string, data []byte) (*yaml.Node, error) {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, &posError{file: file, line: extra.Line, col: extra.Column, msg: "a second YAML document (a policy file holds one)"}
+		return nil, &Error{File: file, Line: extra.Line, Col: extra.Column, Msg: "a second YAML document (a policy file holds one)"}
 	} else if !errors.Is(err, io.EOF) {
 		return nil, yamlError(file, err)
 	}
 	if doc.Kind != yaml.DocumentNode || len(doc.Content) != 1 {
-		return nil, &posError{file: file, msg: "empty file (the smallest policy is {})"}
+		return nil, &Error{File: file, Msg: "empty file (the smallest policy is {})"}
 	}
 	root := doc.Content[0]
 	if err := checkTree(file, root, 0); err != nil {
@@ -104,11 +117,11 @@ func yamlError(file string, err error) error {
 	if rest, ok := strings.CutPrefix(msg, "line "); ok {
 		if n, after, ok := strings.Cut(rest, ": "); ok {
 			if line, err := strconv.Atoi(n); err == nil {
-				return &posError{file: file, line: line, col: 1, msg: after}
+				return &Error{File: file, Line: line, Col: 1, Msg: after}
 			}
 		}
 	}
-	return &posError{file: file, msg: msg}
+	return &Error{File: file, Msg: msg}
 }
 
 // maxDepth bounds how deeply a policy file nests.
@@ -119,23 +132,23 @@ const maxDepth = 64
 // silently win), non-string keys and nesting deeper than maxDepth.
 func checkTree(file string, n *yaml.Node, depth int) error {
 	if depth > maxDepth {
-		return &posError{file: file, line: n.Line, col: n.Column, msg: fmt.Sprintf("nested deeper than %d levels", maxDepth)}
+		return &Error{File: file, Line: n.Line, Col: n.Column, Msg: fmt.Sprintf("nested deeper than %d levels", maxDepth)}
 	}
 	switch n.Kind {
 	case yaml.AliasNode:
-		return &posError{file: file, line: n.Line, col: n.Column, msg: "YAML aliases (*" + n.Value + ") are not supported: write the value out"}
+		return &Error{File: file, Line: n.Line, Col: n.Column, Msg: "YAML aliases (*" + n.Value + ") are not supported: write the value out"}
 	case yaml.MappingNode:
 		seen := make(map[string]*yaml.Node, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
 			if k.Kind != yaml.ScalarNode || (k.Tag != "!!str" && k.Tag != "!!int" && k.Tag != "!!float" && k.Tag != "!!bool") {
-				return &posError{file: file, line: k.Line, col: k.Column, msg: "a key must be a string"}
+				return &Error{File: file, Line: k.Line, Col: k.Column, Msg: "a key must be a string"}
 			}
 			if k.Value == "<<" && k.Tag == "!!merge" {
-				return &posError{file: file, line: k.Line, col: k.Column, msg: "YAML merge keys (<<) are not supported"}
+				return &Error{File: file, Line: k.Line, Col: k.Column, Msg: "YAML merge keys (<<) are not supported"}
 			}
 			if first, ok := seen[k.Value]; ok {
-				return &posError{file: file, line: k.Line, col: k.Column, msg: fmt.Sprintf("key %q repeats the key at line %d, column %d", k.Value, first.Line, first.Column)}
+				return &Error{File: file, Line: k.Line, Col: k.Column, Msg: fmt.Sprintf("key %q repeats the key at line %d, column %d", k.Value, first.Line, first.Column)}
 			}
 			seen[k.Value] = k
 			if err := checkTree(file, n.Content[i+1], depth+1); err != nil {
@@ -163,7 +176,7 @@ func parseJSONTree(file string, data []byte) (*yaml.Node, error) {
 	}
 	if rest := bytes.TrimLeft(data[p.dec.InputOffset():], " \t\r\n"); len(rest) > 0 {
 		line, col := lineCol(data, len(data)-len(rest))
-		return nil, &posError{file: file, line: line, col: col, msg: "data after the policy object"}
+		return nil, &Error{File: file, Line: line, Col: col, Msg: "data after the policy object"}
 	}
 	return root, nil
 }
@@ -216,11 +229,11 @@ func (p *jsonTree) next() (json.Token, int, int, error) {
 				}
 			}
 			l, c := p.lineCol(off)
-			return nil, 0, 0, &posError{file: p.file, line: l, col: c, msg: err.Error()}
+			return nil, 0, 0, &Error{File: p.file, Line: l, Col: c, Msg: err.Error()}
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
-			return nil, 0, 0, &posError{file: p.file, msg: "unexpected end of file"}
+			return nil, 0, 0, &Error{File: p.file, Msg: "unexpected end of file"}
 		}
-		return nil, 0, 0, &posError{file: p.file, line: line, col: col, msg: err.Error()}
+		return nil, 0, 0, &Error{File: p.file, Line: line, Col: col, Msg: err.Error()}
 	}
 	return tok, line, col, nil
 }
@@ -235,7 +248,7 @@ func (p *jsonTree) value(depth int) (*yaml.Node, error) {
 
 func (p *jsonTree) node(tok json.Token, line, col, depth int) (*yaml.Node, error) {
 	if depth > maxDepth {
-		return nil, &posError{file: p.file, line: line, col: col, msg: fmt.Sprintf("nested deeper than %d levels", maxDepth)}
+		return nil, &Error{File: p.file, Line: line, Col: col, Msg: fmt.Sprintf("nested deeper than %d levels", maxDepth)}
 	}
 	n := &yaml.Node{Line: line, Column: col, Kind: yaml.ScalarNode}
 	switch v := tok.(type) {
@@ -254,7 +267,7 @@ func (p *jsonTree) node(tok json.Token, line, col, depth int) (*yaml.Node, error
 				}
 				key := &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: tok.(string), Line: l, Column: c, Style: yaml.DoubleQuotedStyle}
 				if first, ok := seen[key.Value]; ok {
-					return nil, &posError{file: p.file, line: l, col: c, msg: fmt.Sprintf("key %q repeats the key at line %d, column %d", key.Value, first.Line, first.Column)}
+					return nil, &Error{File: p.file, Line: l, Col: c, Msg: fmt.Sprintf("key %q repeats the key at line %d, column %d", key.Value, first.Line, first.Column)}
 				}
 				seen[key.Value] = key
 				val, err := p.value(depth + 1)
@@ -303,7 +316,7 @@ func lineCol(data []byte, off int) (int, int) {
 }
 
 var (
-	durationType   = reflect.TypeFor[duration]()
+	durationType   = reflect.TypeFor[time.Duration]()
 	rawMessageType = reflect.TypeFor[json.RawMessage]()
 	anyType        = reflect.TypeFor[any]()
 	exprType       = reflect.TypeFor[policyExpr]()
@@ -365,13 +378,10 @@ func (d *decoder) decode(n *yaml.Node, path string, v reflect.Value) error {
 		if n.Kind != yaml.MappingNode {
 			return d.wrongType(n, path, t)
 		}
-		fields := map[string]int{}
-		var known []string
-		for i := range t.NumField() {
-			if k := jsonKey(t.Field(i)); k != "" && k != "-" {
-				fields[k] = i
-				known = append(known, k)
-			}
+		fields := structFields(t)
+		known := make([]string, 0, len(fields))
+		for k := range fields {
+			known = append(known, k)
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
@@ -379,7 +389,7 @@ func (d *decoder) decode(n *yaml.Node, path string, v reflect.Value) error {
 			if !ok {
 				return d.unknownField(k, path, k.Value, known)
 			}
-			if err := d.decode(n.Content[i+1], join(path, k.Value), v.Field(f)); err != nil {
+			if err := d.decode(n.Content[i+1], join(path, k.Value), v.FieldByIndex(f)); err != nil {
 				return err
 			}
 		}
@@ -436,6 +446,15 @@ func (d *decoder) decode(n *yaml.Node, path string, v reflect.Value) error {
 			return d.errAt(n, path, "%s is out of range", n.Value)
 		}
 		v.SetInt(x)
+	case reflect.Uint32:
+		if n.Tag != "!!int" {
+			return d.wrongType(n, path, t)
+		}
+		x, err := strconv.ParseInt(strings.ReplaceAll(n.Value, "_", ""), 0, 64)
+		if err != nil || x < 0 || x > math.MaxInt32 {
+			return d.errAt(n, path, "%s is out of range (want at least 0)", n.Value)
+		}
+		v.SetUint(uint64(x))
 	case reflect.Float64:
 		x, ok := number(n)
 		if !ok {
@@ -569,7 +588,38 @@ func (d *decoder) wrongType(n *yaml.Node, path string, t reflect.Type) error {
 	return d.errAt(n, path, "want %s, got %s", describeType(t), describeNode(n))
 }
 
+// structFields maps the keys of a struct type to their fields: each field
+// by its json name, fields of "-" and unexported ones left out, and the
+// fields of an embedded struct as if they were the struct's own, unless
+// the struct has a field of the same key.
+func structFields(t reflect.Type) map[string][]int {
+	out := map[string][]int{}
+	var embedded []reflect.StructField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		switch k := jsonKey(f); {
+		case f.Anonymous && k == "" && f.Type.Kind() == reflect.Struct:
+			embedded = append(embedded, f)
+		case k != "" && k != "-" && f.IsExported():
+			out[k] = f.Index
+		}
+	}
+	for _, e := range embedded {
+		for k, idx := range structFields(e.Type) {
+			if _, shadowed := out[k]; !shadowed {
+				out[k] = append(slices.Clone(e.Index), idx...)
+			}
+		}
+	}
+	return out
+}
+
 func (d *decoder) unknownField(n *yaml.Node, path, key string, known []string) error {
+	if path == "" {
+		if moved, ok := movedKeys[key]; ok {
+			return d.errAt(n, path, "unknown field %q (since version 2 it is %s)", key, moved)
+		}
+	}
 	best, bestDist := "", 3 // suggest only close names
 	for _, k := range known {
 		if dist := editDistance(strings.ToLower(key), k); dist < bestDist {

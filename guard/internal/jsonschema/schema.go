@@ -1,4 +1,4 @@
-package guard
+package jsonschema
 
 import (
 	"encoding/json"
@@ -24,16 +24,16 @@ import (
 // langchaingo's "__arg1" (the catch-all string input that agents.Executor
 // offers for plain tools) accepts any input.
 func ValidateArguments(schema json.RawMessage, args string) error {
-	s, err := compileSchema(schema)
+	s, err := Compile(schema)
 	if err != nil {
 		return err
 	}
-	return s.validateArgs(args)
+	return s.Validate(args)
 }
 
-// validateArgs checks args against a compiled schema: the zero-allocation
+// Validate checks args against a compiled schema: the zero-allocation
 // scanner first, the decoder for whatever it cannot vouch for.
-func (s *schemaNode) validateArgs(args string) error {
+func (s *Node) Validate(args string) error {
 	if s.catchAll {
 		return nil
 	}
@@ -47,7 +47,7 @@ func (s *schemaNode) validateArgs(args string) error {
 }
 
 // decodeValidate is the slow, exact path: it decodes args and says what is wrong.
-func (s *schemaNode) decodeValidate(args string) error {
+func (s *Node) decodeValidate(args string) error {
 	if strings.TrimSpace(args) == "" {
 		args = "{}" // providers send "" for a call without arguments
 	}
@@ -66,18 +66,18 @@ func (s *schemaNode) decodeValidate(args string) error {
 	return s.validate("", v)
 }
 
-type schemaNode struct {
-	Type                 any                    `json:"type"`
-	Properties           map[string]*schemaNode `json:"properties"`
-	Required             []string               `json:"required"`
-	Enum                 []any                  `json:"enum"`
-	Items                *schemaNode            `json:"items"`
-	AdditionalProperties any                    `json:"additionalProperties"`
-	Minimum              *float64               `json:"minimum"`
-	Maximum              *float64               `json:"maximum"`
-	MinItems             *int                   `json:"minItems"`
-	MaxItems             *int                   `json:"maxItems"`
-	Pattern              string                 `json:"pattern"`
+type Node struct {
+	Type                 any              `json:"type"`
+	Properties           map[string]*Node `json:"properties"`
+	Required             []string         `json:"required"`
+	Enum                 []any            `json:"enum"`
+	Items                *Node            `json:"items"`
+	AdditionalProperties any              `json:"additionalProperties"`
+	Minimum              *float64         `json:"minimum"`
+	Maximum              *float64         `json:"maximum"`
+	MinItems             *int             `json:"minItems"`
+	MaxItems             *int             `json:"maxItems"`
+	Pattern              string           `json:"pattern"`
 
 	types    []string
 	kinds    typeSet // types, as a set, for the fast path
@@ -85,16 +85,17 @@ type schemaNode struct {
 	catchAll bool
 }
 
-var schemaCache sync.Map // string(schema) -> *schemaNode or error
+var schemaCache sync.Map // string(schema) -> *Node or error
 
-func compileSchema(raw json.RawMessage) (*schemaNode, error) {
+// Compile compiles a schema.
+func Compile(raw json.RawMessage) (*Node, error) {
 	if c, ok := schemaCache.Load(string(raw)); ok {
 		if err, ok := c.(error); ok {
 			return nil, err
 		}
-		return c.(*schemaNode), nil
+		return c.(*Node), nil
 	}
-	s := new(schemaNode)
+	s := new(Node)
 	var err error
 	if uerr := json.Unmarshal(raw, s); uerr != nil {
 		err = fmt.Errorf("tool schema is not valid JSON: %v", uerr)
@@ -110,7 +111,7 @@ func compileSchema(raw json.RawMessage) (*schemaNode, error) {
 	return s, nil
 }
 
-func (s *schemaNode) prepare(depth int) error {
+func (s *Node) prepare(depth int) error {
 	if depth > 64 {
 		return errors.New("tool schema nests too deeply")
 	}
@@ -151,7 +152,7 @@ func (s *schemaNode) prepare(depth int) error {
 	return nil
 }
 
-func (s *schemaNode) validate(path string, v any) error {
+func (s *Node) validate(path string, v any) error {
 	if len(s.types) > 0 && !slices.ContainsFunc(s.types, func(t string) bool { return hasType(v, t) }) {
 		return fmt.Errorf("%s: want %s, got %s", where(path), strings.Join(s.types, " or "), jsonType(v))
 	}

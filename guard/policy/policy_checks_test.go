@@ -1,4 +1,4 @@
-package guard_test
+package policy_test
 
 import (
 	"context"
@@ -10,15 +10,16 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/policy"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
 // checkPolicy loads a policy whose only rules are its checks, so that
 // what a test sees is what the checks decide.
-func checkPolicy(t testing.TB, yaml string) *guard.Policy {
+func checkPolicy(t testing.TB, yaml string) *policy.Policy {
 	t.Helper()
-	p, err := guard.ReadPolicy("test.yaml", []byte(yaml))
+	p, err := policy.Read("test.yaml", []byte(yaml))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,7 +27,7 @@ func checkPolicy(t testing.TB, yaml string) *guard.Policy {
 }
 
 // checksOnly returns a guard running only p's checks.
-func checksOnly(p *guard.Policy) *guard.Guard {
+func checksOnly(p *policy.Policy) *guard.Guard {
 	cfg := p.Config()
 	cfg.Disable = append(cfg.Disable, rules.Builtin()...)
 	return guard.New(cfg)
@@ -307,7 +308,7 @@ func (f fixedTool) Description() string                          { return f.name
 func (f fixedTool) Call(context.Context, string) (string, error) { return f.out, nil }
 
 func ExamplePolicy() {
-	p, err := guard.ReadPolicy("orders.yaml", []byte(`
+	p, err := policy.Read("orders.yaml", []byte(`
 tools:
   cancel_order:
     effect: write
@@ -331,11 +332,11 @@ tools:
 		}
 	}
 
-	_, err = guard.ReadPolicy("orders.yaml", []byte("checks:\n  - name: c\n    require: order.status == 'pending'\n"))
+	_, err = policy.Read("orders.yaml", []byte("checks:\n  - name: c\n    require: order.status == 'pending'\n"))
 	fmt.Println(err)
 	// Output:
 	// 1 block only a pending order can be cancelled
-	// guard: policy: orders.yaml:3:14: checks[0].require: undeclared reference to 'order'
+	// policy: orders.yaml:3:14: checks[0].require: undeclared reference to 'order'
 }
 
 // TestCheckLastOfSeveralTools reads a record that lookups and writes both
@@ -439,7 +440,7 @@ tools:
 	if empty.Weights() != nil || empty.Checks() != nil || len(empty.Config().Rules) != 0 {
 		t.Errorf("an empty policy: weights %v, checks %v, rules %v", empty.Weights(), empty.Checks(), empty.Config().Rules)
 	}
-	if _, err := guard.OpenPolicy("testdata/policy/no-such-file.yaml"); err == nil || !strings.Contains(err.Error(), "no-such-file.yaml") {
+	if _, err := policy.Open("testdata/policy/no-such-file.yaml"); err == nil || !strings.Contains(err.Error(), "no-such-file.yaml") {
 		t.Errorf("missing file: %v", err)
 	}
 }

@@ -1,11 +1,11 @@
-package guard
+package jsonschema
 
 import (
 	"testing"
 )
 
 func TestFastValidDoesNotAllocate(t *testing.T) {
-	s, err := compileSchema([]byte(`{"type":"object","properties":{"order_id":{"type":"string"},"qty":{"type":"integer","minimum":1},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["order_id"]}`))
+	s, err := Compile([]byte(`{"type":"object","properties":{"order_id":{"type":"string"},"qty":{"type":"integer","minimum":1},"tags":{"type":"array","items":{"type":"string","enum":["a","b"]}}},"required":["order_id"]}`))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,11 +1,11 @@
-package guard_test
+package jsonschema_test
 
 import (
 	"encoding/json"
 	"strings"
 	"testing"
 
-	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/jsonschema"
 )
 
 const returnSchema = `{
@@ -43,7 +43,7 @@ func TestValidateArguments(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			err := guard.ValidateArguments(json.RawMessage(returnSchema), tt.args)
+			err := jsonschema.ValidateArguments(json.RawMessage(returnSchema), tt.args)
 			switch {
 			case tt.wantErr == "" && err != nil:
 				t.Errorf("unexpected error %v", err)
@@ -56,10 +56,10 @@ func TestValidateArguments(t *testing.T) {
 
 func TestValidateArgumentsCatchAllAndBadSchema(t *testing.T) {
 	catchAll := `{"type":"object","properties":{"__arg1":{"type":"string"}},"required":["__arg1"]}`
-	if err := guard.ValidateArguments(json.RawMessage(catchAll), "Oslo"); err != nil {
+	if err := jsonschema.ValidateArguments(json.RawMessage(catchAll), "Oslo"); err != nil {
 		t.Errorf("catch-all schema rejected a bare input: %v", err)
 	}
-	if err := guard.ValidateArguments(json.RawMessage(`{"type":`), `{}`); err == nil || !strings.Contains(err.Error(), "tool schema is not valid JSON") {
+	if err := jsonschema.ValidateArguments(json.RawMessage(`{"type":`), `{}`); err == nil || !strings.Contains(err.Error(), "tool schema is not valid JSON") {
 		t.Errorf("bad schema: %v", err)
 	}
 }
@@ -69,7 +69,7 @@ func FuzzValidateArguments(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, args string) {
-		err := guard.ValidateArguments(json.RawMessage(returnSchema), args)
+		err := jsonschema.ValidateArguments(json.RawMessage(returnSchema), args)
 		if err == nil {
 			var m map[string]any
 			if json.Unmarshal([]byte(args), &m) != nil && strings.TrimSpace(args) != "" {
@@ -89,8 +89,8 @@ func FuzzFastValidate(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, args string) {
 		for _, schema := range []string{returnSchema, `{"type":"object"}`, `{"type":"object","properties":{"a":{"type":["integer","null"],"minimum":0}},"additionalProperties":false}`} {
-			if guard.FastValid(json.RawMessage(schema), args) {
-				if err := guard.DecodeValidate(json.RawMessage(schema), args); err != nil {
+			if jsonschema.FastValid(json.RawMessage(schema), args) {
+				if err := jsonschema.DecodeValidate(json.RawMessage(schema), args); err != nil {
 					t.Errorf("schema %s: the scanner accepted %q, the decoder says %v", schema, args, err)
 				}
 			}
@@ -100,10 +100,10 @@ func FuzzFastValidate(f *testing.F) {
 
 func TestScannerVouchesForValidArguments(t *testing.T) {
 	args := `{"order_id":"A1","reason":"damaged","quantity":2,"items":["x","y"],"address":{"city":"Shanghai"}}`
-	if err := guard.ValidateArguments(json.RawMessage(returnSchema), args); err != nil {
+	if err := jsonschema.ValidateArguments(json.RawMessage(returnSchema), args); err != nil {
 		t.Fatal(err)
 	}
-	if !guard.FastValid(json.RawMessage(returnSchema), args) {
+	if !jsonschema.FastValid(json.RawMessage(returnSchema), args) {
 		t.Fatal("the scanner should vouch for these arguments")
 	}
 }

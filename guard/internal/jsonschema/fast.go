@@ -1,4 +1,4 @@
-package guard
+package jsonschema
 
 import (
 	"math"
@@ -16,7 +16,7 @@ import (
 const fastMaxDepth = 64
 
 // fastValid reports whether args certainly satisfy s.
-func (s *schemaNode) fastValid(args string) bool {
+func (s *Node) fastValid(args string) bool {
 	i := skipWS(args, 0) // JSON white space only: other spaces are the decoder's to reject
 	if i == len(args) {
 		args, i = "{}", 0
@@ -37,7 +37,7 @@ func skipWS(s string, i int) int {
 
 // fastValue checks the value starting at s[i] (after white space) and
 // returns where it ends.
-func (n *schemaNode) fastValue(s string, i, depth int) (int, bool) {
+func (n *Node) fastValue(s string, i, depth int) (int, bool) {
 	if depth > fastMaxDepth {
 		return 0, false
 	}
@@ -114,9 +114,9 @@ func (n *schemaNode) fastValue(s string, i, depth int) (int, bool) {
 	return end, true
 }
 
-var anySchema schemaNode
+var anySchema Node
 
-func (n *schemaNode) fastType(kind typeSet, raw string) bool {
+func (n *Node) fastType(kind typeSet, raw string) bool {
 	switch {
 	case len(n.types) == 0 || n.kinds&kind != 0:
 		return true
@@ -164,7 +164,7 @@ func typeBit(t string) typeSet {
 
 // fastEnum accepts only string enums matched exactly; anything else is
 // left to the decoding validator.
-func (n *schemaNode) fastEnum(kind, raw string) bool {
+func (n *Node) fastEnum(kind, raw string) bool {
 	if kind != "string" {
 		return false
 	}
@@ -177,7 +177,7 @@ func (n *schemaNode) fastEnum(kind, raw string) bool {
 	return false
 }
 
-func (n *schemaNode) fastObject(s string, i, depth int) (int, bool) {
+func (n *Node) fastObject(s string, i, depth int) (int, bool) {
 	if len(n.types) > 0 && n.kinds&typeObject == 0 || len(n.Enum) > 0 || len(n.Required) > 64 {
 		return 0, false
 	}
@@ -238,7 +238,7 @@ func (n *schemaNode) fastObject(s string, i, depth int) (int, bool) {
 	return i, true
 }
 
-func (n *schemaNode) fastArray(s string, i, depth int) (int, bool) {
+func (n *Node) fastArray(s string, i, depth int) (int, bool) {
 	if len(n.types) > 0 && n.kinds&typeArray == 0 {
 		return 0, false
 	}
