@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/agentguard/agentguard/guard/internal/calls"
 	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
@@ -162,7 +163,7 @@ func (g *Guard) newPlan(name string) *toolPlan {
 	}
 	tp.hot = hotRules(tp.rules)
 	for i, r := range tp.rules {
-		if va, ok := r.(validArguments); ok && va.lookup != nil {
+		if va, ok := r.(*calls.Arguments); ok {
 			tp.hot[i] = g.bindArguments(va, name)
 		}
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/agentguard/agentguard/guard/internal/claims"
 	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/internal/gates"
-	"github.com/agentguard/agentguard/guard/internal/jsonschema"
 	"github.com/agentguard/agentguard/guard/internal/origins"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/internal/schema"
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
@@ -266,7 +266,7 @@ type Guard struct {
 	plans        atomic.Pointer[map[string]*toolPlan]      // by tool name; copied on write
 	answers      bool                                      // a rule that may judge a model's answer runs: streams are buffered
 	schemaMu     sync.Mutex                                // serialises writers of schemas
-	schemas      atomic.Pointer[map[string]compiledSchema] // argument schemas of wrapped and annotated tools; copied on write
+	schemas      atomic.Pointer[map[string]calls.Compiled] // argument schemas of wrapped and annotated tools; copied on write
 	untraced     sync.Once                                 // warns once about calls without a trace
 	breakers     *breakers
 	reports      reporter
@@ -362,7 +362,7 @@ func (g *Guard) builtin() []Rule {
 	}
 	out := []Rule{
 		calls.NewAllowList(gt.AllowedTools...),
-		validArguments{lookup: g.toolSchema},
+		calls.NewArguments(g.toolSchema),
 		calls.NewLoopLimit(gt.LoopLimit),
 		calls.NewMaxSteps(gt.MaxSteps),
 		gates.NewIntent(g.words, gt.Intents, gt.MinIntentConfidence),
@@ -426,30 +426,25 @@ func (g *Guard) Rule(name string) (r Rule, ok bool) {
 	return nil, false
 }
 
-type compiledSchema struct {
-	node *jsonschema.Node
-	err  error // the schema does not compile: reported on every call
-}
-
 // addSchema compiles and keeps a tool's argument schema.
 func (g *Guard) addSchema(name string, raw json.RawMessage) {
-	node, err := jsonschema.Compile(raw)
+	sch, err := schema.Compile(raw)
 	g.schemaMu.Lock()
 	defer g.schemaMu.Unlock()
-	m := make(map[string]compiledSchema)
+	m := make(map[string]calls.Compiled)
 	if old := g.schemas.Load(); old != nil {
 		maps.Copy(m, *old)
 	}
-	m[name] = compiledSchema{node, err}
+	m[name] = calls.Compiled{Schema: sch, Err: err}
 	g.schemas.Store(&m)
 }
 
 // toolSchema looks a schema up without a lock: it runs on every tool call,
 // while schemas are added only when tools are wrapped.
-func (g *Guard) toolSchema(name string) (compiledSchema, bool) {
+func (g *Guard) toolSchema(name string) (calls.Compiled, bool) {
 	m := g.schemas.Load()
 	if m == nil {
-		return compiledSchema{}, false
+		return calls.Compiled{}, false
 	}
 	c, ok := (*m)[name]
 	return c, ok

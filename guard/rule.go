@@ -1,13 +1,8 @@
 package guard
 
 import (
-	"encoding/json"
-	"errors"
-	"fmt"
-
-	"github.com/agentguard/agentguard/guard/internal/jsonschema"
+	"github.com/agentguard/agentguard/guard/internal/calls"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
-	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -45,85 +40,22 @@ type funcRule struct {
 func (r funcRule) Name() string                                        { return r.name }
 func (r funcRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding { return r.check(t, s) }
 
-// shared: a full slice, so an append copies
-
-// ValidArguments checks a tool call's arguments against the tool's JSON
-// schema: the arguments must be a JSON object, carry every required
-// property, and match the declared types and enums (see Validate for the
-// subset of JSON Schema understood). The schema is looked up in specs, then
-// in Trace.Tools; a tool with no known schema is not checked. The verdict is
-// Retry: the agent is told what to fix.
-func ValidArguments(specs ...trace.ToolSpec) Rule {
-	return validArguments{specs: specs}
-}
-
-type validArguments struct {
-	specs  []trace.ToolSpec
-	lookup func(name string) (compiledSchema, bool) // schemas a guard holds; may be nil
-}
-
-func (r validArguments) Name() string { return rules.Arguments }
-
-func (r validArguments) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
-	if s.Kind != trace.KindTool {
-		return nil
-	}
-	var c compiledSchema
-	known := false
-	if r.lookup != nil {
-		c, known = r.lookup(s.Name)
-	}
-	return r.check(t, s, c, known)
-}
-
-// check is Check with the guard's schema of the tool, c, when known.
-func (r validArguments) check(t *trace.Trace, s *trace.Step, c compiledSchema, known bool) []trace.Finding {
-	node, err := c.node, c.err
-	if !known {
-		raw := findSpec(r.specs, s.Name)
-		if raw == nil {
-			raw = findSpec(t.Tools, s.Name)
-		}
-		if raw == nil {
-			return nil
-		}
-		node, err = jsonschema.Compile(raw)
-	}
-	switch {
-	case err != nil:
-	case s.InvalidUTF8:
-		err = errors.New("not valid JSON: the arguments are not valid UTF-8")
-	case rulekit.ArgsCut(s):
-		return nil // Evaluate keeps the decision recorded online on the whole arguments
-	default:
-		err = node.Validate(s.Args)
-	}
-	if err != nil {
-		return []trace.Finding{{
-			Rule: rules.Arguments, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
-			Message:  fmt.Sprintf("arguments of %q: %v", s.Name, err),
-			Evidence: s.Args, Tags: []string{"bad-arguments"},
-		}}
-	}
-	return nil
-}
-
 // boundArguments is the argument rule of a guard bound to one tool's plan:
 // the tool's schema is looked up once, not on every call, and used while
 // the guard's schemas are those it was looked up in (at).
 type boundArguments struct {
-	validArguments
+	*calls.Arguments
 	g     *Guard
 	name  string
-	at    *map[string]compiledSchema
-	c     compiledSchema
+	at    *map[string]calls.Compiled
+	c     calls.Compiled
 	known bool
 }
 
 // bindArguments binds r, the guard's own argument rule, to the plan of
 // the tool named name.
-func (g *Guard) bindArguments(r validArguments, name string) *boundArguments {
-	b := &boundArguments{validArguments: r, g: g, name: name, at: g.schemas.Load()}
+func (g *Guard) bindArguments(r *calls.Arguments, name string) *boundArguments {
+	b := &boundArguments{Arguments: r, g: g, name: name, at: g.schemas.Load()}
 	if b.at != nil {
 		b.c, b.known = (*b.at)[name]
 	}
@@ -135,16 +67,7 @@ func (b *boundArguments) CheckHot(t *trace.Trace, s *trace.Step, _ *rulekit.Hot)
 		return nil
 	}
 	if s.Name != b.name || b.at != b.g.schemas.Load() {
-		return b.validArguments.Check(t, s)
+		return b.Arguments.Check(t, s)
 	}
-	return b.check(t, s, b.c, b.known)
-}
-
-func findSpec(specs []trace.ToolSpec, name string) json.RawMessage {
-	for i := range specs {
-		if specs[i].Name == name && len(specs[i].Parameters) > 0 {
-			return specs[i].Parameters
-		}
-	}
-	return nil
+	return b.CheckWith(t, s, b.c, b.known)
 }

@@ -15,8 +15,8 @@ import (
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/internal/claims"
 	"github.com/agentguard/agentguard/guard/internal/detect"
-	"github.com/agentguard/agentguard/guard/internal/jsonschema"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/internal/schema"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"go.yaml.in/yaml/v3"
@@ -454,7 +454,7 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 			if tp.Schema[0] != '{' {
 				return nil, d.at(path+".schema", "want an object, got %s", describeNode(d.pos[path+".schema"]))
 			}
-			if _, err := jsonschema.Compile(tp.Schema); err != nil {
+			if _, err := schema.Compile(tp.Schema); err != nil {
 				return nil, d.at(path+".schema", "%v", err)
 			}
 		}
