@@ -227,7 +227,7 @@ func TestFalseClaimWordings(t *testing.T) {
 		addr   = `{"order_id":"A1001","address":"9 Elm Row, Bath BA1 2AB"}`
 		push   = `{"at":"09:00","text":"Call the dentist"}`
 	)
-	g := guard.New(guard.Config{Tools: guard.ToolPolicies{"place_call": {Effect: guard.EffectWrite}, "push_notification": {Effect: guard.EffectWrite}}})
+	g := guard.New(guard.Config{Tools: map[string]guard.ToolPolicy{"place_call": {Effect: guard.EffectWrite}, "push_notification": {Effect: guard.EffectWrite}}})
 	for _, tc := range []struct {
 		tool, args, outcome, answer string
 		flag                        bool

@@ -93,7 +93,7 @@
 // declared ToolPolicy.HonoursContext run on the caller's goroutine. Every
 // failure — timeout, panic, empty answer, oversized or invalid result — is a
 // finding with the stability dimension. Streamed answers are held until
-// they are judged (StreamBuffered, the default; Config.Answers.Streaming).
+// they are judged, unless Config.Answers.PassThrough says otherwise.
 //
 // # Offline
 //
@@ -136,7 +136,7 @@
 //
 // A session that never ends sets Observation.TraceEvery, so that its trace
 // is saved as it grows, and then holds only the last KeepSteps steps
-// (DefaultKeepSteps): once the trace sink acknowledged a save, the steps it
+// (1,000): once the trace sink acknowledged a save, the steps it
 // stored are released (trace.Recorder.Release); a save the sink refused
 // releases nothing (ReportStats.TracesUnsaved counts it, the logger says
 // why). What a session holds is then KeepSteps steps plus its indexes, and

@@ -46,11 +46,6 @@ func (r Report) Violations() int {
 	return n
 }
 
-// Evaluate judges a recorded trace with the default rules; see
-// Guard.Evaluate. It builds a default Guard for the call: to evaluate many
-// traces, build one with New and call its Evaluate.
-func Evaluate(t *trace.Trace) Report { return New(Config{}).Evaluate(t) }
-
 // Evaluate runs the guard's rules over a recorded trace, offline: each model
 // and tool step is judged against the steps before it, exactly as it was
 // judged online, so a trace recorded by this guard yields the same findings

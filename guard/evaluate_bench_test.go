@@ -18,7 +18,7 @@ import (
 // a tool the agent was not given.
 func benchTraces(tb testing.TB, n int) []*trace.Trace {
 	tb.Helper()
-	g := guard.New(guard.Config{Tools: guard.ToolPolicies{"kb_search": {Retrieval: true}}})
+	g := guard.New(guard.Config{Tools: map[string]guard.ToolPolicy{"kb_search": {Retrieval: true}}})
 	idSchema := map[string]any{
 		"type":       "object",
 		"properties": map[string]any{"order_id": map[string]any{"type": "string"}},

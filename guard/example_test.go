@@ -47,7 +47,7 @@ func ExampleGuard_WrapTool() {
 	// "[agentguard] call blocked by rule loop: tool \"logistics\" called 2 times in a row with the same arguments. Do not repeat it." <nil>
 }
 
-func ExampleEvaluate() {
+func ExampleGuard_Evaluate() {
 	tr := &trace.Trace{
 		ID:        "t1",
 		UserTurns: []string{"How do refunds work?"},
@@ -57,7 +57,7 @@ func ExampleEvaluate() {
 			{Index: 1, Kind: trace.KindTool, Name: "send_sms", Args: `{"to":"+8613800000000"}`},
 		},
 	}
-	rep := guard.Evaluate(tr)
+	rep := guard.New(guard.Config{}).Evaluate(tr)
 	fmt.Println(rep.Score, rep.Passed)
 	for _, f := range rep.Findings {
 		fmt.Println(f.Step, f.Rule, f.Message)

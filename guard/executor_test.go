@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
@@ -91,7 +92,7 @@ func TestExecutorBlockIsAnObservation(t *testing.T) {
 	agent = agents.NewOpenAIFunctionsAgent(g.WrapModel(guardtest.Script(call)), []tools.Tool{g.WrapTool(orderTool())})
 	_, err = chains.Run(context.Background(), agents.NewExecutor(agent), "Where is A1001?")
 	var intr *guard.Interrupt
-	if !errors.As(err, &intr) || intr.Verdict != trace.Handoff || intr.Message != guard.DefaultHandoff {
+	if !errors.As(err, &intr) || intr.Verdict != trace.Handoff || intr.Message != testkit.Handoff {
 		t.Errorf("err = %v, want a handoff *Interrupt", err)
 	}
 }
@@ -112,7 +113,7 @@ func TestWrapModelReplacesTerminalAnswers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := resp.Choices[0]; c.Content != guard.DefaultRefusal || len(c.ToolCalls) != 0 {
+	if c := resp.Choices[0]; c.Content != testkit.Refusal || len(c.ToolCalls) != 0 {
 		t.Errorf("choice = %+v", c)
 	}
 	if _, ok := m.(llms.ReasoningModel); !ok {

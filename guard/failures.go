@@ -20,10 +20,10 @@ import (
 // result was cut or repaired, the malformed call dropped), and the finding
 // records it.
 
-// DefaultMaxToolResult is the default Resilience.MaxToolResult: 32 KiB,
+// defaultMaxToolResult is the default Resilience.MaxToolResult: 32 KiB,
 // about 8,000 tokens, under the recorder's field cap so that the marker
 // stays in the trace.
-const DefaultMaxToolResult = 32 << 10
+const defaultMaxToolResult = 32 << 10
 
 // resultCutMarker opens the marker that ends a tool result cut to
 // Resilience.MaxToolResult, followed by "N of M bytes]".

@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
@@ -174,14 +175,14 @@ func TestEmptyResultGate(t *testing.T) {
 
 func TestSimilarityGate(t *testing.T) {
 	kb := []tools.Tool{fixed("search_kb", kbDocs)}
-	policies := guard.ToolPolicies{"search_kb": {Retrieval: true}}
+	policies := map[string]guard.ToolPolicy{"search_kb": {Retrieval: true}}
 	search := guardtest.ToolCall("search_kb", `{"query":"returns"}`)
 	for _, tc := range []gateCase{
 		{
 			name: "nothing retrieved: refused before generating", cfg: guard.Config{Tools: policies},
 			tools: []tools.Tool{fixed("search_kb", "[]")}, turns: []string{"VIP compensation?"},
 			script:     []guardtest.Reply{search, guardtest.Text("Clause 9 gives you ¥50.")},
-			wantStatus: guard.StatusRefused, wantRules: []string{"retrieval-similarity@refuse"}, wantAnswer: guard.DefaultRefusal, wantCalls: 1,
+			wantStatus: guard.StatusRefused, wantRules: []string{"retrieval-similarity@refuse"}, wantAnswer: testkit.Refusal, wantCalls: 1,
 		},
 		{
 			name: "below the route's threshold", route: "after-sales",
@@ -200,7 +201,7 @@ func TestSimilarityGate(t *testing.T) {
 }
 
 func TestGrounding(t *testing.T) {
-	cfg := guard.Config{Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}}
+	cfg := guard.Config{Tools: map[string]guard.ToolPolicy{"search_kb": {Retrieval: true}}}
 	kb := []tools.Tool{fixed("search_kb", kbDocs)}
 	search := guardtest.ToolCall("search_kb", `{"query":"returns"}`)
 	for _, tc := range []gateCase{
@@ -332,7 +333,7 @@ func TestInjectedArgument(t *testing.T) {
 		},
 		{
 			name: "untrusted tool by policy, pointed at by the user", tools: []tools.Tool{bill, pay}, turns: []string{"Pay the bill in bill-december.txt."},
-			cfg: guard.Config{Tools: guard.ToolPolicies{"read_file": {Untrusted: true}}},
+			cfg: guard.Config{Tools: map[string]guard.ToolPolicy{"read_file": {Untrusted: true}}},
 			script: []guardtest.Reply{
 				guardtest.ToolCall("read_file", `{"path":"bill-december.txt"}`), guardtest.ToolCall("send_money", `{"recipient":"DE89370400440532013000","amount":98.7}`), guardtest.Text("Paid."),
 			},
@@ -373,7 +374,7 @@ func TestInjectedArgument(t *testing.T) {
 func TestConfirmationGate(t *testing.T) {
 	cancel := guardtest.NewTool("cancel_reservation", "", nil)
 	call := guardtest.ToolCall("cancel_reservation", `{"reservation_id":"ZFA04Y"}`)
-	cfg := guard.Config{Tools: guard.ToolPolicies{"cancel_reservation": {Confirm: true}}}
+	cfg := guard.Config{Tools: map[string]guard.ToolPolicy{"cancel_reservation": {Confirm: true}}}
 	for _, tc := range []gateCase{
 		{
 			name: "unconfirmed", cfg: cfg, tools: []tools.Tool{cancel}, turns: []string{"Cancel ZFA04Y"},
@@ -409,7 +410,7 @@ func TestStateChanging(t *testing.T) {
 			t.Errorf("stateChanging(%q) = %v, want %v", name, got, want)
 		}
 	}
-	if guard.WritesForTest(guard.New(guard.Config{Tools: guard.ToolPolicies{"send_email": {Effect: guard.EffectRead}}}), "send_email") {
+	if guard.WritesForTest(guard.New(guard.Config{Tools: map[string]guard.ToolPolicy{"send_email": {Effect: guard.EffectRead}}}), "send_email") {
 		t.Error("policy EffectRead ignored")
 	}
 }
@@ -491,7 +492,7 @@ func TestToolTimeout(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				release = make(chan struct{})
 				defer close(release) // the abandoned call returns, so the bubble can end
-				g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}, Tools: guard.ToolPolicies{"slow": tt.policy}})
+				g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}, Tools: map[string]guard.ToolPolicy{"slow": tt.policy}})
 				defer g.Close(context.Background()) // the idle workers exit, so the bubble can end
 				res, err := g.Run(context.Background(), guardtest.Script(guardtest.ToolCall("slow", "{}"), guardtest.Text("It is slow today.")),
 					[]tools.Tool{guardtest.NewTool("slow", "", tt.tool)}, human("go"))
@@ -524,7 +525,7 @@ func TestToolThatIgnoredItsTimeoutIsIsolated(t *testing.T) {
 			<-release // hangs for good
 			return "never", nil
 		})
-		g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}, Tools: guard.ToolPolicies{"flaky": {HonoursContext: true}}})
+		g := guard.New(guard.Config{Resilience: guard.Resilience{ToolTimeout: timeout}, Tools: map[string]guard.ToolPolicy{"flaky": {HonoursContext: true}}})
 		defer g.Close(context.Background())
 		wrapped := g.WrapTool(tool)
 		for i := range 2 {

@@ -34,7 +34,7 @@ type Config struct {
 	// Tools annotates tools by name: effect, trust, confirmation, retrieval,
 	// emptiness, timeout, retries and schema. Unlisted tools get the zero
 	// ToolPolicy.
-	Tools ToolPolicies `json:"tools,omitempty"`
+	Tools map[string]ToolPolicy `json:"tools,omitempty"`
 	// Gates tunes the built-in rules.
 	Gates Gates `json:"gates,omitempty"`
 	// Answers sets what the user is told when a rule stops a run, and
@@ -113,8 +113,11 @@ type Gates struct {
 	JSONRoutes []string `json:"json_routes,omitempty"`
 	// Invariants check tool arguments and JSON answers, after the
 	// defaults: amounts (fields named like an amount, price or quantity)
-	// are not negative, dates (fields named like a date) parse.
-	Invariants []Invariant `json:"-"`
+	// are not negative, dates (fields named like a date) parse. Each is
+	// given one argument value (or, with tool "", one field of a JSON
+	// answer) and its dotted path; a non-nil error, which the agent is
+	// shown, judges the call Retry.
+	Invariants []func(tool, path string, value any) error `json:"-"`
 	// ConfirmWrites requires user confirmation before every state-changing
 	// call, not only those whose ToolPolicy sets Confirm.
 	ConfirmWrites bool `json:"confirm_writes,omitempty"`
@@ -159,18 +162,28 @@ type Answers struct {
 	// RefusalTemplate is the answer given when a verdict is Refuse or a
 	// blocked model answer has to be replaced, whatever the user's
 	// language. Empty means the lexicon's refusal in the language of the
-	// user's latest turn (DefaultRefusal in English).
+	// user's latest turn.
 	RefusalTemplate string `json:"refusal_template,omitempty"`
 	// HandoffMessage is the answer given on a Handoff verdict, whatever the
 	// user's language. Empty means the lexicon's handoff message in the
-	// language of the user's latest turn (DefaultHandoff in English).
+	// language of the user's latest turn.
 	HandoffMessage string `json:"handoff_message,omitempty"`
-	// Streaming says when the caller's llms.WithStreamingFunc receives an
-	// answer's chunks. Empty means StreamBuffered. PassThroughRoutes
-	// streams the routes it lists through whatever Streaming says. See
-	// StreamMode for the trade-off.
-	Streaming         StreamMode `json:"streaming,omitempty"`
-	PassThroughRoutes []string   `json:"pass_through_routes,omitempty"`
+	// PassThrough says when the caller's llms.WithStreamingFunc receives
+	// an answer's chunks. False, the default, holds the chunks until the
+	// answer is judged: an allowed answer's chunks are then handed on, in
+	// order, at once; a stopped answer's never are, and its replacement
+	// (the refusal, the question, the handoff message) goes out as one
+	// chunk instead, so the user never sees an answer the guard stops. The
+	// cost is the time to the first chunk, which becomes the time to the
+	// last plus the judgement. True hands each chunk on as it comes: an
+	// answer stopped afterwards has already been seen, its replacement
+	// follows as a last chunk, its findings are tagged "already-streamed",
+	// and a Retry verdict refuses the answer instead of asking again. A
+	// guard that runs no rule judging answers streams through either way.
+	// PassThroughRoutes streams the routes it lists through whatever
+	// PassThrough says.
+	PassThrough       bool     `json:"pass_through,omitempty"`
+	PassThroughRoutes []string `json:"pass_through_routes,omitempty"`
 }
 
 // Observation says where a guard's findings and records go.
@@ -178,13 +191,15 @@ type Observation struct {
 	// Ledger receives every finding, Allow ones included (a recovered tool
 	// panic is worth a lesson). Nil means findings stay in the trace only.
 	// Findings are appended off the agent's step, by a goroutine of the
-	// guard, in batches when Ledger is a BatchSink: a durable ledger's sync
-	// never delays a step. Guard.Flush waits for them; Guard.Close, before
+	// guard, in batches when Ledger has AppendBatch (see Sink): a durable
+	// ledger's sync never delays a step. Guard.Flush waits for them; Guard.Close, before
 	// exit, delivers the rest. A failing Ledger never stops the agent: the
 	// error is logged.
 	Ledger Sink `json:"-"`
 	// Logger receives gate decisions and ledger errors, off the step like
-	// the ledger. Nil means silent.
+	// the ledger, with the attributes rule, verdict, trace_id, step and
+	// message (error for a failure), whose keys are stable. Nil means
+	// silent.
 	Logger *slog.Logger `json:"-"`
 	// Pricing turns token counts into cost. Zero means cost is not recorded.
 	Pricing Pricing `json:"pricing,omitempty"`
@@ -205,7 +220,7 @@ type Observation struct {
 	// (trace.Recorder.Release). Rules then judge by their per-trace indexes
 	// and the steps kept (see "What a guard holds" in the package
 	// documentation), and the recorder's Trace returns the segment kept.
-	// A save the sink refused releases nothing. Zero means DefaultKeepSteps;
+	// A save the sink refused releases nothing. Zero means 1,000;
 	// negative keeps every step. Without TraceEvery and a trace sink it
 	// does nothing.
 	KeepSteps int `json:"keep_steps,omitempty"`
@@ -234,15 +249,13 @@ func (p Pricing) Cost(in, out int) float64 {
 	return (float64(in)*p.InputPerMillion + float64(out)*p.OutputPerMillion) / 1e6
 }
 
-// The English refusal and handoff message of the default lexicon, for
-// callers that compare answers with them. Replies in other languages come
-// from Config.Lexicon.
-const (
-	DefaultRefusal = "I could not find a reliable answer to this, so I will not guess. Let me transfer you to a colleague who can help."
-	DefaultHandoff = "I am handing this conversation to a human colleague, who will continue from here."
-)
-
 // Sink receives violations. The ledger package's *Ledger implements it.
+// A Sink that also has the method
+//
+//	AppendBatch(ctx context.Context, vs []trace.Violation) ([]uint64, error)
+//
+// as *Ledger does, is given the violations that queued up while it was
+// writing in one call: a durable ledger syncs once per batch.
 type Sink interface {
 	Append(ctx context.Context, v trace.Violation) (uint64, error)
 }

@@ -383,7 +383,7 @@ func TestRetryVerdictOnModelAnswer(t *testing.T) {
 		wantAnswer string
 	}{
 		{"recovers", []guardtest.Reply{guardtest.Text("You have 30 days."), guardtest.Text("You can return it within a month.")}, guard.StatusDone, "You can return it within a month."},
-		{"refused after retries", []guardtest.Reply{guardtest.Text("30 days."), guardtest.Text("31 days.")}, guard.StatusRefused, guard.DefaultRefusal},
+		{"refused after retries", []guardtest.Reply{guardtest.Text("30 days."), guardtest.Text("31 days.")}, guard.StatusRefused, testkit.Refusal},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -472,7 +472,7 @@ func TestTerminalVerdictFromToolClosesConversation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != guard.StatusHandoff || res.Answer != guard.DefaultHandoff {
+	if res.Status != guard.StatusHandoff || res.Answer != testkit.Handoff {
 		t.Errorf("got %s %q", res.Status, res.Answer)
 	}
 	checkPairs(t, res.Messages)

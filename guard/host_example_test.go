@@ -7,6 +7,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/agents"
 	"github.com/tmc/langchaingo/chains"
@@ -29,7 +30,7 @@ func ExampleOutcomeOf() {
 	out, err := chains.Run(ctx, agents.NewExecutor(agent), "Can I get a refund?")
 	o := guard.OutcomeOf(ctx, out, err)
 	fmt.Println(o.Status, "by", o.Finding.Rule)
-	fmt.Println(o.Answer == guard.DefaultRefusal)
+	fmt.Println(o.Answer == testkit.Refusal)
 	// Output:
 	// refused by grounding
 	// true
@@ -51,21 +52,21 @@ func ExampleDescribedModel() {
 
 // Streaming is buffered by default: the user's streaming function
 // receives an answer only once it is judged, and a stopped answer never.
-func ExampleStreamMode() {
+func ExampleAnswers_passThrough() {
 	fabricated := guardtest.Text("Per clause 7.3 you get ¥50.")
-	for _, mode := range []guard.StreamMode{guard.StreamBuffered, guard.StreamPassThrough} {
-		g := guard.New(guard.Config{Answers: guard.Answers{Streaming: mode}})
+	for _, passThrough := range []bool{false, true} {
+		g := guard.New(guard.Config{Answers: guard.Answers{PassThrough: passThrough}})
 		var seen strings.Builder
 		stream := llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
 			seen.Write(chunk)
 			return nil
 		})
 		g.Run(context.Background(), guardtest.Script(fabricated, fabricated), nil, human("Refund?"), stream)
-		fmt.Printf("%s: user saw the clause: %v\n", mode, strings.Contains(seen.String(), "7.3"))
+		fmt.Printf("pass-through %v: user saw the clause: %v\n", passThrough, strings.Contains(seen.String(), "7.3"))
 	}
 	// Output:
-	// buffered: user saw the clause: false
-	// pass-through: user saw the clause: true
+	// pass-through false: user saw the clause: false
+	// pass-through true: user saw the clause: true
 }
 
 // An Observer receives verdicts, gate latency and breaker changes; embed

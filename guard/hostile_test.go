@@ -210,7 +210,7 @@ func TestHostileInputRun(t *testing.T) {
 			wantResult: "tool result cut at 32768 of 52428800 bytes]",
 			check: func(t *testing.T, res *guard.Result) {
 				for _, r := range toolResults(res.Messages) {
-					if len(r) > guard.DefaultMaxToolResult+100 {
+					if len(r) > (32<<10)+100 {
 						t.Errorf("the model got a %d-byte tool result, want at most the cap", len(r))
 					}
 				}
@@ -379,7 +379,7 @@ func TestHostileInputWrapTool(t *testing.T) {
 			wantOut: "tool result cut at 32768 of 52428800 bytes]",
 			tool:    func(context.Context, string) (string, error) { return strings.Repeat("x", 50*mb), nil },
 			check: func(t *testing.T, out string, tr *trace.Trace) {
-				if len(out) > guard.DefaultMaxToolResult+100 {
+				if len(out) > (32<<10)+100 {
 					t.Errorf("caller got %d bytes, want at most the cap", len(out))
 				}
 				if s := toolStep(t, tr); s.Result != out {

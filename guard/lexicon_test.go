@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/memory"
 	"github.com/agentguard/agentguard/trace"
@@ -29,7 +30,7 @@ func TestRepliesInTheUsersLanguage(t *testing.T) {
 		}
 		return nil
 	})
-	retrieval := guard.Config{Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}}
+	retrieval := guard.Config{Tools: map[string]guard.ToolPolicy{"search_kb": {Retrieval: true}}}
 	for _, lang := range []lexicon.Lang{lexicon.EN, lexicon.ZH} {
 		r := c.Replies(lang)
 		turn := map[lexicon.Lang]string{lexicon.EN: "Can you help me with my order?", lexicon.ZH: "能帮我处理一下订单吗？"}[lang]
@@ -138,7 +139,7 @@ func TestLexiconWriteVerb(t *testing.T) {
 // the English replies one text.
 func TestDefaultAnswersAreTheEnglishLexicon(t *testing.T) {
 	r := lexicon.English().Compiled().Replies(lexicon.EN)
-	if r.Refusal != guard.DefaultRefusal || r.Handoff != guard.DefaultHandoff {
+	if r.Refusal != testkit.Refusal || r.Handoff != testkit.Handoff {
 		t.Errorf("English replies %q / %q differ from DefaultRefusal / DefaultHandoff", r.Refusal, r.Handoff)
 	}
 }

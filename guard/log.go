@@ -6,16 +6,6 @@ import (
 	"github.com/agentguard/agentguard/trace"
 )
 
-// Stable slog attribute keys for gate decisions.
-const (
-	LogKeyRule    = "rule"
-	LogKeyVerdict = "verdict"
-	LogKeyTrace   = "trace_id"
-	LogKeyStep    = "step"
-	LogKeyMessage = "message"
-	LogKeyError   = "error"
-)
-
 const errorLevel = slog.LevelError
 
 func levelOf(f trace.Finding) slog.Level {
@@ -25,9 +15,11 @@ func levelOf(f trace.Finding) slog.Level {
 	return slog.LevelInfo
 }
 
-func attrRule(r string) slog.Attr           { return slog.String(LogKeyRule, r) }
-func attrVerdict(v trace.Verdict) slog.Attr { return slog.String(LogKeyVerdict, string(v)) }
-func attrTrace(id string) slog.Attr         { return slog.String(LogKeyTrace, id) }
-func attrStep(i int) slog.Attr              { return slog.Int(LogKeyStep, i) }
-func attrMessage(m string) slog.Attr        { return slog.String(LogKeyMessage, m) }
-func attrError(err error) slog.Attr         { return slog.String(LogKeyError, err.Error()) }
+// The attributes of what the guard logs (Observation.Logger): their keys
+// are stable, and documented there.
+func attrRule(r string) slog.Attr           { return slog.String("rule", r) }
+func attrVerdict(v trace.Verdict) slog.Attr { return slog.String("verdict", string(v)) }
+func attrTrace(id string) slog.Attr         { return slog.String("trace_id", id) }
+func attrStep(i int) slog.Attr              { return slog.Int("step", i) }
+func attrMessage(m string) slog.Attr        { return slog.String("message", m) }
+func attrError(err error) slog.Attr         { return slog.String("error", err.Error()) }

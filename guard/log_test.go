@@ -28,13 +28,13 @@ func TestGateDecisionsAreLogged(t *testing.T) {
 		t.Fatalf("want one JSON log line, got %q: %v", buf.String(), err)
 	}
 	for key, want := range map[string]any{
-		"level": "WARN", guard.LogKeyRule: rules.AllowList, guard.LogKeyVerdict: "block", guard.LogKeyStep: float64(2), // after the card step and the model step
+		"level": "WARN", "rule": rules.AllowList, "verdict": "block", "step": float64(2), // after the card step and the model step
 	} {
 		if rec[key] != want {
 			t.Errorf("%s = %v, want %v", key, rec[key], want)
 		}
 	}
-	if rec[guard.LogKeyTrace] == "" || rec[guard.LogKeyMessage] == "" {
+	if rec["trace_id"] == "" || rec["message"] == "" {
 		t.Errorf("trace id or message missing: %v", rec)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
+	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/tools"
 )
@@ -63,7 +64,7 @@ func liveHeap() uint64 {
 // trace file every 1,000 steps, and returns the live heap when it is
 // 10,000 and total steps long.
 func longSession(t *testing.T, keep, total, pool int) (at10k, atEnd uint64, stats guard.ReportStats) {
-	tf, err := guard.OpenTraceFile(filepath.Join(t.TempDir(), "traces.jsonl"), nil)
+	tf, err := ledger.OpenTraceFile(filepath.Join(t.TempDir(), "traces.jsonl"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +134,7 @@ func TestLongSessionBoundedHeap(t *testing.T) {
 // the guard reported, in order.
 func releasedSession(t *testing.T, keep int) (findings []string, stats guard.ReportStats) {
 	t.Helper()
-	tf, err := guard.OpenTraceFile(filepath.Join(t.TempDir(), "traces.jsonl"), nil)
+	tf, err := ledger.OpenTraceFile(filepath.Join(t.TempDir(), "traces.jsonl"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +148,7 @@ func releasedSession(t *testing.T, keep int) (findings []string, stats guard.Rep
 	})
 	g := guard.New(guard.Config{
 		Gates:   guard.Gates{LoopLimit: -1, MaxSteps: -1},
-		Tools:   guard.ToolPolicies{"read_page": {Untrusted: true}},
+		Tools:   map[string]guard.ToolPolicy{"read_page": {Untrusted: true}},
 		Observe: guard.Observation{Ledger: sink, Traces: tf, TraceEvery: 50, KeepSteps: keep},
 	})
 	invoice, customer, send := plainSessionTools(g)
@@ -254,7 +255,7 @@ func BenchmarkLongSession(b *testing.B) {
 			if n > 10_000 && testing.Short() {
 				b.Skip("-short")
 			}
-			tf, err := guard.OpenTraceFile(filepath.Join(b.TempDir(), "traces.jsonl"), nil)
+			tf, err := ledger.OpenTraceFile(filepath.Join(b.TempDir(), "traces.jsonl"), nil)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -126,7 +126,7 @@ func checkOutcome(t *testing.T, o guard.Outcome, status guard.RunStatus, rule st
 			t.Errorf("outcome = %+v, want a finding of %s and an answer", o, rule)
 		}
 	}
-	if status == guard.StatusRefused && o.Answer != guard.DefaultRefusal && !strings.ContainsRune(o.Answer, '。') {
+	if status == guard.StatusRefused && o.Answer != testkit.Refusal && !strings.ContainsRune(o.Answer, '。') {
 		t.Errorf("refused answer = %q", o.Answer)
 	}
 	if o.Finding != nil && o.Finding.Verdict == trace.Allow {

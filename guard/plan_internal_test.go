@@ -40,7 +40,7 @@ func TestPlanLeavesOutOnlySilentRules(t *testing.T) {
 		{"default", Config{}},
 		{"confirm writes", Config{Gates: Gates{ConfirmWrites: true}}},
 		{"no loop or step limit", Config{Gates: Gates{LoopLimit: -1, MaxSteps: -1}}},
-		{"policies", Config{Tools: ToolPolicies{
+		{"policies", Config{Tools: map[string]ToolPolicy{
 			"get_order":    {Effect: EffectWrite, Confirm: true},
 			"cancel_order": {Effect: EffectRead},
 			"send_email":   {Confirm: true, Retrieval: true},

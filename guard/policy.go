@@ -76,23 +76,9 @@ type ToolPolicy struct {
 	Schema json.RawMessage `json:"schema,omitempty"`
 }
 
-// channels maps the tools that declare a Channel to it.
-func (tp ToolPolicies) channels() map[string]string {
-	var out map[string]string
-	for name, p := range tp {
-		if p.Channel != "" {
-			if out == nil {
-				out = map[string]string{}
-			}
-			out[name] = p.Channel
-		}
-	}
-	return out
-}
-
 // toolsOf returns the tools of policies as the rules see them, read with
 // the lexicon w.
-func toolsOf(w *lexicon.Compiled, policies ToolPolicies) *rulekit.Tools {
+func toolsOf(w *lexicon.Compiled, policies map[string]ToolPolicy) *rulekit.Tools {
 	listed := make(map[string]rulekit.Tool, len(policies))
 	for name, p := range policies {
 		listed[name] = rulekit.Tool{
@@ -128,16 +114,6 @@ func stateChangingIn(w *lexicon.Compiled, name string, p ToolPolicy) bool {
 	}
 	return detect.IsWriteVerb(w, name)
 }
-
-// ToolPolicies maps tool names to their policies. A missing tool has the
-// zero ToolPolicy.
-type ToolPolicies map[string]ToolPolicy
-
-// Invariant checks one argument value of a tool call, or one field of a
-// structured (JSON) answer when tool is "" (see Gates.Invariants). It
-// returns a non-nil error, which the agent is shown, when the value is not
-// acceptable.
-type Invariant func(tool, path string, value any) error
 
 // neverEmpty is the emptiness test of a tool whose empty result is its
 // normal answer.

@@ -12,10 +12,11 @@ import (
 	"github.com/agentguard/agentguard/trace"
 )
 
-// BatchSink is a Sink that can append several violations at once; the
-// ledger package's *Ledger implements it. The guard uses it to deliver the
-// violations that queued up while a batch was being written in one write.
-type BatchSink interface {
+// batchSink is a Sink that can append several violations at once (see
+// Sink); the ledger package's *Ledger is one. The guard uses it to deliver
+// the violations that queued up while a batch was being written in one
+// write.
+type batchSink interface {
 	Sink
 	AppendBatch(ctx context.Context, vs []trace.Violation) ([]uint64, error)
 }
@@ -28,12 +29,12 @@ const (
 	traceQueue  = 64
 )
 
-// ReportWait is the longest a step waits for room in a full report queue.
+// reportWait is the longest a step waits for room in a full report queue.
 // When the ledger falls that far behind (it hangs, or is slower than the
 // agent for long), the oldest queued finding or trace is dropped to make
 // room, and counted in ReportStats: a stuck ledger never stops the agent,
 // and the findings stay in their traces.
-const ReportWait = 20 * time.Millisecond
+const reportWait = 20 * time.Millisecond
 
 // reporter delivers findings to the logger and the ledger, and traces to
 // the trace sink, off the agent's step: send queues them and one
@@ -94,7 +95,7 @@ func (rep *report) kind() int {
 type ReportStats struct {
 	// Delivered is the findings appended to the ledger.
 	Delivered uint64
-	// Dropped is the findings dropped from a full queue (see ReportWait).
+	// Dropped is the findings dropped from a full queue (see Observation.Ledger).
 	Dropped uint64
 	// Unstored is the findings the ledger refused: a full disk, a closed
 	// or failing ledger. They were logged and are in their traces.
@@ -143,7 +144,7 @@ func (r *reporter) start() {
 	})
 }
 
-// send queues rep. When its queue is full it waits up to ReportWait for
+// send queues rep. When its queue is full it waits up to reportWait for
 // room, then drops the oldest report of its kind; after Close it delivers
 // rep itself.
 func (r *reporter) send(ctx context.Context, rep report) {
@@ -169,7 +170,7 @@ func (r *reporter) send(ctx context.Context, rep report) {
 		return
 	default:
 	}
-	t := time.NewTimer(ReportWait)
+	t := time.NewTimer(reportWait)
 	defer t.Stop()
 	select {
 	case q <- rep:
@@ -356,7 +357,7 @@ func (g *Guard) appendViolations(vs []trace.Violation) {
 	ctx := context.Background()
 	stored := 0
 	var err error
-	if b, ok := led.(BatchSink); ok && len(vs) > 1 {
+	if b, ok := led.(batchSink); ok && len(vs) > 1 {
 		if _, err = b.AppendBatch(ctx, vs); err == nil {
 			stored = len(vs)
 		} else if !errors.Is(err, ledger.ErrDiskFull) && !errors.Is(err, ledger.ErrClosed) {

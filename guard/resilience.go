@@ -45,8 +45,8 @@ type Resilience struct {
 	MaxAbandoned int `json:"max_abandoned,omitempty"`
 	// MaxToolResult caps a tool result passed on to the model, in bytes: a
 	// longer one is cut at a rune boundary and ends with a marker saying how
-	// long it was, and a finding records it. Zero means
-	// DefaultMaxToolResult (32 KiB); negative, no cap.
+	// long it was, and a finding records it. Zero means 32 KiB, about
+	// 8,000 tokens; negative, no cap.
 	MaxToolResult int `json:"max_tool_result,omitempty"`
 	// ModelTimeout bounds one model call. Zero means 2m; negative, none.
 	ModelTimeout time.Duration `json:"model_timeout,omitempty"`
@@ -94,7 +94,7 @@ func (r Resilience) withDefaults() Resilience {
 		r.MaxAbandoned = 64
 	}
 	if r.MaxToolResult == 0 {
-		r.MaxToolResult = DefaultMaxToolResult
+		r.MaxToolResult = defaultMaxToolResult
 	}
 	return r
 }

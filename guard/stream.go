@@ -9,30 +9,6 @@ import (
 	"github.com/tmc/langchaingo/llms"
 )
 
-// StreamMode says when a caller's streaming function (llms.WithStreamingFunc)
-// receives the chunks of a guarded model's answer.
-type StreamMode string
-
-// Stream modes.
-const (
-	// StreamBuffered, the default, holds the chunks until the answer is
-	// judged: an allowed answer's chunks are then handed on, in order, at
-	// once; a stopped answer's never are, and the replacement (the
-	// refusal, the question, the handoff message) goes out as one chunk
-	// instead. The user never sees an answer the guard stops. The cost is
-	// the time to the first chunk: it becomes the time to the last chunk
-	// plus the judgement (the package benchmarks measure it). A guard with
-	// no rule that judges answers (every answer rule disabled, no custom
-	// rule) has nothing to wait for and streams through.
-	StreamBuffered StreamMode = "buffered"
-	// StreamPassThrough hands each chunk on as it comes, for the shortest
-	// time to first chunk. An answer stopped afterwards has already been
-	// seen: the replacement follows as a last chunk, and the findings are
-	// tagged "already-streamed". A Retry verdict cannot ask the model again
-	// then; the answer is refused instead.
-	StreamPassThrough StreamMode = "pass-through"
-)
-
 // toolOnly names the built-in rules that judge tool calls only: a guard
 // that runs no other rule has nothing to judge in an answer's text.
 var toolOnly = []string{rules.AllowList, rules.Arguments, rules.Loop, rules.MaxSteps}
@@ -58,7 +34,7 @@ func (g *Guard) newStream(ctx context.Context, rec *trace.Recorder, opts llms.Ca
 	st := &stream{ctx: ctx, user: opts.StreamingFunc}
 	if st.user != nil {
 		a := g.cfg.Answers
-		st.passThrough = !g.answers || a.Streaming == StreamPassThrough || slices.Contains(a.PassThroughRoutes, rec.Route())
+		st.passThrough = !g.answers || a.PassThrough || slices.Contains(a.PassThroughRoutes, rec.Route())
 		st.buffered = !st.passThrough
 	}
 	return st

@@ -8,6 +8,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -16,7 +17,7 @@ import (
 func TestStreamingNeverBypassesChecks(t *testing.T) {
 	fabricated := guardtest.Text("Per clause 7.3 you get ¥50.")
 	honest := guardtest.Text("Let me check that for you.")
-	passThrough := guard.Config{Answers: guard.Answers{Streaming: guard.StreamPassThrough}}
+	passThrough := guard.Config{Answers: guard.Answers{PassThrough: true}}
 	tests := []struct {
 		name       string
 		cfg        guard.Config
@@ -27,10 +28,10 @@ func TestStreamingNeverBypassesChecks(t *testing.T) {
 	}{
 		{"pass-through, allowed", passThrough, "", []guardtest.Reply{honest}, "Let me check that for you.", false},
 		{"default buffers, allowed", guard.Config{}, "", []guardtest.Reply{honest}, "Let me check that for you.", false},
-		{"default buffers, refused: the fabrication never goes out", guard.Config{}, "", []guardtest.Reply{fabricated, fabricated}, guard.DefaultRefusal, false},
+		{"default buffers, refused: the fabrication never goes out", guard.Config{}, "", []guardtest.Reply{fabricated, fabricated}, testkit.Refusal, false},
 		{"default buffers, retried then allowed", guard.Config{}, "policy", []guardtest.Reply{fabricated, honest}, "Let me check that for you.", false},
-		{"pass-through route, corrected after streaming", guard.Config{Answers: guard.Answers{PassThroughRoutes: []string{"chat"}}}, "chat", []guardtest.Reply{fabricated}, "Per clause 7.3 you get ¥50.\n\n" + guard.DefaultRefusal, true},
-		{"pass-through, corrected after streaming", passThrough, "", []guardtest.Reply{fabricated}, "Per clause 7.3 you get ¥50.\n\n" + guard.DefaultRefusal, true},
+		{"pass-through route, corrected after streaming", guard.Config{Answers: guard.Answers{PassThroughRoutes: []string{"chat"}}}, "chat", []guardtest.Reply{fabricated}, "Per clause 7.3 you get ¥50.\n\n" + testkit.Refusal, true},
+		{"pass-through, corrected after streaming", passThrough, "", []guardtest.Reply{fabricated}, "Per clause 7.3 you get ¥50.\n\n" + testkit.Refusal, true},
 		{"no answer rule: nothing to wait for", guard.Config{Disable: answerRules()}, "", []guardtest.Reply{fabricated}, "Per clause 7.3 you get ¥50.", false},
 	}
 	for _, tt := range tests {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
@@ -106,10 +107,10 @@ func TestStreamingWire(t *testing.T) {
 		tagged  bool
 	}{
 		{"default, allowed", guard.Answers{}, [][]string{checked}, "Where is order A42?", "Let me look order A42 up for you.", false},
-		{"default, stopped: only the refusal", guard.Answers{}, [][]string{unchecked}, "Where is order A42?", guard.DefaultRefusal, false},
+		{"default, stopped: only the refusal", guard.Answers{}, [][]string{unchecked}, "Where is order A42?", testkit.Refusal, false},
 		{"default, stopped, Chinese", guard.Answers{}, [][]string{uncheckedZH}, "订单 A42 在哪里？", "", false},
 		{"default, retried then allowed", guard.Answers{}, [][]string{unchecked, checked}, "Where is order A42?", "Let me look order A42 up for you.", false},
-		{"pass-through: seen, then corrected", guard.Answers{Streaming: guard.StreamPassThrough}, [][]string{unchecked}, "Where is order A42?", strings.Join(unchecked, "") + "\n\n" + guard.DefaultRefusal, true},
+		{"pass-through: seen, then corrected", guard.Answers{PassThrough: true}, [][]string{unchecked}, "Where is order A42?", strings.Join(unchecked, "") + "\n\n" + testkit.Refusal, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,12 +168,12 @@ func BenchmarkStreamLatency(b *testing.B) {
 	for i := range pieces {
 		pieces[i] = fmt.Sprintf("word%d ", i)
 	}
-	modes := []guard.StreamMode{guard.StreamPassThrough, guard.StreamBuffered}
+	modes := []bool{true, false} // pass-through, buffered
 	models := make([]llms.Model, len(modes))
 	guards := make([]*guard.Guard, len(modes))
 	for i, mode := range modes {
 		srv := newSSE(b, time.Millisecond, pieces)
-		guards[i] = guard.New(guard.Config{Answers: guard.Answers{Streaming: mode}})
+		guards[i] = guard.New(guard.Config{Answers: guard.Answers{PassThrough: mode}})
 		models[i] = guards[i].WrapModel(newStreamingOpenAI(b, srv.URL))
 	}
 	first := make([]time.Duration, len(modes))

@@ -2,20 +2,15 @@ package guard
 
 import (
 	"context"
-	"errors"
-	"os"
-	"sync"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
-	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
-	"github.com/agentguard/agentguard/trace/redact"
 )
 
 // TraceSink stores finished traces, so that a ledger entry's trace can be
 // fetched again and turned into a regression case. ledger/badgerstore's
 // *Store implements it (it is a ledger.TraceStore) in the ledger's own
-// directory; TraceFile writes trace JSONL instead.
+// directory; ledger.TraceFile writes trace JSONL instead.
 //
 // When a trace is finished, and so saved:
 //   - when Run or Resume returns (a paused run is saved too, and again
@@ -67,7 +62,7 @@ func (g *Guard) traceSink() TraceSink {
 // SaveTrace queues the trace rec has recorded so far for the trace sink
 // (Observation.Traces). It does not wait for it to be stored (Flush
 // does) and, like a finding, never holds up the step for longer than
-// ReportWait. Run saves its own traces; call SaveTrace when a request
+// 20ms. Run saves its own traces; call SaveTrace when a request
 // served through WrapModel and WrapTool ends. Without a trace sink it
 // does nothing.
 func (g *Guard) SaveTrace(ctx context.Context, rec *trace.Recorder) {
@@ -114,11 +109,11 @@ func (g *Guard) autosave(ctx context.Context, rec *trace.Recorder) {
 	}
 }
 
-// DefaultKeepSteps is how many recent steps a trace keeps in memory when
+// defaultKeepSteps is how many recent steps a trace keeps in memory when
 // Observation.KeepSteps is zero. It is far more than the built-in rules
 // read back within a turn (a loop is a handful of calls), and small
 // enough that a session of any length holds a few megabytes of steps.
-const DefaultKeepSteps = 1000
+const defaultKeepSteps = 1000
 
 // release drops from rec the steps of t, which the trace sink stored,
 // but the last KeepSteps recorded; the rules' per-trace indexes take in
@@ -126,7 +121,7 @@ const DefaultKeepSteps = 1000
 func (g *Guard) release(rec *trace.Recorder, t *trace.Trace) {
 	keep := g.cfg.Observe.KeepSteps
 	if keep == 0 {
-		keep = DefaultKeepSteps
+		keep = defaultKeepSteps
 	}
 	keep = max(keep, 1) // facts and turn scans go on from the last step
 	n := t.Len()
@@ -167,64 +162,4 @@ func (g *Guard) putTrace(t *trace.Trace, rec *trace.Recorder) {
 	if rec != nil {
 		g.release(rec, t)
 	}
-}
-
-// TraceFile is a TraceSink that appends each trace it is given to a file
-// as one line of trace JSONL (see package trace), redacted. A trace saved
-// several times as it grows appears on several lines; the last one for a
-// trace id is the fullest, unless steps were released from memory
-// (Observation.KeepSteps): each line then holds the steps kept, from
-// "released" on, and the lines of a trace id, joined by step index ("i"),
-// make the whole. It is safe for concurrent use.
-type TraceFile struct {
-	mu     sync.Mutex
-	path   string
-	f      *os.File
-	w      *trace.Writer
-	redact func(string) string
-}
-
-// OpenTraceFile opens path for appending, creating it with mode 0600.
-// redact rewrites the free text of every trace before it is written, as
-// the ledger does (ledger.RedactTrace); nil means redact.String, and
-// redact.None writes raw text.
-func OpenTraceFile(path string, redact func(string) string) (*TraceFile, error) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err != nil {
-		return nil, &Error{Op: "open trace file", Name: path, Err: err}
-	}
-	if redact == nil {
-		redact = defaultRedact
-	}
-	return &TraceFile{path: path, f: f, w: trace.NewWriter(f), redact: redact}, nil
-}
-
-var defaultRedact = redact.String
-
-// PutTrace appends t as one line.
-func (tf *TraceFile) PutTrace(ctx context.Context, t *trace.Trace) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	tf.mu.Lock()
-	defer tf.mu.Unlock()
-	if tf.f == nil {
-		return &Error{Op: "put trace", Name: tf.path, Err: errors.New("trace file is closed")}
-	}
-	if err := tf.w.Write(ledger.RedactTrace(t, tf.redact)); err != nil {
-		return &Error{Op: "put trace", Name: tf.path, Err: err}
-	}
-	return nil
-}
-
-// Close closes the file. Later PutTrace calls fail.
-func (tf *TraceFile) Close() error {
-	tf.mu.Lock()
-	defer tf.mu.Unlock()
-	if tf.f == nil {
-		return nil
-	}
-	err := tf.f.Close()
-	tf.f = nil
-	return err
 }

@@ -119,7 +119,7 @@ func TestSaveTraceAndTraceEvery(t *testing.T) {
 // DiscardTraces keeps traces out of a ledger that would store them.
 func TestTraceFileAndDiscard(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "traces.jsonl")
-	tf, err := guard.OpenTraceFile(path, nil)
+	tf, err := ledger.OpenTraceFile(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func ExampleGuard_SaveTrace() {
 // file, not a crash of the delivering goroutine.
 func TestTraceFileAfterClose(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "traces.jsonl")
-	tf, err := guard.OpenTraceFile(path, nil)
+	tf, err := ledger.OpenTraceFile(path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

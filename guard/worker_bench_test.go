@@ -12,7 +12,7 @@ import (
 // took before calls moved onto the guard's workers. It is the baseline the
 // worker hand-off is measured against.
 func BenchmarkGuardedStepInline(b *testing.B) {
-	g := guard.New(guard.Config{Tools: guard.ToolPolicies{"query_order": {HonoursContext: true}}})
+	g := guard.New(guard.Config{Tools: map[string]guard.ToolPolicy{"query_order": {HonoursContext: true}}})
 	testkit.BenchStep(b, g, func(i int) string { return testkit.OrderArgs[i%2] })
 }
 

@@ -41,8 +41,8 @@ func TestWriteIsNeverRetried(t *testing.T) {
 		{"a write verb of the default lexicon", guard.Config{}, "cancel_order", 1},
 		{"a write verb of the guard's lexicon", guard.Config{Lexicon: shipping}, "ship_order", 1},
 		{"the same tool under the default lexicon reads", guard.Config{}, "ship_order", 3},
-		{"a write by policy", guard.Config{Tools: guard.ToolPolicies{"track_parcel": {Effect: guard.EffectWrite}}}, "track_parcel", 1},
-		{"a policy's retries win", guard.Config{Tools: guard.ToolPolicies{"cancel_order": {Retries: 1}}}, "cancel_order", 2},
+		{"a write by policy", guard.Config{Tools: map[string]guard.ToolPolicy{"track_parcel": {Effect: guard.EffectWrite}}}, "track_parcel", 1},
+		{"a policy's retries win", guard.Config{Tools: map[string]guard.ToolPolicy{"cancel_order": {Retries: 1}}}, "cancel_order", 2},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Resilience.ToolRetries = 2

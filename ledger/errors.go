@@ -33,7 +33,7 @@ var (
 // Export, an error from the file system (an *fs.PathError), or an error
 // describing the failure in words — never one of badger's types.
 type Error struct {
-	Op   string // "open", "append", "query", "lessons", "export", "snapshot", "close", "put trace", "trace", "reindex"
+	Op   string // "open", "append", "query", "lessons", "export", "snapshot", "close", "put trace", "trace", "reindex", "open trace file"
 	Path string // the ledger directory; empty for an in-memory ledger
 	Err  error
 }

@@ -196,7 +196,7 @@ func (r *run) modelCall(turn, budget int) {
 }
 
 // evaluate judges every tool step of a recorded trace against the steps
-// before it, as guard.Evaluate does.
+// before it, as Guard.Evaluate does.
 func evaluate(tr *trace.Trace) []trace.Finding {
 	var out []trace.Finding
 	for i, s := range tr.Steps {

@@ -262,7 +262,7 @@ func NonNegativeAmounts(jsonRoutes ...string) Assertion {
 // documents (ToolPolicy.Retrieval); retrieval steps, and tool steps the
 // recorder gave document ids (Step.DocIDs), always count. It is skipped on
 // traces whose answers cite nothing.
-func CitationsRetrieved(tools guard.ToolPolicies) Assertion {
+func CitationsRetrieved(tools map[string]guard.ToolPolicy) Assertion {
 	rule := gates.NewGrounding(retrievalTools(tools))
 	return Assert(NameCitationsRetrieved, func(t *trace.Trace) Outcome {
 		rule := rule
@@ -311,12 +311,12 @@ func AllowedTools(allowed ...string) Assertion {
 // rule decides with min and byRoute — the user got a refusal, not an answer: every
 // delivered answer in that situation is marked Step.Refusal or is one of
 // refusals (default the guard's refusal and handoff message in every
-// language of the default lexicon, guard.DefaultRefusal first). An
+// language of the default lexicon, English first). An
 // answer the guard stopped or replaced counts as refused. tools marks the
 // tools whose results are documents: a retrieval that returned nothing
 // carries no document ids, so only the policy can tell that it was one.
 // It is skipped on traces where the evidence was never too weak.
-func RefusalWithoutEvidence(tools guard.ToolPolicies, min float64, byRoute map[string]float64, refusals ...string) Assertion {
+func RefusalWithoutEvidence(tools map[string]guard.ToolPolicy, min float64, byRoute map[string]float64, refusals ...string) Assertion {
 	rule := gates.NewSimilarity(retrievalTools(tools), min, byRoute)
 	if len(refusals) == 0 {
 		refusals = defaultRefusals()
@@ -352,7 +352,7 @@ func RefusalWithoutEvidence(tools guard.ToolPolicies, min float64, byRoute map[s
 
 // retrievalTools returns the tools of tools that are retrievals, as the
 // rules read them.
-func retrievalTools(tools guard.ToolPolicies) *rulekit.Tools {
+func retrievalTools(tools map[string]guard.ToolPolicy) *rulekit.Tools {
 	listed := map[string]rulekit.Tool{}
 	for name, p := range tools {
 		if p.Retrieval {
@@ -364,8 +364,8 @@ func retrievalTools(tools guard.ToolPolicies) *rulekit.Tools {
 
 // withDocTools returns tools plus every tool of t that has a step with
 // document ids, marked Retrieval, and whether it added any.
-func withDocTools(tools guard.ToolPolicies, t *trace.Trace) (guard.ToolPolicies, bool) {
-	var out guard.ToolPolicies
+func withDocTools(tools map[string]guard.ToolPolicy, t *trace.Trace) (map[string]guard.ToolPolicy, bool) {
+	var out map[string]guard.ToolPolicy
 	for _, s := range t.Steps {
 		if s.Kind != trace.KindTool || len(s.DocIDs) == 0 || tools[s.Name].Retrieval || out[s.Name].Retrieval {
 			continue
@@ -373,7 +373,7 @@ func withDocTools(tools guard.ToolPolicies, t *trace.Trace) (guard.ToolPolicies,
 		if out == nil {
 			out = maps.Clone(tools)
 			if out == nil {
-				out = guard.ToolPolicies{}
+				out = map[string]guard.ToolPolicy{}
 			}
 		}
 		p := out[s.Name]
@@ -385,7 +385,7 @@ func withDocTools(tools guard.ToolPolicies, t *trace.Trace) (guard.ToolPolicies,
 
 // FromRule turns a guard rule into an assertion named name: r judges every
 // model and tool step that took effect against the steps before it, as
-// guard.Evaluate does, and the first finding whose verdict is not Allow
+// Guard.Evaluate does, and the first finding whose verdict is not Allow
 // fails the trace. It never skips.
 func FromRule(name string, r guard.Rule) Assertion {
 	return Assert(name, func(t *trace.Trace) Outcome {
@@ -402,7 +402,7 @@ func FromRule(name string, r guard.Rule) Assertion {
 	})
 }
 
-// FromEvaluate turns an offline evaluation — guard.Evaluate, or a
+// FromEvaluate turns an offline evaluation — Guard.Evaluate, or a
 // configured guard's Evaluate method — into an assertion named name: the
 // first finding of the report whose verdict is not Allow fails the trace.
 // Unlike the other assertions it judges attempts: every step the agent

@@ -6,6 +6,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -27,7 +28,7 @@ func gate(step int, v trace.Verdict, shadow bool) *trace.Step {
 	return &trace.Step{Kind: trace.KindGate, Name: "rule", Finding: &trace.Finding{Rule: "rule", Step: step, Verdict: v, Shadow: shadow}}
 }
 func refusal() *trace.Step {
-	return &trace.Step{Kind: trace.KindModel, Blocked: true, Refusal: true, Result: guard.DefaultRefusal}
+	return &trace.Step{Kind: trace.KindModel, Blocked: true, Refusal: true, Result: testkit.Refusal}
 }
 func retrieval(ids ...string) *trace.Step {
 	s := &trace.Step{Kind: trace.KindRetrieval, Name: "retriever", Args: "q", DocIDs: ids, Result: "[]"}
@@ -92,7 +93,7 @@ func TestNonNegativeAmounts(t *testing.T) {
 }
 
 func TestCitationsRetrieved(t *testing.T) {
-	kb := guard.ToolPolicies{"search_kb": {Retrieval: true}}
+	kb := map[string]guard.ToolPolicy{"search_kb": {Retrieval: true}}
 	search := func(ids ...string) *trace.Step {
 		res := "["
 		for i, id := range ids {
@@ -132,13 +133,13 @@ func TestAllowedTools(t *testing.T) {
 }
 
 func TestRefusalWithoutEvidence(t *testing.T) {
-	kb := guard.ToolPolicies{"search_kb": {Retrieval: true}}
+	kb := map[string]guard.ToolPolicy{"search_kb": {Retrieval: true}}
 	empty := toolCall("search_kb", `{"query":"vip"}`, "[]")
 	weak := toolCall("search_kb", `{"query":"vip"}`, `[{"id":"D1","score":0.3}]`)
 	runAssertionCases(t, RefusalWithoutEvidence(kb, 0, nil), []assertionCase{
 		{"answered from nothing", tr("t", "r", empty, answer("According to clause 7.3 you get ¥50.")), Fail, 1},
 		{"the guard refused", tr("t", "r", empty, refusal()), Pass, 0},
-		{"refusal template", tr("t", "r", empty, answer(guard.DefaultRefusal)), Pass, 0},
+		{"refusal template", tr("t", "r", empty, answer(testkit.Refusal)), Pass, 0},
 		{"refusal flag", tr("t", "r", empty, &trace.Step{Kind: trace.KindModel, Result: "I can't help with that.", Refusal: true}), Pass, 0},
 		{"stopped answer", tr("t", "r", empty, answer("Clause 7.3 says..."), gate(1, trace.Refuse, false)), Pass, 0},
 		{"shadow only", tr("t", "r", empty, answer("Clause 7.3 says..."), gate(1, trace.Refuse, true)), Fail, 1},
@@ -226,7 +227,7 @@ func TestAssertionsOnGuardedRuns(t *testing.T) {
 		shadow bool
 		want   AssertionStatus
 	}{{false, Pass}, {true, Fail}} {
-		g := guard.New(guard.Config{Shadow: tt.shadow, Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}})
+		g := guard.New(guard.Config{Shadow: tt.shadow, Tools: map[string]guard.ToolPolicy{"search_kb": {Retrieval: true}}})
 		model := guardtest.Script(
 			guardtest.ToolCall("search_kb", `{"query":"VIP compensation"}`),
 			guardtest.Text("According to clause 7.3 you get ¥50 per day."),
@@ -235,7 +236,7 @@ func TestAssertionsOnGuardedRuns(t *testing.T) {
 		if _, err := g.Run(ctx, model, []tools.Tool{search}, []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeHuman, "Is there VIP compensation?")}); err != nil {
 			t.Fatal(err)
 		}
-		a := RefusalWithoutEvidence(guard.ToolPolicies{"search_kb": {Retrieval: true}}, 0, nil)
+		a := RefusalWithoutEvidence(map[string]guard.ToolPolicy{"search_kb": {Retrieval: true}}, 0, nil)
 		if got := a.Check(rec.Trace()).status(); got != tt.want {
 			t.Errorf("shadow=%v: %s = %s, want %s", tt.shadow, a.Name(), got, tt.want)
 		}

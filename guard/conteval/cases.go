@@ -14,7 +14,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
@@ -232,11 +231,11 @@ func refusalTexts(c AssertionConfig) []string {
 }
 
 // defaultRefusals are the guard's refusals and handoff messages in every
-// language of the default lexicon, English (guard.DefaultRefusal and
-// guard.DefaultHandoff) first.
+// language of the default lexicon, English first.
 func defaultRefusals() []string {
-	out := []string{guard.DefaultRefusal, guard.DefaultHandoff}
 	replies := lexicon.Default().Replies
+	en := replies[lexicon.EN]
+	out := []string{en.Refusal, en.Handoff}
 	for _, lang := range slices.Sorted(maps.Keys(replies)) {
 		for _, s := range []string{replies[lang].Refusal, replies[lang].Handoff} {
 			if s != "" && !slices.Contains(out, s) {

@@ -136,8 +136,7 @@ type AssertionConfig struct {
 	RouteSimilarity map[string]float64 `json:"route_similarity,omitempty"`
 	// RefusalTexts are answers that count as refusals besides steps marked
 	// Step.Refusal. Empty means the guard's refusal and handoff message in
-	// every language of the default lexicon (guard.DefaultRefusal,
-	// guard.DefaultHandoff, and their Chinese counterparts).
+	// every language of the default lexicon.
 	RefusalTexts []string `json:"refusal_texts,omitempty"`
 	// Disable names built-in assertions to leave out.
 	Disable []string `json:"disable,omitempty"`
@@ -207,8 +206,8 @@ func (a AssertionConfig) guardRule(name string) guard.Rule {
 
 // Tools returns the tool policies the assertions use: RetrievalTools
 // marked Retrieval.
-func (a AssertionConfig) Tools() guard.ToolPolicies {
-	tp := guard.ToolPolicies{}
+func (a AssertionConfig) Tools() map[string]guard.ToolPolicy {
+	tp := map[string]guard.ToolPolicy{}
 	for _, name := range a.RetrievalTools {
 		tp[name] = guard.ToolPolicy{Retrieval: true}
 	}

@@ -73,7 +73,7 @@ func ExampleScore() {
 	led, _ := badgerstore.Open("", badgerstore.Options{InMemory: true})
 	defer led.Close()
 	for _, shadow := range []bool{true, false} {
-		cfg := guard.Config{Shadow: shadow, Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}, Observe: guard.Observation{Ledger: led}}
+		cfg := guard.Config{Shadow: shadow, Tools: map[string]guard.ToolPolicy{"search_kb": {Retrieval: true}}, Observe: guard.Observation{Ledger: led}}
 		label := map[bool]string{true: "unguarded", false: "guarded"}[shadow]
 		runs, _ := replay.Replay(ctx, cases, newPolicyAgent, replay.Config{Guard: cfg, Label: label})
 		rep, err := health.Score(ctx, cases, runs, led, health.Options{Now: time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC)})

@@ -125,7 +125,7 @@ func fixtureCases(t testing.TB) []replay.Case {
 }
 
 func fixtureConfig(led guard.Sink, shadow bool) guard.Config {
-	return guard.Config{Shadow: shadow, Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}, Observe: guard.Observation{Ledger: led}}
+	return guard.Config{Shadow: shadow, Tools: map[string]guard.ToolPolicy{"search_kb": {Retrieval: true}}, Observe: guard.Observation{Ledger: led}}
 }
 
 // fixtureRuns replays the fixture, with times made fixed when stable is set.

@@ -19,7 +19,7 @@ func ExampleOptions_judge() {
 	ctx := context.Background()
 	cases, _ := replay.LoadCases(strings.NewReader(
 		`{"id":"late","category":"adversarial","turns":["Do I get compensation when my parcel is late?"],"answer":{"must_not":["clause"]},"last_verified":"2026-11-20"}`), "golden.jsonl")
-	cfg := guard.Config{Shadow: true, Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}}
+	cfg := guard.Config{Shadow: true, Tools: map[string]guard.ToolPolicy{"search_kb": {Retrieval: true}}}
 	runs, _ := replay.Replay(ctx, cases, newPolicyAgent, replay.Config{Guard: cfg, Label: "unguarded", Repeats: 1})
 
 	// Any llms.Model; here a scripted one.

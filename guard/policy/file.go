@@ -109,7 +109,7 @@ func (p *Policy) Config() guard.Config {
 	cfg := p.cfg
 	cfg.Disable = slices.Clone(cfg.Disable)
 	if cfg.Tools != nil {
-		cfg.Tools = make(guard.ToolPolicies, len(p.cfg.Tools))
+		cfg.Tools = make(map[string]guard.ToolPolicy, len(p.cfg.Tools))
 		for k, v := range p.cfg.Tools {
 			cfg.Tools[k] = v
 		}
@@ -351,11 +351,6 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 	default:
 		return nil, d.at("gates.profile", "%q is not a profile (want %q or %q)", g.Profile, guard.ProfileConversational, guard.ProfileAutonomous)
 	}
-	switch s := cfg.Answers.Streaming; s {
-	case "", guard.StreamBuffered, guard.StreamPassThrough:
-	default:
-		return nil, d.at("answers.streaming", "%q is not a stream mode (want %q or %q)", s, guard.StreamBuffered, guard.StreamPassThrough)
-	}
 	for _, v := range []struct {
 		key     string
 		verdict trace.Verdict
@@ -459,7 +454,7 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 			}
 		}
 		if cfg.Tools == nil {
-			cfg.Tools = make(guard.ToolPolicies, len(f.Tools))
+			cfg.Tools = make(map[string]guard.ToolPolicy, len(f.Tools))
 		}
 		cfg.Tools[name] = tp
 	}

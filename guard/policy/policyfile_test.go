@@ -97,12 +97,12 @@ func TestLoadPolicy(t *testing.T) {
 					t.Errorf("the checks run although disabled")
 				}
 			}},
-		{name: "every other key", in: "version: 2\nmemory: {budget: 500}\nevaluation: {penalty: 25, pass_score: 70}\ngates: {max_retries: -1}\nanswers: {refusal_template: no, handoff_message: hold on, streaming: pass-through, pass_through_routes: [chat]}\n" +
+		{name: "every other key", in: "version: 2\nmemory: {budget: 500}\nevaluation: {penalty: 25, pass_score: 70}\ngates: {max_retries: -1}\nanswers: {refusal_template: no, handoff_message: hold on, pass_through: true, pass_through_routes: [chat]}\n" +
 			"observe: {max_field: 4096, trace_every: 100, keep_steps: 50, pricing: {input_per_million: 2.5, output_per_million: 10}}\nbypass: false\n" +
 			"resilience: {tool_retries: 2, model_retries: -1}\ntools:\n  kb: {retrieval: true, honours_context: true, channel: chat}\nnow: '2024-05-15T15:00:00Z'\ntables: {t: {a: 1}}\n",
 			check: func(t *testing.T, cfg guard.Config) {
 				if cfg.Memory == nil || cfg.Memory.Budget != 500 || cfg.Evaluation.Penalty != 25 || cfg.Evaluation.PassScore != 70 || cfg.Gates.MaxRetries != -1 ||
-					cfg.Answers.RefusalTemplate != "no" || cfg.Answers.HandoffMessage != "hold on" || cfg.Answers.Streaming != guard.StreamPassThrough ||
+					cfg.Answers.RefusalTemplate != "no" || cfg.Answers.HandoffMessage != "hold on" || !cfg.Answers.PassThrough ||
 					!slices.Equal(cfg.Answers.PassThroughRoutes, []string{"chat"}) || cfg.Observe.MaxField != 4096 || cfg.Observe.TraceEvery != 100 || cfg.Observe.KeepSteps != 50 ||
 					cfg.Observe.Pricing != (guard.Pricing{InputPerMillion: 2.5, OutputPerMillion: 10}) {
 					t.Errorf("got %+v", cfg)
@@ -159,7 +159,6 @@ func TestLoadPolicy(t *testing.T) {
 		{name: "negative memory budget", in: `{"memory": {"budget": -5}}`, wantErr: `policy: policy:1:23: memory.budget: -5 is out of range (want at least 0)`},
 		{name: "version", in: `{"version": 3}`, wantErr: `policy: policy:1:13: version: unsupported version 3 (want 2)`},
 		{name: "version 1", in: `{"version": 1}`, wantErr: `policy: policy:1:13: version: version 1 is no longer read: version 2 nests the guard's settings as guard.Config does (gates.loop_limit, answers.refusal_template, observe.max_field, evaluation.pass_score; see policy.md)`},
-		{name: "bad stream mode", in: `{"answers": {"streaming": "live"}}`, wantErr: `policy: policy:1:27: answers.streaming: "live" is not a stream mode (want "buffered" or "pass-through")`},
 		{name: "bad dead-end verdict", in: `{"gates": {"dead_ends": "block"}}`, wantErr: `policy: policy:1:25: gates.dead_ends: "block" is not a verdict here (want "handoff", "clarify" or "retry")`},
 		{name: "duplicate JSON key", in: "{\"shadow\": true,\n \"shadow\": false}", wantErr: `policy: policy:2:2: key "shadow" repeats the key at line 1, column 2`},
 		{name: "duplicate nested JSON key", in: `{"tools": {"a": {"confirm": true, "confirm": false}}}`, wantErr: `policy: policy:1:35: key "confirm" repeats the key at line 1, column 18`},

@@ -8,9 +8,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/guardtest"
 	"github.com/agentguard/agentguard/guard/replay"
+	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -169,7 +169,8 @@ func demoVerdict(c *replay.Case, p judgePrompt) (int, string) {
 
 // declines reports whether an answer is the guard's refusal or hand-over.
 func declines(answer string) bool {
-	return strings.Contains(answer, guard.DefaultRefusal) || strings.Contains(answer, guard.DefaultHandoff)
+	en := lexicon.Default().Replies[lexicon.EN]
+	return strings.Contains(answer, en.Refusal) || strings.Contains(answer, en.Handoff)
 }
 
 func firstAlt(e string) string {

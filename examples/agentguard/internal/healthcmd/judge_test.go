@@ -19,6 +19,7 @@ import (
 	"github.com/agentguard/agentguard/guard/health"
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -247,7 +248,7 @@ func TestDemoJudge(t *testing.T) {
 		{"must not", prompt("c", "Agent (runs 1, 2): There are no records of A1001."), 1, `In runs 1, 2, the agent tells the user "no records"`},
 		{"constraint", prompt("c", "Agent: Out for delivery; I sent you an SMS."), 1, `The agent says "SMS" after the user ruled it out in turn 1.`},
 		{"missing", prompt("c", "Agent (run 1): It is on its way.", "Agent (run 2): A1001 is out for delivery."), 2, `In run 1, the final answer lacks "out for delivery"`},
-		{"declined", prompt("c", "Agent: "+guard.DefaultRefusal), 3, "The agent declines or hands over"},
+		{"declined", prompt("c", "Agent: "+lexicon.Default().Replies[lexicon.EN].Refusal), 3, "The agent declines or hands over"},
 		{"run ended", prompt("c", "Agent (run 1): [no answer: the run ended: boom]", "Agent (run 2): Out for delivery."), 4, "The answers keep"},
 	}
 	judge := demoJudge(cases)

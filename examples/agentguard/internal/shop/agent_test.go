@@ -17,7 +17,7 @@ func converse(t *testing.T, seed uint64, system string, turns ...string) (*Shop,
 	s := New()
 	model, tls := ModelSeed(seed), s.Tools()
 	// Shadow mode: these tests observe the model itself, unaltered by verdicts.
-	g := guard.New(guard.Config{Shadow: true, Tools: guard.ToolPolicies{"search_kb": {Retrieval: true}}})
+	g := guard.New(guard.Config{Shadow: true, Tools: map[string]guard.ToolPolicy{"search_kb": {Retrieval: true}}})
 	var msgs []llms.MessageContent
 	if system != "" {
 		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, system))

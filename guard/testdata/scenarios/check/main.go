@@ -273,7 +273,7 @@ func checkLabels(t *trace.Trace) []error {
 	return errs
 }
 
-func checkSteps(t *trace.Trace, policy guard.ToolPolicies) []error {
+func checkSteps(t *trace.Trace, policy map[string]guard.ToolPolicy) []error {
 	var errs []error
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if len(t.UserTurns) == 0 {

@@ -237,7 +237,7 @@ var Pricing = guard.Pricing{InputPerMillion: 2.5, OutputPerMillion: 10}
 func record(ctx context.Context, p plan) (*trace.Trace, error) {
 	g := guard.New(guard.Config{
 		Shadow: p.shadow,
-		Tools: guard.ToolPolicies{
+		Tools: map[string]guard.ToolPolicy{
 			"search_kb":      {Retrieval: true},
 			"update_address": {Confirm: true},
 		},
