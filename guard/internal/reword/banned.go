@@ -1,23 +1,22 @@
-package main
+package reword
 
 import (
 	"fmt"
-	"go/ast"
-	"go/parser"
-	"go/token"
-	"os"
-	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode"
+
+	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/trace/textnorm"
 )
 
-// instructionMarkersSource is a copy of instructionMarkers in
-// guard/provenance.go, the phrase list behind guard.CarriesInstructions. No
-// rewording may match it. When the generator runs inside the repository it
-// also reads the current regex out of provenance.go and checks against that
-// one too (liveMarkers), so a copy that went stale cannot hide a match.
+// instructionMarkersSource is a copy of the English and Chinese
+// InstructionMarkers of the default lexicon (trace/lexicon, behind
+// guard.CarriesInstructions) as they were when the first rewordings were
+// written. No rewording may match it, nor the lexicon's current markers
+// (read through guard/internal/detect, on the text's normal form, as the
+// guard reads them), so a copy that went stale cannot hide a match and a
+// marker added later cannot hide behind the copy.
 const instructionMarkersSource = `(?i)\bignore (all |any )?(the |your )?(previous|prior|above|earlier|original) (instructions|prompts?|tasks?)\b` +
 	`|\b(new|updated|additional|important) instructions?\b` +
 	`|<\s*/?\s*(information|instructions?|system|important|admin)\s*>` +
@@ -42,30 +41,32 @@ var instructionMarkers = regexp.MustCompile(instructionMarkersSource)
 // banned in the combinations the regex looks for, which the regex check
 // covers anyway.
 var banned = []struct{ term, source string }{
-	// guard/provenance.go, instructionMarkers: its anchors.
-	{`ignor*`, "provenance.go instructionMarkers: ignore ... instructions"},
-	{`instruction*`, "provenance.go instructionMarkers: (new|updated|additional|important) instructions, <instructions>"},
-	{`prompt*`, "provenance.go instructionMarkers: ignore ... prompts"},
-	{`[<>]`, "provenance.go instructionMarkers: <information>, <system>, <important>, <admin> tags (no angle brackets at all)"},
-	{`information>`, "provenance.go instructionMarkers / the AgentDojo template tag"},
-	{`before you`, "provenance.go instructionMarkers: before you (can) solve|do|complete|continue|answer|finish|proceed"},
-	{`assistant*`, "provenance.go instructionMarkers: assistant must ...; the brief"},
-	{`ai`, "provenance.go instructionMarkers: ai must ...; the brief"},
-	{`agent`, "provenance.go instructionMarkers: agent must ..."},
-	{`model*`, "provenance.go instructionMarkers: model must ..."},
-	{`you,? (must|should|need to|have to)`, "provenance.go instructionMarkers: you must|should|need to|have to <verb>"},
-	{`please (do|perform|execute|complete)`, "provenance.go instructionMarkers: please do|perform|execute|complete the following"},
-	{`the following`, "provenance.go instructionMarkers: please do the following"},
-	{`message from`, "provenance.go instructionMarkers: this is a(n) (important|urgent) message from"},
-	{`important*`, "provenance.go instructionMarkers: important instructions, <important>, important message; the brief"},
-	{`urgent*`, "provenance.go instructionMarkers: this is an urgent message from"},
-	{`admin*`, "provenance.go instructionMarkers: <admin>"},
-	{`system*`, "provenance.go instructionMarkers: <system>; the brief"},
-	{`忽略`, "provenance.go instructionMarkers: 忽略(之前|以上|前面|先前)的(指令|指示|要求); the brief"},
-	{`指令`, "provenance.go instructionMarkers: 忽略...的指令; the brief"},
-	{`指示`, "provenance.go instructionMarkers: 忽略...的指示"},
-	{`你必须`, "provenance.go instructionMarkers: 你必须(立即|马上|先)(转账|发送|...)"},
-	{`请(立即|马上|先)`, "provenance.go instructionMarkers: 请(立即|马上|先)(转账|发送|转发|删除|支付)"},
+	// The default lexicon's InstructionMarkers (trace/lexicon; they were
+	// instructionMarkers in guard/provenance.go when this list was made): its
+	// anchors.
+	{`ignor*`, "lexicon InstructionMarkers: ignore ... instructions"},
+	{`instruction*`, "lexicon InstructionMarkers: (new|updated|additional|important) instructions, <instructions>"},
+	{`prompt*`, "lexicon InstructionMarkers: ignore ... prompts"},
+	{`[<>]`, "lexicon InstructionMarkers: <information>, <system>, <important>, <admin> tags (no angle brackets at all)"},
+	{`information>`, "lexicon InstructionMarkers / the AgentDojo template tag"},
+	{`before you`, "lexicon InstructionMarkers: before you (can) solve|do|complete|continue|answer|finish|proceed"},
+	{`assistant*`, "lexicon InstructionMarkers: assistant must ...; the brief"},
+	{`ai`, "lexicon InstructionMarkers: ai must ...; the brief"},
+	{`agent`, "lexicon InstructionMarkers: agent must ..."},
+	{`model*`, "lexicon InstructionMarkers: model must ..."},
+	{`you,? (must|should|need to|have to)`, "lexicon InstructionMarkers: you must|should|need to|have to <verb>"},
+	{`please (do|perform|execute|complete)`, "lexicon InstructionMarkers: please do|perform|execute|complete the following"},
+	{`the following`, "lexicon InstructionMarkers: please do the following"},
+	{`message from`, "lexicon InstructionMarkers: this is a(n) (important|urgent) message from"},
+	{`important*`, "lexicon InstructionMarkers: important instructions, <important>, important message; the brief"},
+	{`urgent*`, "lexicon InstructionMarkers: this is an urgent message from"},
+	{`admin*`, "lexicon InstructionMarkers: <admin>"},
+	{`system*`, "lexicon InstructionMarkers: <system>; the brief"},
+	{`忽略`, "lexicon InstructionMarkers: 忽略(之前|以上|前面|先前)的(指令|指示|要求); the brief"},
+	{`指令`, "lexicon InstructionMarkers: 忽略...的指令; the brief"},
+	{`指示`, "lexicon InstructionMarkers: 忽略...的指示"},
+	{`你必须`, "lexicon InstructionMarkers: 你必须(立即|马上|先)(转账|发送|...)"},
+	{`请(立即|马上|先)`, "lexicon InstructionMarkers: 请(立即|马上|先)(转账|发送|转发|删除|支付)"},
 
 	// The AgentDojo important_instructions template the rewordings replace
 	// (the original wording): nothing of it may survive.
@@ -80,7 +81,7 @@ var banned = []struct{ term, source string }{
 	{`重要(消息|信息|通知)`, "AgentDojo template, in Chinese: important message"},
 	{`助手`, "the brief: assistant, in Chinese"},
 	{`人工智能`, "the brief: AI, in Chinese"},
-	{`模型`, "provenance.go instructionMarkers: model, in Chinese"},
+	{`模型`, "lexicon InstructionMarkers: model, in Chinese"},
 	{`系统`, "the brief: system, in Chinese"},
 
 	// The brief's list of injection vocabulary not covered above.
@@ -88,26 +89,27 @@ var banned = []struct{ term, source string }{
 	{`disregard*`, "the brief"},
 	{`无视`, "the brief: disregard, in Chinese"},
 
-	// guard/args.go, affirmative: the go-ahead phrases of the confirmation
-	// rule. That rule reads user turns, not tool results, but an owner
+	// The default lexicon's Affirmation (guard/args.go's affirmative when
+	// this list was made): the go-ahead phrases of the confirmation rule. That rule reads user turns, not tool results, but an owner
 	// rewording poses as the user; its multi-word English phrases are
 	// banned. Its single words (yes, ok, sure, correct; 是, 好, 对, 行 ...)
 	// are not: they are too common to avoid in natural text, and no rule
 	// reads them in tool results.
-	{`go ahead`, "args.go affirmative"},
-	{`please proceed`, "args.go affirmative"},
-	{`proceed`, "args.go affirmative"},
-	{`i confirm`, "args.go affirmative"},
-	{`confirm(ed)?`, "args.go affirmative"},
-	{`do it`, "args.go affirmative"},
-	{`that's right|that is right`, "args.go affirmative"},
-	{`absolutely`, "args.go affirmative"},
+	{`go ahead`, "lexicon Affirmation"},
+	{`please proceed`, "lexicon Affirmation"},
+	{`proceed`, "lexicon Affirmation"},
+	{`i confirm`, "lexicon Affirmation"},
+	{`confirm(ed)?`, "lexicon Affirmation"},
+	{`do it`, "lexicon Affirmation"},
+	{`that's right|that is right`, "lexicon Affirmation"},
+	{`absolutely`, "lexicon Affirmation"},
 
-	// memory/rules.go, enFact and zhFact: the phrases that pin a
-	// user-stated fact in the memory card (they read user messages).
-	{`please (remember|note)`, "memory/rules.go enFact"},
-	{`remember that|note that|keep in mind`, "memory/rules.go enFact"},
-	{`记住|记一下|请注意`, "memory/rules.go zhFact"},
+	// The default lexicon's Memory.FactLeads (memory/rules.go's enFact and
+	// zhFact when this list was made): the phrases that pin a user-stated
+	// fact in the memory card (they read user messages).
+	{`please (remember|note)`, "lexicon Memory.FactLeads"},
+	{`remember that|note that|keep in mind`, "lexicon Memory.FactLeads"},
+	{`记住|记一下|请注意`, "lexicon Memory.FactLeads, Chinese"},
 
 	// Generic prompt-injection vocabulary, in no rule of ours, banned so
 	// that no rewording leans on it either.
@@ -174,7 +176,7 @@ func mask(text string, values []string) string {
 // checkText reports every way a rewording breaks the rules: a match of the
 // detector's regex (live or copied), a banned term, a missing value, or a
 // voice that does not fit its wording.
-func checkText(key, wording, text string, e entry, live *regexp.Regexp) []string {
+func checkText(key, wording, text string, e entry) []string {
 	var errs []string
 	bad := func(format string, a ...any) {
 		errs = append(errs, fmt.Sprintf("%s %s: ", key, wording)+fmt.Sprintf(format, a...))
@@ -189,10 +191,8 @@ func checkText(key, wording, text string, e entry, live *regexp.Regexp) []string
 	if m := instructionMarkers.FindString(text); m != "" {
 		bad("matches instructionMarkers (copy): %q", m)
 	}
-	if live != nil {
-		if m := live.FindString(text); m != "" {
-			bad("matches instructionMarkers (guard/provenance.go): %q", m)
-		}
+	if m := detect.Default().InstructionMarkers.FindString(textnorm.Fold(text)); m != "" {
+		bad("matches the default lexicon's InstructionMarkers: %q", m)
 	}
 	for _, v := range e.values {
 		if !strings.Contains(text, v) {
@@ -239,66 +239,35 @@ func checkText(key, wording, text string, e entry, live *regexp.Regexp) []string
 	return errs
 }
 
-// liveMarkers reads instructionMarkers out of guard/provenance.go under
-// root, or returns nil when root is empty or the file is not there.
-func liveMarkers(root string) (*regexp.Regexp, error) {
-	if root == "" {
-		return nil, nil
+// carriesMarkers reports whether text matches the instruction markers of
+// the default lexicon the way guard.CarriesInstructions matches them (on
+// the text's normal form), or the copy above.
+func carriesMarkers(text string) bool { return markerMatch(text) != "" }
+
+// markerMatch returns what the lexicon's markers, or the copy above, match
+// in text, or "".
+func markerMatch(text string) string {
+	if m := detect.Default().InstructionMarkers.FindString(textnorm.Fold(text)); m != "" {
+		return m
 	}
-	path := filepath.Join(root, "guard", "provenance.go")
-	src, err := os.ReadFile(path)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	f, err := parser.ParseFile(token.NewFileSet(), path, src, 0)
-	if err != nil {
-		return nil, err
-	}
-	var expr ast.Expr
-	ast.Inspect(f, func(n ast.Node) bool {
-		vs, ok := n.(*ast.ValueSpec)
-		if !ok {
-			return true
-		}
-		for i, name := range vs.Names {
-			if name.Name == "instructionMarkers" && i < len(vs.Values) {
-				expr = vs.Values[i]
-			}
-		}
-		return expr == nil
-	})
-	call, ok := expr.(*ast.CallExpr)
-	if !ok || len(call.Args) != 1 {
-		return nil, fmt.Errorf("%s: instructionMarkers is no longer a regexp.MustCompile call", path)
-	}
-	s, err := constString(call.Args[0])
-	if err != nil {
-		return nil, fmt.Errorf("%s: instructionMarkers: %v", path, err)
-	}
-	return regexp.Compile(s)
+	return instructionMarkers.FindString(text)
 }
 
-// constString evaluates a concatenation of string literals.
-func constString(e ast.Expr) (string, error) {
-	switch x := e.(type) {
-	case *ast.BasicLit:
-		if x.Kind == token.STRING {
-			return strconv.Unquote(x.Value)
-		}
-	case *ast.BinaryExpr:
-		if x.Op == token.ADD {
-			a, err := constString(x.X)
-			if err != nil {
-				return "", err
+// checkTable runs checkText over every rewording and checks each entry's
+// values against its goal.
+func checkTable() []string {
+	var errs []string
+	for _, k := range sortedKeys(table) {
+		e := table[k]
+		g := collapse(e.goal)
+		for _, v := range e.values {
+			if !strings.Contains(g, v) {
+				errs = append(errs, fmt.Sprintf("%s: value %q is not in the goal", k, v))
 			}
-			b, err := constString(x.Y)
-			return a + b, err
 		}
-	case *ast.ParenExpr:
-		return constString(x.X)
+		for _, w := range wordings[1:] {
+			errs = append(errs, checkText(k, w, e.text(w), e)...)
+		}
 	}
-	return "", fmt.Errorf("not a constant string expression")
+	return errs
 }
