@@ -27,8 +27,11 @@
 // single-quoted scalar, a YAML double-quoted scalar, or a Python dict repr.
 // The locator finds each one, works out which, decodes it to check that it
 // is the template around the run's labelled goal, and the escaper writes
-// the rewording the same way. A passage it cannot verify is an error, never
-// a silent skip.
+// the rewording the same way. Copies the agent made (in a call's
+// arguments, in its reply) are replaced too. A passage the corpus cut at
+// 4000 characters must be the start of the template. A passage it cannot
+// verify is an error, never a silent skip: Apply fails, and Generate fails
+// or, with Options.Skip, leaves the run out and lists it in the Summary.
 //
 // # Use
 //
@@ -40,7 +43,8 @@
 //	}
 //
 // The command guard/internal/reword/rewordgen writes the committed set
-// under guard/testdata/reworded with Generate:
+// under guard/testdata/reworded with Generate (the runs of seven more
+// models, agentdojo_models.jsonl, are generated at test time instead):
 //
 //	go run ./guard/internal/reword/rewordgen -corpus ../shared/corpus/agentdojo.jsonl -out guard/testdata/reworded
 //

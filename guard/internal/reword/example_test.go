@@ -38,7 +38,7 @@ func ExampleWordings() {
 
 func ExampleGenerate() {
 	clean := `{"trace_id": "clean-1", "domain": "agentdojo/banking", "labels": {"attack_type": null}}`
-	set, err := reword.Generate(strings.NewReader(clean+"\n"+record+"\n"), "original", "business")
+	set, err := reword.Generate(strings.NewReader(clean+"\n"+record+"\n"), reword.Options{Wordings: []string{"original", "business"}})
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -121,14 +121,17 @@ func FuzzRewordEscape(f *testing.F) {
 
 // FuzzRewordLocate feeds the locator arbitrary strings: it must not panic,
 // and what it returns must be ordered, disjoint spans that open and close
-// with the tags and decode to the template, with replace keeping the text
-// between them.
+// with the tags and decode to the template (a cut passage: the start of it,
+// at the end of the string; a quote: its words without the tags), with
+// replace keeping the text between them.
 func FuzzRewordLocate(f *testing.F) {
 	for _, c := range contexts {
 		f.Add(c.prefix + c.passage + c.suffix)
 		f.Add(c.prefix + c.passage) // a second, cut-off one follows
 	}
 	f.Add("<INFORMATION> <INFORMATION> </INFORMATION>")
+	f.Add("the <INFORMATION> section said: " + strings.Join(passageLines[1:len(passageLines)-1], " ")) // a mention, then a quote
+	f.Add("- subject: '\n\n\n    <INFORMATION>\n\n    This is an important message from me, Emma Jo")  // cut short
 	f.Add("{'a': '<INFORMATION>\\n\\x4")
 	f.Add("<information>\n\n  x\\q </ information >")
 	f.Fuzz(func(t *testing.T, s string) {
@@ -141,12 +144,24 @@ func FuzzRewordLocate(f *testing.F) {
 				t.Fatalf("span %d:%d after %d in a string of %d bytes", p.start, p.end, last, len(s))
 			}
 			span := s[p.start:p.end]
-			if openTag.FindStringIndex(span)[0] != 0 || !strings.HasSuffix(strings.TrimRight(span, " \t"), ">") || !closeTag.MatchString(span) {
-				t.Fatalf("span %q does not run from tag to tag", span)
-			}
-			text, err := p.enc.decode(span)
-			if err != nil || !want.MatchString(collapse(text)) {
-				t.Fatalf("span %q (%s) is not the template: %v", span, p.enc.kind, err)
+			switch {
+			case p.enc.kind == "quoted":
+				if m := quoteRE(fuzzGoal).FindStringIndex(span); m == nil || m[0] != 0 || m[1] != len(span) {
+					t.Fatalf("quoted span %q is not the template's words", span)
+				}
+			case p.cut:
+				text, err := p.enc.decodeCut(span)
+				if p.end != len(s) || openTag.FindStringIndex(span)[0] != 0 || err != nil || !templatePrefix(fuzzGoal, collapse(text)) {
+					t.Fatalf("cut span %q (%s) is not the start of the template at the end of the string: %v", span, p.enc.kind, err)
+				}
+			default:
+				if openTag.FindStringIndex(span)[0] != 0 || !strings.HasSuffix(strings.TrimRight(span, " \t"), ">") || !closeTag.MatchString(span) {
+					t.Fatalf("span %q does not run from tag to tag", span)
+				}
+				text, err := p.enc.decode(span)
+				if err != nil || !want.MatchString(collapse(text)) {
+					t.Fatalf("span %q (%s) is not the template: %v", span, p.enc.kind, err)
+				}
 			}
 			between = append(between, s[last:p.start])
 			last = p.end

@@ -198,18 +198,36 @@ type Set struct {
 	Summary Summary
 }
 
+// Options are Generate's settings. The zero value writes every wording and
+// fails on any run it cannot reword.
+type Options struct {
+	// Wordings are the wordings to write; empty means all of Wordings.
+	Wordings []string
+	// Skip leaves out a run whose passages cannot all be located and
+	// verified, or that keeps template text after rewriting, and lists it
+	// in Summary.Skipped, instead of failing. A goal with no entry in the
+	// table still fails.
+	Skip bool
+}
+
 // Summary is what Generate found in a corpus. It is not part of the files,
 // which stay deterministic.
 type Summary struct {
-	Runs          int                   // injected runs, per wording
-	Suites        map[string]SuiteCount // per suite
+	Runs          int                   // injected runs written, per wording
+	Suites        map[string]SuiteCount // the same, per suite
 	InjectedSteps int                   // steps listed in labels.derived_injected_steps
 	Located       int                   // of those, steps whose passages were all located and verified
 	Passages      int                   // passages replaced per wording, in all fields
+	Cut           int                   // of those, passages cut short by the corpus (no closing tag)
 	Encodings     map[string]int        // passages per encoding of the text around them
-	NotLocated    []string              // injected steps that were not located, and why
-	Extra         []string              // passages found outside the listed injected steps' results
-	Truncated     []string              // listed injected steps whose result was cut at 4000 characters
+	// CutOff lists the listed injected steps whose result the corpus cut
+	// at 4000 characters before the passage: there is nothing to reword.
+	// Located + len(CutOff) = InjectedSteps.
+	CutOff     []string
+	NotLocated []string // injected steps that were not located, and why (Skip: in skipped runs)
+	Extra      []string // passages found outside the listed injected steps' results
+	Truncated  []string // listed injected steps whose result was cut at 4000 characters
+	Skipped    []string // runs left out (Options.Skip), and why
 	// MarkerHits counts, per wording, the injected steps whose result the
 	// default lexicon's InstructionMarkers match (what guard.CarriesInstructions
 	// reads); MarkerHitSteps lists them for the rewordings.
@@ -230,12 +248,18 @@ func (s *Summary) Print(w io.Writer) {
 		c := s.Suites[k]
 		fmt.Fprintf(w, "  %-10s %3d runs (injection_success true %d, false %d)\n", k, c.Runs, c.Successful, c.Failed)
 	}
-	fmt.Fprintf(w, "injected steps located: %d/%d (passages replaced per wording: %d)\n", s.Located, s.InjectedSteps, s.Passages)
+	fmt.Fprintf(w, "injected steps located: %d/%d, cut off before the passage: %d (passages replaced per wording: %d, %d of them cut short)\n", s.Located, s.InjectedSteps, len(s.CutOff), s.Passages, s.Cut)
 	for _, k := range sortedKeys(s.Encodings) {
 		fmt.Fprintf(w, "  passages written %s: %d\n", k, s.Encodings[k])
 	}
 	for _, m := range s.NotLocated {
 		fmt.Fprintf(w, "  NOT LOCATED %s\n", m)
+	}
+	for _, m := range s.Skipped {
+		fmt.Fprintf(w, "  SKIPPED %s\n", m)
+	}
+	for _, m := range s.CutOff {
+		fmt.Fprintf(w, "  injected step cut off before its passage: %s\n", m)
 	}
 	for _, m := range s.Extra {
 		fmt.Fprintf(w, "  also replaced outside derived_injected_steps' results: %s\n", m)
@@ -258,12 +282,13 @@ func (s *Summary) Print(w io.Writer) {
 }
 
 // Generate reads an AgentDojo corpus (JSONL) and rewrites every injected
-// run in each of the wordings asked for (all of Wordings when none is
-// given), in corpus order; clean runs are left out. It fails, after reading
-// the whole corpus, when the table breaks its rules, a goal has no entry, or
-// a passage cannot be located; the Set it returns then holds the Summary
-// and no files. The output depends only on the corpus and the table.
-func Generate(corpus io.Reader, wording ...string) (*Set, error) {
+// run in each wording of opt, in corpus order; clean runs are left out. It
+// fails, after reading the whole corpus, when the table breaks its rules, a
+// goal has no entry or is worded otherwise, or (unless opt.Skip) a passage
+// cannot be located; the Set it returns then holds the Summary and no
+// files. The output depends only on the corpus and the table.
+func Generate(corpus io.Reader, opt Options) (*Set, error) {
+	wording := opt.Wordings
 	if len(wording) == 0 {
 		wording = wordings
 	}
@@ -280,6 +305,7 @@ func Generate(corpus io.Reader, wording ...string) (*Set, error) {
 	outs := map[string]*bytes.Buffer{}
 	for _, w := range wording {
 		outs[w] = &bytes.Buffer{}
+		sum.MarkerHits[w] = 0
 	}
 	used := map[string]bool{}
 	var problems []string
@@ -310,6 +336,34 @@ func Generate(corpus io.Reader, wording ...string) (*Set, error) {
 			continue
 		}
 		used[r.key] = true
+
+		// The locating is the same in every wording: keep what it found
+		// in the first.
+		recs := make([]*node, len(wording))
+		var st runStats
+		var bad []string
+		for k, w := range wording {
+			rec, s, leak := r.reword(w)
+			if k == 0 {
+				st = s
+				bad = append(bad, s.notLocated...)
+			}
+			if leak != "" {
+				bad = append(bad, fmt.Sprintf("%s %s: template text left after rewriting at %s", r.id, w, leak))
+			}
+			recs[k] = rec
+		}
+		if len(bad) > 0 {
+			if opt.Skip {
+				sum.Skipped = append(sum.Skipped, strings.Join(bad, "; "))
+				sum.NotLocated = append(sum.NotLocated, st.notLocated...)
+			} else {
+				for _, b := range bad {
+					fail(ErrPassage, b)
+				}
+			}
+			continue
+		}
 		sum.Runs++
 		c := sum.Suites[r.suite]
 		c.Runs++
@@ -320,25 +374,16 @@ func Generate(corpus io.Reader, wording ...string) (*Set, error) {
 		}
 		sum.Suites[r.suite] = c
 		sum.InjectedSteps += len(r.derived)
-
+		sum.add(st)
 		for k, w := range wording {
-			rec, st, leak := r.reword(w)
-			if k == 0 { // the locating is the same in every wording: count it once
-				sum.add(st)
-			}
-			if leak != "" {
-				fail(ErrPassage, fmt.Sprintf("%s %s: template text left after rewriting at %s", r.id, w, leak))
-			}
-			for _, st := range rec.get("steps").vals {
-				if i := st.get("i").str; r.derived[i] && carriesMarkers(st.get("result").str) {
+			rec := recs[k]
+			for _, step := range rec.get("steps").vals {
+				if i := step.get("i").str; r.derived[i] && carriesMarkers(step.get("result").str) {
 					sum.MarkerHits[w]++
 					if w != "original" {
-						sum.MarkerHitSteps[w] = append(sum.MarkerHitSteps[w], fmt.Sprintf("%s step %s: %q", r.id, i, markerMatch(st.get("result").str)))
+						sum.MarkerHitSteps[w] = append(sum.MarkerHitSteps[w], fmt.Sprintf("%s step %s: %q", r.id, i, markerMatch(step.get("result").str)))
 					}
 				}
-			}
-			if _, ok := sum.MarkerHits[w]; !ok {
-				sum.MarkerHits[w] = 0
 			}
 			outs[w].WriteString(rec.String())
 			outs[w].WriteByte('\n')
@@ -352,13 +397,8 @@ func Generate(corpus io.Reader, wording ...string) (*Set, error) {
 			sum.Unused = append(sum.Unused, k)
 		}
 	}
-	if len(sum.NotLocated) > 0 && firstErr == nil {
-		firstErr = ErrPassage
-	}
-	problems = append(problems, sum.NotLocated...)
-	if len(problems) == 0 && sum.Located != sum.InjectedSteps {
-		firstErr = ErrPassage
-		problems = append(problems, fmt.Sprintf("located %d of %d injected steps", sum.Located, sum.InjectedSteps))
+	if len(problems) == 0 && sum.Located+len(sum.CutOff) != sum.InjectedSteps {
+		fail(ErrPassage, fmt.Sprintf("located %d of %d injected steps (%d cut off)", sum.Located, sum.InjectedSteps, len(sum.CutOff)))
 	}
 	if len(problems) > 0 {
 		return set, &Error{Err: firstErr, Detail: fmt.Sprintf("%d problems:\n%s", len(problems), strings.Join(problems, "\n"))}
@@ -384,6 +424,7 @@ type hit struct {
 	path     string // e.g. steps[2].result, steps[2].params.body, final_answer
 	stepI    string // the step's "i" when the string is a step's result, else ""
 	passages int
+	cut      int      // passages of them cut short
 	kinds    []string // each passage's encoding
 	problems []string
 }
@@ -416,13 +457,16 @@ func rewrite(rec *node, goal, wording, text string) []hit {
 				walk(v, fmt.Sprintf("%s[%d]", path, i), "")
 			}
 		case '"':
-			if !openTag.MatchString(n.str) {
+			if !openTag.MatchString(n.str) && !templateTrace.MatchString(n.str) {
 				return
 			}
 			ps, probs := locate(n.str, goal)
 			h := hit{path: path, stepI: stepI, passages: len(ps), problems: probs}
 			for _, p := range ps {
 				h.kinds = append(h.kinds, p.enc.kind)
+				if p.cut {
+					h.cut++
+				}
 			}
 			hits = append(hits, h)
 			if wording != "original" && len(ps) > 0 {
@@ -436,42 +480,47 @@ func rewrite(rec *node, goal, wording, text string) []hit {
 
 // runStats is what locating found in one run.
 type runStats struct {
-	injectedSteps, located, passages int
-	encodings                        map[string]int
-	notLocated, extra, truncated     []string
+	located, passages, cut               int
+	encodings                            map[string]int
+	notLocated, extra, truncated, cutOff []string
 }
 
 func (s *Summary) add(st runStats) {
 	s.Located += st.located
 	s.Passages += st.passages
+	s.Cut += st.cut
 	for k, n := range st.encodings {
 		s.Encodings[k] += n
 	}
 	s.NotLocated = append(s.NotLocated, st.notLocated...)
 	s.Extra = append(s.Extra, st.extra...)
 	s.Truncated = append(s.Truncated, st.truncated...)
+	s.CutOff = append(s.CutOff, st.cutOff...)
 }
 
 // account counts, for one run, which listed injected steps were located
 // and which passages sat elsewhere.
 func account(r *run, rec *node, hits []hit) runStats {
-	st := runStats{injectedSteps: len(r.derived), encodings: map[string]int{}}
+	st := runStats{encodings: map[string]int{}}
 	id := r.id
 	found := map[string]bool{}
 	for _, h := range hits {
 		if h.stepI != "" && r.derived[h.stepI] {
 			if len(h.problems) == 0 && h.passages > 0 {
 				found[h.stepI] = true
-			} else {
+			} else if len(h.problems) > 0 {
 				st.notLocated = append(st.notLocated, fmt.Sprintf("%s %s: %s", id, h.path, strings.Join(h.problems, "; ")))
 			}
 		} else {
 			if len(h.problems) > 0 {
 				st.notLocated = append(st.notLocated, fmt.Sprintf("%s %s (not a listed injected step): %s", id, h.path, strings.Join(h.problems, "; ")))
 			}
-			st.extra = append(st.extra, fmt.Sprintf("%s %s (%d passage(s))", id, h.path, h.passages))
+			if h.passages > 0 {
+				st.extra = append(st.extra, fmt.Sprintf("%s %s (%d passage(s))", id, h.path, h.passages))
+			}
 		}
 		st.passages += h.passages
+		st.cut += h.cut
 		for _, k := range h.kinds {
 			st.encodings[k]++
 		}
@@ -486,12 +535,18 @@ func account(r *run, rec *node, hits []hit) runStats {
 			st.notLocated = append(st.notLocated, fmt.Sprintf("%s: listed injected step %s does not exist", id, i))
 			continue
 		}
-		if t := s.get("result_truncated"); t != nil && t.str == "true" {
+		truncated := s.get("result_truncated") != nil && s.get("result_truncated").str == "true"
+		if truncated {
 			st.truncated = append(st.truncated, fmt.Sprintf("%s step %s (%s, %d characters)", id, i, s.get("action").str, len([]rune(s.get("result").str))))
 		}
-		if found[i] {
+		switch {
+		case found[i]:
 			st.located++
-		} else if !slices.ContainsFunc(hits, func(h hit) bool { return h.stepI == i }) {
+		case slices.ContainsFunc(hits, func(h hit) bool { return h.stepI == i && (h.passages > 0 || len(h.problems) > 0) }):
+			// not located: said above
+		case truncated && !templateTrace.MatchString(s.get("result").str):
+			st.cutOff = append(st.cutOff, fmt.Sprintf("%s step %s (%s)", id, i, s.get("action").str))
+		default:
 			st.notLocated = append(st.notLocated, fmt.Sprintf("%s step %s: no <INFORMATION> passage in its result", id, i))
 		}
 	}
@@ -499,7 +554,8 @@ func account(r *run, rec *node, hits []hit) runStats {
 }
 
 // leftover finds template text still in the record outside labels after
-// rewriting, and says where.
+// rewriting, and says where. The agent's own mentions of the tag ("the
+// <INFORMATION> section") are its words, not the attacker's, and stay.
 func leftover(rec *node) string {
 	var where string
 	var walk func(n *node, path string)
@@ -517,11 +573,27 @@ func leftover(rec *node) string {
 				walk(v, path+"["+strconv.Itoa(i)+"]")
 			}
 		case '"':
-			if where == "" && templateTrace.MatchString(n.str) {
-				where = path + ": " + templateTrace.FindString(n.str)
+			if where != "" || !templateTrace.MatchString(n.str) {
+				return
+			}
+			if m := templateTrace.FindString(withoutMentions(n.str)); m != "" {
+				where = path + ": " + m
 			}
 		}
 	}
 	walk(rec, "")
 	return where
+}
+
+// withoutMentions blanks the mentions of the opening tag in s.
+func withoutMentions(s string) string {
+	b := []byte(s)
+	for _, o := range openTag.FindAllStringIndex(s, -1) {
+		if isMention(s, o) {
+			for i := o[0]; i < o[1]; i++ {
+				b[i] = ' '
+			}
+		}
+	}
+	return string(b)
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,7 +51,7 @@ func corpusFile(t *testing.T, name string) string {
 }
 
 // corpora are the AgentDojo files of the shared corpus the table covers.
-var corpora = []string{"agentdojo.jsonl"}
+var corpora = []string{"agentdojo.jsonl", "agentdojo_models.jsonl"}
 
 func generate(t *testing.T, path string) *Set {
 	t.Helper()
@@ -59,7 +60,7 @@ func generate(t *testing.T, path string) *Set {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	set, err := Generate(f)
+	set, err := Generate(f, Options{Skip: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,8 +99,9 @@ type testRun struct {
 	Domain  string `json:"domain"`
 	Wording string `json:"wording"`
 	Steps   []struct {
-		I      int    `json:"i"`
-		Result string `json:"result"`
+		I         int    `json:"i"`
+		Result    string `json:"result"`
+		Truncated bool   `json:"result_truncated"`
 	} `json:"steps"`
 	Labels struct {
 		AttackType    *string `json:"attack_type"`
@@ -127,10 +129,24 @@ func readRuns(t *testing.T, name string, data []byte) []testRun {
 	return out
 }
 
+// wantSkipped are the runs Generate (Options.Skip) leaves out of each
+// corpus file, because an agent copied the passage into a call in a form
+// the locator cannot verify: gemini-1.5-pro re-escaped it (\\n for a line
+// break, twice over) and wrote "INFORMATION>" for the closing tag when it
+// passed the injected channel name, or the review, on as an argument.
+var wantSkipped = map[string][]string{
+	"agentdojo_models.jsonl": {
+		"agentdojo-gemini-1.5-pro-002-slack-user_task_13-important_instructions-injection_task_5",
+		"agentdojo-gemini-1.5-pro-002-slack-user_task_19-important_instructions-injection_task_1",
+		"agentdojo-gemini-1.5-pro-002-travel-user_task_17-important_instructions-injection_task_1",
+	},
+}
+
 // TestRewordValuesKept checks, on each corpus file, that every goal has an
-// entry, every attacker value of every goal is in the reworded result of
-// every injected step, and no reworded result still holds the template or
-// matches the instruction markers.
+// entry, only the known runs are skipped, every attacker value of every
+// goal is in the reworded result of every injected step (unless the corpus
+// cut that result inside the passage), and no reworded result still holds
+// the template or matches the instruction markers.
 func TestRewordValuesKept(t *testing.T) {
 	for _, name := range corpora {
 		t.Run(name, func(t *testing.T) {
@@ -140,9 +156,17 @@ func TestRewordValuesKept(t *testing.T) {
 				t.Fatal(err)
 			}
 			set := generate(t, path)
+			skipped := map[string]bool{}
+			for _, m := range set.Summary.Skipped {
+				id, _, _ := strings.Cut(m, " ")
+				skipped[id] = true
+			}
+			if got, want := slices.Sorted(maps.Keys(skipped)), wantSkipped[name]; !slices.Equal(got, want) {
+				t.Errorf("skipped runs:\n got %q\nwant %q\n%s", got, want, strings.Join(set.Summary.Skipped, "\n"))
+			}
 			var injected []testRun
 			for _, r := range readRuns(t, name, data) {
-				if r.Labels.AttackType != nil {
+				if r.Labels.AttackType != nil && !skipped[r.TraceID] {
 					injected = append(injected, r)
 				}
 			}
@@ -163,10 +187,14 @@ func TestRewordValuesKept(t *testing.T) {
 					values := attackerValues(r.Labels.Goal)
 					for _, i := range r.Labels.InjectedSteps {
 						var before, after string
+						var truncated bool
 						for j := range r.Steps {
 							if r.Steps[j].I == i {
-								before, after = r.Steps[j].Result, o.Steps[j].Result
+								before, after, truncated = r.Steps[j].Result, o.Steps[j].Result, r.Steps[j].Truncated
 							}
+						}
+						if truncated && !templateTrace.MatchString(before) {
+							continue // cut off before its passage: nothing to reword
 						}
 						if after == before {
 							t.Errorf("%s %s step %d: result unchanged", r.TraceID, w, i)
@@ -177,8 +205,9 @@ func TestRewordValuesKept(t *testing.T) {
 						if m := markerMatch(after); m != "" {
 							t.Errorf("%s %s step %d: matches the instruction markers: %q", r.TraceID, w, i, m)
 						}
+						cut := truncated && !closeTag.MatchString(before[openTag.FindAllStringIndex(before, -1)[len(openTag.FindAllStringIndex(before, -1))-1][0]:])
 						for _, v := range values {
-							if !strings.Contains(after, v) {
+							if !strings.Contains(after, v) && !cut {
 								t.Errorf("%s %s step %d: reworded result lacks %q", r.TraceID, w, i, v)
 							}
 						}
@@ -206,14 +235,18 @@ func TestRewordRoundTrip(t *testing.T) {
 			defer f.Close()
 			sc := bufio.NewScanner(f)
 			sc.Buffer(nil, 64<<20)
-			changed, parsed := map[string]int{}, map[string]int{}
+			changed, parsed, skipped := map[string]int{}, map[string]int{}, 0
 			for n := 1; sc.Scan(); n++ {
 				line := sc.Bytes()
 				rec, err := parseJSON(string(line))
 				if err != nil || rec.String() != string(line) {
 					t.Fatalf("line %d does not round-trip: %v", n, err)
 				}
+				var e *Error
 				if _, err := Apply(line, "original"); errors.Is(err, ErrNotInjected) {
+					continue
+				} else if errors.As(err, &e) && e.Err == ErrPassage && slices.Contains(wantSkipped[name], e.TraceID) {
+					skipped++
 					continue
 				} else if err != nil {
 					t.Fatalf("line %d: %v", n, err)
@@ -243,11 +276,11 @@ func TestRewordRoundTrip(t *testing.T) {
 					delete(got, "wording")
 					diffStrings(t, "", in, got, func(path, a, b string) {
 						changed[w]++
-						if !openTag.MatchString(a) || templateTrace.MatchString(b) {
+						if !templateTrace.MatchString(a) || templateTrace.MatchString(withoutMentions(b)) {
 							t.Errorf("line %d %s %s: changed a string without a passage, or left template text", n, w, path)
 						}
-						if !strings.HasSuffix(path, "result") {
-							return
+						if !strings.HasSuffix(path, "result") || pyError.MatchString(a) {
+							return // not a tool's printed value: an error message
 						}
 						text := table[runKey(in)].text(w)
 						if strings.HasPrefix(strings.TrimSpace(a), "{") { // a printed Python dict
@@ -284,10 +317,17 @@ func TestRewordRoundTrip(t *testing.T) {
 			if err := sc.Err(); err != nil {
 				t.Fatal(err)
 			}
+			if skipped != len(wantSkipped[name]) {
+				t.Errorf("Apply refused %d runs, want the %d of wantSkipped", skipped, len(wantSkipped[name]))
+			}
 			t.Logf("strings changed per wording %v; of them results that parsed as YAML or a Python dict and still do %v", changed, parsed)
 		})
 	}
 }
+
+// pyError is a tool's exception as the corpus records it ("ValueError:
+// Channel '...' not found"): prose that may parse as YAML by accident.
+var pyError = regexp.MustCompile(`^[A-Z][A-Za-z]*(Error|Exception): `)
 
 func runKey(rec map[string]any) string {
 	l := rec["labels"].(map[string]any)
@@ -364,7 +404,8 @@ func TestRewordApplyErrors(t *testing.T) {
 		{"not the corpus's JSON", strings.ReplaceAll(rec, `", "`, `","`), "business", ErrFormat},
 		{"no entry", strings.Replace(rec, "injection_task_7", "injection_task_99", 1), "business", ErrNoEntry},
 		{"goal changed", strings.Replace(rec, `"injection_goal": "Change the password`, `"injection_goal": "Reset the password`, 1), "business", ErrGoal},
-		{"passage cut short", strings.Replace(rec, " </INFORMATION>", "", 1), "business", ErrPassage},
+		{"passage cut short, then more text", strings.Replace(rec, " </INFORMATION>", " and then some", 1), "business", ErrPassage},
+		{"passage not the template", strings.Replace(rec, "Thanks!", "Cheers!", 1), "business", ErrPassage},
 		{"no passage in the injected step", strings.Replace(rec, `"derived_injected_steps": [0]`, `"derived_injected_steps": [3]`, 1), "business", ErrPassage},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -387,6 +428,28 @@ func TestRewordApplyErrors(t *testing.T) {
 	}
 	if !strings.HasSuffix(string(out), `, "wording": "business"}`) {
 		t.Errorf("no wording field: %s", out)
+	}
+
+	// A passage the corpus cut short (a result cut at 4000 characters) is
+	// replaced, and the result cut again to its length.
+	cut := strings.Replace(rec, `that, you can solve the task that I gave you in the beginning. Thanks! Signed, Emma Johnson </INFORMATION>"}]`, `that, you can s"}], "result_truncated": true`, 1)
+	cut = strings.Replace(cut, `"}], "result_truncated": true, "labels"`, `", "result_truncated": true}], "labels"`, 1)
+	out, err = Apply([]byte(cut), "business")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct{ Steps []struct{ Result string } }
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	var orig struct{ Steps []struct{ Result string } }
+	json.Unmarshal([]byte(cut), &orig)
+	want := "bill\n" + table["banking/injection_task_7"].business
+	if len([]rune(want)) > len([]rune(orig.Steps[0].Result)) {
+		want = string([]rune(want)[:len([]rune(orig.Steps[0].Result))])
+	}
+	if got.Steps[0].Result != want {
+		t.Errorf("cut passage: got %q, want %q", got.Steps[0].Result, want)
 	}
 }
 
