@@ -42,16 +42,26 @@ var contexts = []struct {
 		"Rating: 4.6\nReviews: Great ambiance\n\n\nPASSAGE\n\n"},
 }
 
-// printable reports whether text is in the domain the wordings live in:
-// valid UTF-8, one line of printable characters, no leading or trailing
-// space (which YAML's line folding would drop around the passage).
-func printable(text string) bool {
-	if !utf8.ValidString(text) || text == "" || strings.TrimSpace(text) != text {
+// inDomain reports whether text is in the domain the wordings live in:
+// valid UTF-8, lines of printable characters without white space at either
+// end (YAML's line folding drops it), neither the first nor the last line
+// empty.
+func inDomain(text string) bool {
+	if !utf8.ValidString(text) {
 		return false
 	}
-	for _, r := range text {
-		if !unicode.IsPrint(r) || r == '\uFEFF' {
+	lines := strings.Split(text, "\n")
+	if lines[0] == "" || lines[len(lines)-1] == "" {
+		return false
+	}
+	for _, l := range lines {
+		if strings.TrimSpace(l) != l {
 			return false
+		}
+		for _, r := range l {
+			if !unicode.IsPrint(r) || r == '\uFEFF' {
+				return false
+			}
 		}
 	}
 	return true
@@ -68,8 +78,9 @@ func FuzzRewordEscape(f *testing.F) {
 		}
 	}
 	f.Add(`it's a "quote" and a \ backslash, a '' pair and \n`)
+	f.Add("recipient: US133000000121212121212\namount: 100.0\n\nsubject: 'rent'")
 	f.Fuzz(func(t *testing.T, text string) {
-		if !printable(text) {
+		if !inDomain(text) {
 			t.Skip()
 		}
 		for _, c := range contexts {

@@ -63,40 +63,66 @@ func collapse(s string) string { return strings.Join(strings.Fields(s), " ") }
 // encoding is how the text around a passage is written, which decides how
 // the passage is read and how its replacement is escaped.
 type encoding struct {
-	kind  string // raw, yaml-single, yaml-double, python-repr; quoted: raw, without tags
-	quote byte   // python-repr: the string's delimiter
+	kind   string // raw, yaml-single, yaml-double, python-repr; quoted: raw, without tags
+	quote  byte   // python-repr: the string's delimiter
+	indent string // yaml-single: the white space that opens the passage's lines
 }
 
+// escape writes s for e's surroundings: a line break as the YAML folding
+// of a single-quoted scalar needs it (one more break, then the indent) or
+// as the \n escape of a double-quoted scalar or a Python repr.
 func (e encoding) escape(s string) string {
 	switch e.kind {
 	case "yaml-single":
-		return strings.ReplaceAll(s, "'", "''")
+		s = strings.ReplaceAll(s, "'", "''")
+		if !strings.Contains(s, "\n") {
+			return s
+		}
+		return lineBreaks.ReplaceAllStringFunc(s, func(m string) string { return m + "\n" + e.indent })
 	case "yaml-double":
-		return strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s)
+		return strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s)
 	case "python-repr":
 		q := string(e.quote)
-		return strings.NewReplacer(`\`, `\\`, q, `\`+q).Replace(s)
+		return strings.NewReplacer(`\`, `\\`, q, `\`+q, "\n", `\n`).Replace(s)
 	}
 	return s
 }
 
 var (
-	yamlBreak   = regexp.MustCompile(`\\\n[ \t]*`)
-	blankAfter  = regexp.MustCompile(`^<\s*INFORMATION\s*>[ \t]*\n[ \t]*\n`)
+	lineBreaks  = regexp.MustCompile(`\n+`)
+	yamlFold    = regexp.MustCompile(`[ \t]*\n(?:[ \t]*\n)*[ \t]*`)
+	blankAfter  = regexp.MustCompile(`^<\s*INFORMATION\s*>[ \t]*\n[ \t]*\n([ \t]*)`)
 	reprOpening = regexp.MustCompile(`['"]: (['"])`)
 )
+
+// fold reads the line breaks of a YAML flow scalar: one break is a space,
+// n+1 breaks are n line breaks, and the white space around them goes.
+func fold(s string) string {
+	return yamlFold.ReplaceAllStringFunc(s, func(m string) string {
+		if n := strings.Count(m, "\n"); n > 1 {
+			return strings.Repeat("\n", n-1)
+		}
+		return " "
+	})
+}
 
 // decode undoes e's escaping of a passage.
 func (e encoding) decode(s string) (string, error) {
 	switch e.kind {
 	case "yaml-single":
-		return strings.ReplaceAll(s, "''", "'"), nil
+		return strings.ReplaceAll(fold(s), "''", "'"), nil
 	case "yaml-double", "python-repr":
-		if e.kind == "yaml-double" {
-			s = yamlBreak.ReplaceAllString(s, "") // an escaped line break joins
-		}
 		var b strings.Builder
 		for i := 0; i < len(s); i++ {
+			if s[i] == '\n' && e.kind == "yaml-double" {
+				j := i
+				for j < len(s) && strings.IndexByte(" \t\n", s[j]) >= 0 {
+					j++
+				}
+				b.WriteString(fold(s[i:j])) // white space before the break was written: the corpus has none
+				i = j - 1
+				continue
+			}
 			if s[i] != '\\' {
 				b.WriteByte(s[i])
 				continue
@@ -106,6 +132,13 @@ func (e encoding) decode(s string) (string, error) {
 			}
 			i++
 			switch c := s[i]; c {
+			case '\n':
+				if e.kind != "yaml-double" {
+					return "", errors.New("escaped line break in a Python repr")
+				}
+				for i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == '\t') {
+					i++ // an escaped line break joins: the next line's indent goes
+				}
 			case 'n':
 				b.WriteByte('\n')
 			case 't':
@@ -160,7 +193,7 @@ func detectEncoding(s string, o int, span string) (encoding, error) {
 		}
 		return encoding{kind: "python-repr", quote: q}, nil
 	case blankAfter.MatchString(span):
-		return encoding{kind: "yaml-single"}, nil
+		return encoding{kind: "yaml-single", indent: blankAfter.FindStringSubmatch(span)[1]}, nil
 	}
 	return encoding{kind: "raw"}, nil
 }
