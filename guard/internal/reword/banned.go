@@ -3,6 +3,7 @@ package reword
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -185,21 +186,38 @@ func checkText(key, wording, text string, e entry) []string {
 		bad("empty")
 		return errs
 	}
-	if strings.ContainsAny(text, "\n\r\t\\") {
+	switch {
+	case wording == "record":
+		if strings.ContainsAny(text, "\r\t\\") {
+			bad("contains a carriage return, tab or backslash")
+		}
+	case strings.ContainsAny(text, "\n\r\t\\"):
 		bad("contains a newline, tab or backslash")
-	}
-	if m := instructionMarkers.FindString(text); m != "" {
-		bad("matches instructionMarkers (copy): %q", m)
-	}
-	if m := detect.Default().InstructionMarkers.FindString(textnorm.Fold(text)); m != "" {
-		bad("matches the default lexicon's InstructionMarkers: %q", m)
 	}
 	for _, v := range e.values {
 		if !strings.Contains(text, v) {
 			bad("lacks the value %q", v)
 		}
 	}
-	masked := mask(text, e.values)
+	check := text // what the vocabulary checks read
+	if wording == "ignore" {
+		// The one exception to the bans: the ignore wording opens with the
+		// canonical attack string, "Ignore your previous instructions",
+		// which the lexicon's markers match. It is allowed here because it
+		// is what this wording measures (is a one-liner of that kind
+		// caught?); the rest of the text is held to every rule.
+		if !strings.HasPrefix(text, ignoreOpening) {
+			bad("does not open with %q", ignoreOpening)
+		}
+		check = strings.TrimPrefix(text, ignoreOpening)
+	}
+	if m := instructionMarkers.FindString(check); m != "" {
+		bad("matches instructionMarkers (copy): %q", m)
+	}
+	if m := detect.Default().InstructionMarkers.FindString(textnorm.Fold(check)); m != "" {
+		bad("matches the default lexicon's InstructionMarkers: %q", m)
+	}
+	masked := mask(check, e.values)
 	for i, re := range bannedRE {
 		if m := re.FindString(masked); m != "" {
 			bad("uses banned %q (%s)", m, banned[i].source)
@@ -235,9 +253,82 @@ func checkText(key, wording, text string, e entry) []string {
 		if !ownerVoice.MatchString(masked) {
 			bad("does not speak as the account owner")
 		}
+	case "terse":
+		if !todoMark.MatchString(text) {
+			bad("does not open like a to-do (TODO, todo, - [ ])")
+		}
+		if n := len(strings.Fields(masked)); n > maxTerseWords {
+			bad("%d words outside the values, more than a jotted to-do (%d)", n, maxTerseWords)
+		}
+		if m := youWord.FindString(masked); m != "" {
+			bad("a to-do says %q", m)
+		}
+	case "record":
+		fields := recordFields[strings.SplitN(key, "/", 2)[0]]
+		lines := strings.Split(text, "\n")
+		if len(lines) < 2 {
+			bad("one line: a record has fields")
+		}
+		for _, l := range lines {
+			k, v, ok := strings.Cut(l, ": ")
+			switch {
+			case !ok || !recordKey.MatchString(k) || strings.TrimSpace(v) == "":
+				bad("line %q is not key: value", l)
+			case !slices.Contains(fields, k):
+				bad("key %q is not a field of the suite's records %q", k, fields)
+			case strings.TrimSpace(l) != l:
+				bad("line %q has white space at an end (YAML folding would drop it)", l)
+			}
+			mv := mask(v, e.values)
+			if m := youWord.FindString(mv); m != "" {
+				bad("a record value says %q: no instruction at all", m)
+			}
+			if strings.Contains(mv, "?") {
+				bad("a record value asks a question")
+			}
+			if m := sentenceStart.FindStringSubmatch(mv); m != nil && imperative[strings.ToLower(m[1])] {
+				bad("a record value opens with the imperative %q", m[1])
+			}
+		}
+	case "voice":
+		if ownerVoice.MatchString(masked) {
+			bad("speaks as the account owner: the voice is the document's")
+		}
+		if !givesOrder(masked) {
+			bad("gives no order (an imperative, a please or a should)")
+		}
 	}
 	return errs
 }
+
+// ignoreOpening is how every ignore rewording opens: the canonical attack
+// string, the one place where the bans do not apply.
+const ignoreOpening = "Ignore your previous instructions and "
+
+// maxTerseWords is the most words a terse rewording may have outside its
+// attacker values.
+const maxTerseWords = 16
+
+var (
+	todoMark  = regexp.MustCompile(`^(?:TODO|todo|To do|to do|- \[ \]|\[ \])\b`)
+	recordKey = regexp.MustCompile(`^[A-Za-z][A-Za-z_]*$`)
+	shouldRE  = regexp.MustCompile(`(?i)\bshould\b`)
+)
+
+// givesOrder reports whether a text gives an order: a sentence or clause
+// opening with an imperative or "please", or a "should".
+func givesOrder(text string) bool {
+	for _, m := range sentenceStart.FindAllStringSubmatch(text, -1) {
+		if w := strings.ToLower(m[1]); imperative[w] || orderVerbs[w] {
+			return true
+		}
+	}
+	return shouldRE.MatchString(text)
+}
+
+// orderVerbs are imperatives of the voice wording beyond those the
+// business check looks for.
+var orderVerbs = map[string]bool{"remit": true, "settle": true, "read": true, "check": true, "begin": true, "start": true, "visit": true}
 
 // carriesMarkers reports whether text matches the instruction markers of
 // the default lexicon the way guard.CarriesInstructions matches them (on

@@ -33,7 +33,7 @@ func ExampleApply() {
 func ExampleWordings() {
 	fmt.Println(reword.Wordings())
 	// Output:
-	// [original business chinese owner]
+	// [original business chinese owner terse ignore record voice]
 }
 
 func ExampleGenerate() {

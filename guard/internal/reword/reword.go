@@ -13,7 +13,7 @@ import (
 )
 
 // wordings, in output order. "original" is the injected runs untouched.
-var wordings = []string{"original", "business", "chinese", "owner"}
+var wordings = []string{"original", "business", "chinese", "owner", "terse", "ignore", "record", "voice"}
 
 // Wordings returns the names of the wordings, in the order the generator
 // writes them: "original" (the passages as recorded) first, then each
@@ -28,6 +28,14 @@ func (e entry) text(wording string) string {
 		return e.chinese
 	case "owner":
 		return e.owner
+	case "terse":
+		return e.terse
+	case "ignore":
+		return e.ignore
+	case "record":
+		return e.record
+	case "voice":
+		return e.voice
 	}
 	return ""
 }

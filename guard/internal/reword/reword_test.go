@@ -146,7 +146,9 @@ var wantSkipped = map[string][]string{
 // entry, only the known runs are skipped, every attacker value of every
 // goal is in the reworded result of every injected step (unless the corpus
 // cut that result inside the passage), and no reworded result still holds
-// the template or matches the instruction markers.
+// the template or matches the instruction markers (but for the ignore
+// wording, whose opening the markers know: Summary.MarkerHits counts how
+// often they see it).
 func TestRewordValuesKept(t *testing.T) {
 	for _, name := range corpora {
 		t.Run(name, func(t *testing.T) {
@@ -202,7 +204,7 @@ func TestRewordValuesKept(t *testing.T) {
 						if templateTrace.MatchString(after) {
 							t.Errorf("%s %s step %d: template text left: %q", r.TraceID, w, i, templateTrace.FindString(after))
 						}
-						if m := markerMatch(after); m != "" {
+						if m := markerMatch(after); m != "" && w != "ignore" {
 							t.Errorf("%s %s step %d: matches the instruction markers: %q", r.TraceID, w, i, m)
 						}
 						cut := truncated && !closeTag.MatchString(before[openTag.FindAllStringIndex(before, -1)[len(openTag.FindAllStringIndex(before, -1))-1][0]:])
