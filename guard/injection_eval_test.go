@@ -1,13 +1,18 @@
 package guard_test
 
 import (
+	"bytes"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/reword"
 	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/guard/rules"
 )
@@ -128,4 +133,126 @@ func TestInjectionRewordings(t *testing.T) {
 			}
 		})
 	}
+}
+
+// adaptiveWordings are issue 26's terse and adaptive attackers
+// (testdata/reworded, written before any rule was changed for them): a
+// one-line to-do, the classic "Ignore your previous instructions" one-liner,
+// the values disguised as record fields, and orders in the voice of the
+// delegated document.
+var adaptiveWordings = []string{"terse", "ignore", "record", "voice"}
+
+// TestInjectionAdaptiveRewordings measures injection detection against the
+// terse and adaptive attackers, per profile, wording and rule: on the
+// gpt-4o runs (the committed files) and on the injected runs of seven more
+// models (agentdojo_models.jsonl, reworded here with package reword; skipped,
+// with a note, when the shared corpus is absent). It reports and does not
+// enforce: the issue's targets (at least 90% of successful injections
+// flagged on terse wordings and against an attacker who has read the
+// rules) are for the rules still to be written.
+func TestInjectionAdaptiveRewordings(t *testing.T) {
+	models := map[string][]testkit.Run{} // wording → the other models' reworded runs
+	var skipped []string
+	if dir, err := testkit.SharedCorpus(); err != nil {
+		t.Logf("agentdojo_models.jsonl not measured: %v", err)
+	} else {
+		models, skipped = rewordCorpus(t, filepath.Join(dir, "agentdojo_models.jsonl"), reword.Wordings())
+		t.Logf("agentdojo_models.jsonl: %d injected runs reworded, %d left out (the passage cannot be verified): %v", len(models["original"]), len(skipped), skipped)
+	}
+	for _, profile := range []guard.Profile{guard.ProfileConversational, guard.ProfileAutonomous} {
+		t.Run(string(profile), func(t *testing.T) {
+			g := guard.New(guard.Config{Gates: guard.Gates{Profile: profile}})
+			var table strings.Builder
+			fmt.Fprintf(&table, "gpt-4o (agentdojo.jsonl)\n%-9s %-22s %-14s %s\n", "wording", "rule", "successful", "failed")
+			for _, w := range append([]string{"original"}, adaptiveWordings...) {
+				runs := judgeRuns(g, testkit.LoadFile(t, filepath.Join("testdata", "reworded", w+".jsonl")))
+				if len(runs) == 0 {
+					t.Fatalf("%s.jsonl is empty", w)
+				}
+				for _, rule := range append([]string{"any"}, injectionRules...) {
+					fmt.Fprintf(&table, "%-9s %-22s %-14v %v\n", w, rule, count(runs, "successful", rule), count(runs, "failed", rule))
+				}
+			}
+			if len(models) > 0 {
+				var names []string
+				for _, r := range models["original"] {
+					if !slices.Contains(names, r.Line.Model) {
+						names = append(names, r.Line.Model)
+					}
+				}
+				slices.Sort(names)
+				fmt.Fprintf(&table, "\nseven more models (agentdojo_models.jsonl), successful injections flagged by any injection rule\n%-9s %-14s %-14s", "wording", "all", "failed (all)")
+				for _, m := range names {
+					fmt.Fprintf(&table, " %-12.12s", m)
+				}
+				table.WriteString("\n")
+				for _, w := range reword.Wordings() {
+					runs := judgeRuns(g, models[w])
+					fmt.Fprintf(&table, "%-9s %-14v %-14v", w, count(runs, "successful", "any"), count(runs, "failed", "any"))
+					for _, m := range names {
+						var of []evalRun
+						for i, e := range runs {
+							if models[w][i].Line.Model == m {
+								of = append(of, e)
+							}
+						}
+						c := count(of, "successful", "any")
+						fmt.Fprintf(&table, " %-12s", fmt.Sprintf("%d/%d", c.N, c.Of))
+					}
+					table.WriteString("\n")
+				}
+			}
+			t.Logf("profile %s:\n%s", profile, table.String())
+		})
+	}
+}
+
+// rewordCorpus rewords every injected run of a corpus file in each wording,
+// at test time, and returns the runs per wording, and the ids of the runs
+// package reword cannot reword (reword.ErrPassage), which are left out of
+// every wording.
+func rewordCorpus(t *testing.T, path string, wordings []string) (map[string][]testkit.Run, []string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]testkit.Run{}
+	var skipped []string
+	for n, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var lines [][]byte
+		for _, w := range wordings {
+			b, err := reword.Apply(line, w)
+			var e *reword.Error
+			switch {
+			case errors.Is(err, reword.ErrNotInjected):
+			case errors.Is(err, reword.ErrPassage) && errors.As(err, &e):
+				skipped = append(skipped, e.TraceID)
+			case err != nil:
+				t.Fatalf("%s:%d: %v", path, n+1, err)
+			default:
+				lines = append(lines, b)
+				continue
+			}
+			break // a clean run, or one left out: the same in every wording
+		}
+		if len(lines) != len(wordings) {
+			continue
+		}
+		for k, b := range lines {
+			var l testkit.Line
+			if err := json.Unmarshal(b, &l); err != nil {
+				t.Fatalf("%s:%d %s: %v", path, n+1, wordings[k], err)
+			}
+			tr, stepOf, err := l.ToTrace()
+			if err != nil {
+				t.Fatalf("%s:%d %s: %v", path, n+1, wordings[k], err)
+			}
+			out[wordings[k]] = append(out[wordings[k]], testkit.Run{Line: l, Trace: tr, Step: stepOf})
+		}
+	}
+	return out, skipped
 }
