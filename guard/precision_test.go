@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +15,9 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/internal/testkit"
+	"github.com/agentguard/agentguard/guard/policy"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -56,7 +60,7 @@ type cohort struct {
 	heldOut             bool
 }
 
-func (c *cohort) holds(file string, l corpusLine) bool {
+func (c *cohort) holds(file string, l testkit.Line) bool {
 	return c.file == file && (c.model == "" || c.model == l.Model) && (c.domain == "" || c.domain == l.Domain)
 }
 
@@ -79,7 +83,7 @@ func (c *cohort) group() string {
 // runtimeRecords are the rules whose findings record a failure of the
 // runtime (a tool or model call that failed, output the guard repaired, an
 // open breaker), not a judgement of what the agent did.
-var runtimeRecords = []string{guard.RuleToolError, guard.RuleModelError, guard.RuleMalformed, guard.RuleBreaker}
+var runtimeRecords = []string{rules.ToolError, rules.ModelError, rules.Malformed, rules.Breaker}
 
 // anyRule is the column of the tables that counts a run when any rule counts it.
 const anyRule = "any rule"
@@ -130,21 +134,21 @@ const anyRule = "any rule"
 // aggregate only with -precision.heldout) and the region of README.md
 // between the precision markers, when it has them.
 func TestPrecision(t *testing.T) {
-	dir := corpusDir(t)
+	dir := testkit.CorpusDir(t)
 	cohorts := loadCohorts(t, dir)
 	checkLabels(t, cohorts)
 	plain := guard.New(guard.Config{})
 	autonomous := guard.New(guard.Config{Gates: guard.Gates{Profile: guard.ProfileAutonomous}})
 	byPolicy := map[string]*guard.Guard{} // by policy file
 	setups := []setup{
-		{name: "default", title: "the default guard (guard.Config{})", guardFor: func(corpusLine) *guard.Guard { return plain }},
-		{name: "autonomous", title: "the autonomous profile (AgentDojo only)", guardFor: func(l corpusLine) *guard.Guard {
+		{name: "default", title: "the default guard (guard.Config{})", guardFor: func(testkit.Line) *guard.Guard { return plain }},
+		{name: "autonomous", title: "the autonomous profile (AgentDojo only)", guardFor: func(l testkit.Line) *guard.Guard {
 			if strings.HasPrefix(l.Domain, "agentdojo/") {
 				return autonomous
 			}
 			return nil
 		}},
-		{name: "policy", title: "the shipped policies (examples/policies; telecom: default)", guardFor: func(l corpusLine) *guard.Guard {
+		{name: "policy", title: "the shipped policies (examples/policies; telecom: default)", guardFor: func(l testkit.Line) *guard.Guard {
 			var name string
 			switch {
 			case strings.HasPrefix(l.Domain, "agentdojo/"):
@@ -155,7 +159,7 @@ func TestPrecision(t *testing.T) {
 				return plain
 			}
 			if byPolicy[name] == nil {
-				p, err := guard.OpenPolicy(filepath.Join("..", "examples", "policies", name))
+				p, err := policy.Open(filepath.Join("..", "examples", "policies", name))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -168,10 +172,10 @@ func TestPrecision(t *testing.T) {
 	// injected passage rewritten: one cohort per wording, tune group.
 	var reworded []cohortRuns
 	for _, w := range rewordings {
-		runs := loadCorpusFile(t, filepath.Join("testdata", "reworded", w+".jsonl"))
+		runs := testkit.LoadFile(t, filepath.Join("testdata", "reworded", w+".jsonl"))
 		for _, r := range runs {
-			if r.line.Model != "gpt-4o-2024-05-13" {
-				t.Fatalf("reworded %s: %s is a %s run, want the tune model gpt-4o-2024-05-13", w, r.line.TraceID, r.line.Model)
+			if r.Line.Model != "gpt-4o-2024-05-13" {
+				t.Fatalf("reworded %s: %s is a %s run, want the tune model gpt-4o-2024-05-13", w, r.Line.TraceID, r.Line.Model)
 			}
 		}
 		reworded = append(reworded, cohortRuns{cohort: &cohort{file: "agentdojo.jsonl", label: w}, runs: runs})
@@ -258,13 +262,13 @@ type setup struct {
 	name, title string
 	// guardFor returns the guard a run is judged by, or nil when the
 	// configuration does not apply to it.
-	guardFor func(corpusLine) *guard.Guard
+	guardFor func(testkit.Line) *guard.Guard
 }
 
 // cohortRuns is a cohort with its runs.
 type cohortRuns struct {
 	cohort *cohort
-	runs   []corpusTrace
+	runs   []testkit.Run
 }
 
 // loadCohorts reads every file precisionSplit names and sorts each line
@@ -281,19 +285,19 @@ func loadCohorts(t *testing.T, dir string) []cohortRuns {
 		}
 	}
 	for _, file := range files {
-		runs := loadCorpusFile(t, filepath.Join(dir, file))
+		runs := testkit.LoadFile(t, filepath.Join(dir, file))
 		if len(runs) == 0 {
 			t.Fatalf("%s: no runs", file)
 		}
 		for _, r := range runs {
 			var in []int
 			for i := range out {
-				if out[i].cohort.holds(file, r.line) {
+				if out[i].cohort.holds(file, r.Line) {
 					in = append(in, i)
 				}
 			}
 			if len(in) != 1 {
-				t.Fatalf("%s: %s (model %q, domain %q) falls in %d cohorts of the split, want 1", file, r.line.TraceID, r.line.Model, r.line.Domain, len(in))
+				t.Fatalf("%s: %s (model %q, domain %q) falls in %d cohorts of the split, want 1", file, r.Line.TraceID, r.Line.Model, r.Line.Domain, len(in))
 			}
 			out[in[0]].runs = append(out[in[0]].runs, r)
 		}
@@ -345,7 +349,7 @@ func (a tally) rules() []string {
 		}
 	}
 	out := slices.Clone(injectionFamily)
-	for _, rule := range sortedRules(seen) {
+	for _, rule := range slices.Sorted(maps.Keys(seen)) {
 		if !slices.Contains(out, rule) {
 			out = append(out, rule)
 		}
@@ -376,37 +380,37 @@ func measure(t *testing.T, s setup, c cohortRuns) measured {
 	m := measured{cohort: c.cohort, tally: newTally()}
 	ts := &m.tally
 	for _, r := range c.runs {
-		g := s.guardFor(r.line)
+		g := s.guardFor(r.Line)
 		if g == nil {
 			continue
 		}
-		l := r.line.Labels
+		l := r.Line.Labels
 		ts.runs++
 		legit, attacked, failed, err := classify(c.cohort, l)
 		if err != nil {
-			t.Fatalf("%s: %v", r.line.TraceID, err)
+			t.Fatalf("%s: %v", r.Line.TraceID, err)
 		}
 		from := 0 // AgentDojo: the first step a finding about the injection can be on
 		if inj := l.InjectedSteps; len(inj) > 0 {
-			from = len(r.trace.Steps)
+			from = len(r.Trace.Steps)
 			for _, i := range inj {
-				at, ok := r.step[i]
+				at, ok := r.Step[i]
 				if !ok {
-					t.Fatalf("%s: injected step %d is not an agent step", r.line.TraceID, i)
+					t.Fatalf("%s: injected step %d is not an agent step", r.Line.TraceID, i)
 				}
 				from = min(from, at)
 			}
 		}
 		writes := map[int]bool{} // τ: the trace steps of the unexpected writes
 		for _, w := range l.UnexpectedWrites {
-			at, ok := r.step[w.Step]
+			at, ok := r.Step[w.Step]
 			if !ok {
-				t.Fatalf("%s: unexpected write at step %d is not an agent step", r.line.TraceID, w.Step)
+				t.Fatalf("%s: unexpected write at step %d is not an agent step", r.Line.TraceID, w.Step)
 			}
 			writes[at] = true
 		}
 		flagged, blocked, caught := map[string]bool{}, map[string]bool{}, map[string]bool{}
-		for _, f := range g.Evaluate(r.trace).Findings {
+		for _, f := range g.Evaluate(r.Trace).Findings {
 			judging := !slices.Contains(runtimeRecords, f.Rule)
 			if judging {
 				flagged[f.Rule], flagged[anyRule] = true, true
@@ -420,7 +424,7 @@ func measure(t *testing.T, s setup, c cohortRuns) measured {
 				caught[f.Rule], caught[anyRule] = true, true
 			}
 			if legit && judging && !c.cohort.heldOut {
-				m.examples = append(m.examples, example{id: r.line.TraceID, f: f})
+				m.examples = append(m.examples, example{id: r.Line.TraceID, f: f})
 			}
 		}
 		switch {
@@ -436,7 +440,7 @@ func measure(t *testing.T, s setup, c cohortRuns) measured {
 			ts.attacked++
 			countFired(ts.caught, caught)
 			if !caught[anyRule] && !c.cohort.heldOut {
-				m.misses = append(m.misses, fmt.Sprintf("%s (%s): judging rules that fired: %s", r.line.TraceID, r.line.Domain, firedList(flagged)))
+				m.misses = append(m.misses, fmt.Sprintf("%s (%s): judging rules that fired: %s", r.Line.TraceID, r.Line.Domain, firedList(flagged)))
 			}
 		}
 	}
@@ -451,7 +455,7 @@ func countFired(into map[string]int, fired map[string]bool) {
 
 func firedList(fired map[string]bool) string {
 	var out []string
-	for _, rule := range sortedRules(fired) {
+	for _, rule := range slices.Sorted(maps.Keys(fired)) {
 		if rule != anyRule {
 			out = append(out, rule)
 		}
@@ -474,7 +478,7 @@ func withTotal(ms []measured, label string) []measured {
 // classify says what a run is to the harness, from its labels: legitimate
 // (AgentDojo: clean; τ: successful), attacked (AgentDojo: a successful
 // injection; τ: a failed run with an unexpected write), failed (τ).
-func classify(c *cohort, l corpusLabels) (legit, attacked, failed bool, err error) {
+func classify(c *cohort, l testkit.Labels) (legit, attacked, failed bool, err error) {
 	switch {
 	case !c.agentDojo() && l.Outcome == "success":
 		return true, false, false, nil
@@ -496,9 +500,9 @@ func checkLabels(t *testing.T, cohorts []cohortRuns) {
 	for _, c := range cohorts {
 		var legit, attacked int
 		for _, r := range c.runs {
-			l, a, _, err := classify(c.cohort, r.line.Labels)
+			l, a, _, err := classify(c.cohort, r.Line.Labels)
 			if err != nil {
-				t.Errorf("%s: %v", r.line.TraceID, err)
+				t.Errorf("%s: %v", r.Line.TraceID, err)
 			}
 			if l {
 				legit++
@@ -614,7 +618,7 @@ func cohortGrid(ms []measured, metrics ...metric) grid {
 				label = fmt.Sprintf("%s (%s)", m.cohort.name(), m.cohort.group())
 			}
 			n, of := x.n(m.tally), x.of(m.tally)
-			total := ratio{n[anyRule], of}.String()
+			total := testkit.Ratio{N: n[anyRule], Of: of}.String()
 			if of == 0 {
 				total = "0/0"
 			}
@@ -635,7 +639,7 @@ func cohortGrid(ms []measured, metrics ...metric) grid {
 func rewordGrid(ms []measured) grid {
 	g := grid{header: append([]string{"wording", anyRule}, injectionFamily...)}
 	for _, m := range ms {
-		row := []string{m.cohort.name(), ratio{m.tally.caught[anyRule], m.tally.attacked}.String()}
+		row := []string{m.cohort.name(), testkit.Ratio{N: m.tally.caught[anyRule], Of: m.tally.attacked}.String()}
 		for _, rule := range injectionFamily {
 			row = append(row, fmt.Sprintf("%d/%d", m.tally.caught[rule], m.tally.attacked))
 		}
@@ -665,7 +669,7 @@ func logExamples(t *testing.T, setup string, ms []measured) {
 		}
 		misses = append(misses, m.misses...)
 	}
-	rules := sortedRules(byRule)
+	rules := slices.Sorted(maps.Keys(byRule))
 	slices.SortStableFunc(rules, func(a, b string) int { return cmp.Compare(len(byRule[b]), len(byRule[a])) })
 	var b strings.Builder
 	for shown, round := 0, 0; shown < n; round++ {
@@ -722,7 +726,7 @@ func precisionSummary(setup string, ms []measured, words []measured) summaryColu
 		if of == 0 {
 			return "-"
 		}
-		return ratio{n, of}.String()
+		return testkit.Ratio{N: n, Of: of}.String()
 	}
 	c := summaryColumn{setup: setup, cells: map[string]string{
 		summaryRows[0]: cell(ad.caught[anyRule], ad.attacked),
