@@ -382,7 +382,7 @@ func (g *Guard) builtin() []Rule {
 		gates.NewEmptyResult(g.tools, gt.EmptyResult),
 		gates.NewSimilarity(g.tools, gt.MinSimilarity, gt.RouteSimilarity),
 		gates.NewGrounding(g.tools),
-		gates.NewInvariants(gt.JSONRoutes, invariants, true),
+		gates.NewInvariants(g.words, gt.JSONRoutes, invariants, true),
 		origins.NewProvenance(g.tools),
 		authz.NewConfirmation(g.tools, gt.ConfirmWrites),
 		authz.NewAuthorization(g.tools, gt.Profile == ProfileAutonomous),

@@ -202,7 +202,7 @@ func anyFinding(trace.Finding) bool { return true }
 // skipped on other routes and on traces without a delivered answer.
 func JSONAnswer(routes ...string) Assertion {
 	routes = slices.Clone(routes)
-	rule := gates.NewInvariants(routes, nil, false)
+	rule := gates.NewInvariants(detect.Default(), routes, nil, false)
 	return Assert(NameJSONAnswer, func(t *trace.Trace) Outcome {
 		if !slices.Contains(routes, t.Route) {
 			return Skipped()
@@ -228,16 +228,17 @@ func JSONAnswer(routes ...string) Assertion {
 // in a delivered JSON answer on one of jsonRoutes. It is skipped on traces
 // without such a field.
 func NonNegativeAmounts(jsonRoutes ...string) Assertion {
+	nonNegative := gates.NonNegativeAmounts(detect.Default())
 	jsonRoutes = slices.Clone(jsonRoutes)
 	return Assert(NameNonNegativeAmounts, func(t *trace.Trace) Outcome {
 		seen := false
 		// gates.NonNegativeAmounts rejects a negative number exactly when
 		// the field is an amount: probing with -1 tells whether it is one.
-		rule := gates.NewInvariants(jsonRoutes, []gates.Invariant{func(tool, path string, v any) error {
-			if _, num := v.(float64); num && gates.NonNegativeAmounts(tool, path, -1.0) != nil {
+		rule := gates.NewInvariants(detect.Default(), jsonRoutes, []gates.Invariant{func(tool, path string, v any) error {
+			if _, num := v.(float64); num && nonNegative(tool, path, -1.0) != nil {
 				seen = true
 			}
-			return gates.NonNegativeAmounts(tool, path, v)
+			return nonNegative(tool, path, v)
 		}}, false)
 		e := effectsOf(t)
 		for i, s := range t.Steps {

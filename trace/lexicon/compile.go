@@ -29,6 +29,7 @@ type Compiled struct {
 	Memory             Memory    // plain words: lower case, each list longest first
 	Claims             Claims    // plain words, as given: the false-claim rule indexes them (see Derived)
 	Results            Results   // plain words, lower case
+	Keys               KeyPatterns
 	Time               TimePatterns
 
 	replies  map[Lang]Replies
@@ -59,6 +60,11 @@ func (c *Compiled) Derived(key any, build func() any) any {
 	v := build()
 	c.derived[key] = v
 	return v
+}
+
+// KeyPatterns is Keys compiled, each list as one pattern.
+type KeyPatterns struct {
+	Identifying, Content, Date, Amount, Destination, Target *regexp.Regexp
 }
 
 // TimePatterns is Time compiled; MONTH is filled in.
@@ -201,6 +207,14 @@ func build(lx *Lexicon) (*Compiled, error) {
 	c.Memory = buildMemory(&lx.Memory)
 	c.Claims = mergeClaims(Claims{}, lx.Claims) // a copy
 	c.Results = lowerResults(lx.Results)
+	c.Keys = KeyPatterns{
+		Identifying: k.join("Keys.Identifying", lx.Keys.Identifying),
+		Content:     k.join("Keys.Content", lx.Keys.Content),
+		Date:        k.join("Keys.Date", lx.Keys.Date),
+		Amount:      k.join("Keys.Amount", lx.Keys.Amount),
+		Destination: k.join("Keys.Destination", lx.Keys.Destination),
+		Target:      k.join("Keys.Target", lx.Keys.Target),
+	}
 	c.Time = buildTime(k, &lx.Time)
 	buildReplies(k, c, lx.Replies)
 	c.indexPrefilters()

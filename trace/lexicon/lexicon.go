@@ -66,6 +66,12 @@ type Lexicon struct {
 	// Results is how a tool's JSON result says the call did not happen.
 	Results Results
 
+	// Tool arguments and result fields.
+
+	// Keys are patterns of the names of arguments and result fields, by
+	// what a value under such a name is.
+	Keys Keys
+
 	// The user's turns.
 
 	// Affirmation are patterns of a user's explicit go-ahead: "yes",
@@ -89,6 +95,27 @@ type Lexicon struct {
 	once sync.Once
 	c    *Compiled
 	err  error
+}
+
+// Keys are patterns of the names of tool arguments and result fields,
+// matched against the name alone ("to", not "message.to"), by what a value
+// under such a name is.
+type Keys struct {
+	// Identifying names a value that picks out a person, an account or a
+	// record: a recipient, an IBAN, an e-mail address, an id, a password.
+	// The provenance rules hold such a value of a write to where it came
+	// from.
+	Identifying []string
+	// Content names free text: a body, a message, a note.
+	Content []string
+	// Date names a date or a time: "date", "*_at", "deadline".
+	Date []string
+	// Amount names an amount of money or a quantity: "amount", "price".
+	Amount []string
+	// Destination names where a call takes effect: a recipient, an
+	// address. Target names what a call acts on: an id, a number, a
+	// recipient. The false-claim rule reads both.
+	Destination, Target []string
 }
 
 // Words is a named concept and the words that say it: a contact channel
@@ -359,6 +386,14 @@ func Merge(ls ...*Lexicon) *Lexicon {
 		out.EmptyResults = union(out.EmptyResults, l.EmptyResults)
 		out.InstructionMarkers = union(out.InstructionMarkers, l.InstructionMarkers)
 		out.Results = mergeResults(out.Results, l.Results)
+		out.Keys = Keys{
+			Identifying: union(out.Keys.Identifying, l.Keys.Identifying),
+			Content:     union(out.Keys.Content, l.Keys.Content),
+			Date:        union(out.Keys.Date, l.Keys.Date),
+			Amount:      union(out.Keys.Amount, l.Keys.Amount),
+			Destination: union(out.Keys.Destination, l.Keys.Destination),
+			Target:      union(out.Keys.Target, l.Keys.Target),
+		}
 		out.Affirmation = union(out.Affirmation, l.Affirmation)
 		out.Authority = mergeAuthority(out.Authority, l.Authority)
 		out.Memory = mergeMemory(out.Memory, l.Memory)

@@ -222,7 +222,7 @@ func (d *derivation) next(s *trace.Step) {
 			if !r.tools.Writes(c.Name) {
 				continue
 			}
-			targets, dest := argFacts(c.Args)
+			targets, dest := argFacts(r.tools.Words(), c.Args)
 			d.own()
 			d.f.proposed = capped(append(d.f.proposed, effect{
 				tool: c.Name, channels: d.channels(c.Name), outcome: notRun,
@@ -243,7 +243,7 @@ func (d *derivation) next(s *trace.Step) {
 	if k >= 0 && s.CallID != "" && s.CallID == d.f.proposed[k].callID {
 		e.targets, e.dest = d.f.proposed[k].targets, d.f.proposed[k].dest // the arguments the proposal had
 	} else {
-		e.targets, e.dest = argFacts(s.Args)
+		e.targets, e.dest = argFacts(r.tools.Words(), s.Args)
 	}
 	switch {
 	case s.Blocked:
@@ -539,7 +539,7 @@ func nameTokens(s string) []string {
 // postal addresses (their first sixteen letters and digits, and those of
 // their first line); an answer that names one of them with a completion
 // marker claims the call, whatever it calls the channel. Both are sorted.
-func argFacts(args string) (targets, dest []string) {
+func argFacts(w *lexicon.Compiled, args string) (targets, dest []string) {
 	if !strings.HasPrefix(strings.TrimSpace(args), "{") {
 		return nil, nil
 	}
@@ -549,7 +549,8 @@ func argFacts(args string) (targets, dest []string) {
 	}
 	for k, raw := range m {
 		key := strings.ToLower(k)
-		isTarget, isDest := targetKey(key), destKey(key)
+		kind := rulekit.KindOfKey(w, key)
+		isTarget, isDest := kind&rulekit.KeyTarget != 0, kind&rulekit.KeyDestination != 0
 		if !isTarget && !isDest {
 			continue
 		}
@@ -614,28 +615,6 @@ func destForms(s string) []string {
 		}
 	}
 	return out
-}
-
-func destKey(k string) bool {
-	switch k {
-	case "to", "cc", "bcc", "phone", "mobile", "email", "recipient", "recipients", "address", "addr", "street":
-		return true
-	}
-	return false
-}
-
-// targetKey reports whether an argument key names what a call acts on.
-func targetKey(k string) bool {
-	switch k {
-	case "to", "cc", "phone", "mobile", "email", "recipient", "recipients", "id", "ref", "number", "account", "iban":
-		return true
-	}
-	for _, suf := range []string{"_id", "id", "_no", "_ref", "_number", "_phone", "_email"} {
-		if strings.HasSuffix(k, suf) {
-			return true
-		}
-	}
-	return false
 }
 
 // normTarget keeps the letters and digits of s, in lower case; a phone

@@ -2,57 +2,51 @@ package gates
 
 import (
 	"testing"
-	"unicode"
-	"unicode/utf8"
 
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/trace"
 )
 
-func TestAnyKey(t *testing.T) {
-	tests := []struct {
+// The default invariants read a call only when one of its names is an
+// amount's or a date's (the lexicon's Keys), and then judge it.
+func TestInvariantsReadNamedValues(t *testing.T) {
+	rule := NewInvariants(detect.Default(), nil, nil, true)
+	for _, tc := range []struct {
 		args string
-		want bool
+		want bool // a finding
 	}{
 		{`{"order_id":"A1001"}`, false},
 		{`{"order_id":"A1001","amount":-5}`, true},
-		{`{"note":"amount: 5"}`, false}, // a value, not a key
-		{`{"items":[{"sku":"x","Unit_Price":3}]}`, true},
+		{`{"note":"amount: -5"}`, false}, // a value, not a name
+		{`{"items":[{"sku":"x","Unit_Price":-3}]}`, true},
 		{`{"created_at":"yesterday"}`, true},
-		{`{"pickupTime":"3pm"}`, true},
+		{`{"pickupTime":"3pm"}`, false}, // a valid time
+		{`{"pickupTime":"soonish"}`, true},
 		{`{"timezone":"UTC"}`, false},
 		{`{"退款金额":-1}`, true},
 		{`{"订单号":"A1"}`, false},
 		{`{"am\u006funt":-1}`, true}, // read unescaped
-		{`{"a":"\"amount\":"}`, false},
-		{`{"amount"`, true}, // cut short: the name is read, and the decoder then refuses the text
+		{`{"amount"`, false},         // not JSON: the argument rule's to report
 		{`not json`, false},
-		{``, false},
-	}
-	for _, tt := range tests {
-		if got := rulekit.AnyKey(tt.args, defaultInvariantKey); got != tt.want {
-			t.Errorf("AnyKey(%s) = %v, want %v", tt.args, got, tt.want)
+	} {
+		s := &trace.Step{Kind: trace.KindTool, Name: "pay", Args: tc.args}
+		if got := len(rule.Check(&trace.Trace{}, s)) > 0; got != tc.want {
+			t.Errorf("%s: a finding is %v, want %v", tc.args, got, tc.want)
 		}
-	}
-	if n := testing.AllocsPerRun(100, func() { rulekit.AnyKey(`{"order_id":"A1001","note":"x"}`, defaultInvariantKey) }); n != 0 {
-		t.Errorf("AnyKey allocates %v times", n)
 	}
 }
 
-// FuzzInvariantKey keeps defaultInvariantKey in agreement with the
-// regexps the default invariants apply to a key.
-func FuzzInvariantKey(f *testing.F) {
-	for _, k := range []string{"order_id", "Total_Amount", "qty", "created_at", "startTime", "timezone", "退款金额", "日期", "DEADLINE", "sumo", "_AT"} {
-		f.Add(k)
+// A call with no name the defaults read costs no allocation.
+func TestInvariantsSkipUnnamedCallsWithoutAllocating(t *testing.T) {
+	rule := NewInvariants(detect.Default(), nil, nil, true)
+	s := &trace.Step{Kind: trace.KindTool, Name: "query_order", Args: `{"order_id":"A1001","note":"x"}`}
+	tr := &trace.Trace{}
+	rule.Check(tr, s)
+	if n := testing.AllocsPerRun(100, func() { rule.Check(tr, s) }); n != 0 {
+		t.Errorf("%v allocations per call, want 0", n)
 	}
-	f.Fuzz(func(t *testing.T, key string) {
-		for _, r := range key {
-			if r >= utf8.RuneSelf && !unicode.Is(unicode.Han, r) {
-				return // regexp's (?i) folds some non-ASCII letters to ASCII ones (ſ, K)
-			}
-		}
-		want := amountKey.MatchString(key) || rulekit.DateKey.MatchString(key)
-		if got := defaultInvariantKey(key); got != want {
-			t.Errorf("defaultInvariantKey(%q) = %v, regexps say %v", key, got, want)
-		}
-	})
+	if rulekit.KindOfKey(detect.Default(), "order_id")&(rulekit.KeyAmount|rulekit.KeyDate) != 0 {
+		t.Error("order_id is read as an amount or a date")
+	}
 }

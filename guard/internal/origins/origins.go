@@ -124,7 +124,7 @@ func (ix *originIndex) addStep(t *trace.Trace, p *trace.Step, tools *rulekit.Too
 				}
 				echoes = append(echoes, normToken(v))
 				// The entity a lookup is about: its identifying arguments.
-				if identifying(path, v) {
+				if identifying(tools.Words(), path, v) {
 					eachToken(v, func(tok string) { ix.lookupKeys[tok] = append(ix.lookupKeys[tok], p.Index) })
 				}
 			})

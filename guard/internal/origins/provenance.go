@@ -37,12 +37,12 @@ func stepCarriesInstructions(w *lexicon.Compiled, t *trace.Trace, p *trace.Step)
 // identifying reports whether an argument is an identifying value: its key
 // names a recipient, account, contact, phone, e-mail, IBAN, id or address, or
 // its value looks like an e-mail, IBAN, phone number or URL.
-func identifying(path string, v string) bool {
-	kind := kindOfKey(rulekit.LastKey(path))
-	if kind&keyDate != 0 || rulekit.IsDate(v) {
+func identifying(w *lexicon.Compiled, path string, v string) bool {
+	kind := rulekit.KindOfKey(w, rulekit.LastKey(path))
+	if kind&rulekit.KeyDate != 0 || rulekit.IsDate(v) {
 		return false // dates are reformatted freely ("January 11th" → 2025-01-11)
 	}
-	if kind&keyIdent != 0 {
+	if kind&rulekit.KeyIdentifying != 0 {
 		return true
 	}
 	return rulekit.IsEmail(v) || rulekit.IsIBAN(v) || rulekit.IsPhone(v) || rulekit.IsURL(v)
@@ -129,10 +129,10 @@ func (r *Provenance) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 				// recorded conversation can tell.
 				return
 			}
-			ident := identifying(path, v)
+			ident := identifying(w, path, v)
 			switch {
 			case !ident:
-				if write && (kindOfKey(key)&keyContent != 0 || len(v) >= 40) {
+				if write && (rulekit.KindOfKey(w, key)&rulekit.KeyContent != 0 || len(v) >= 40) {
 					contents = append(contents, v)
 				}
 				return
@@ -216,7 +216,7 @@ func (r *Provenance) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 			})
 		})
 		if write {
-			if f, ok := entityMismatch(t, index(), s, idents, contents); ok {
+			if f, ok := entityMismatch(w, t, index(), s, idents, contents); ok {
 				out = append(out, f)
 			}
 		}
@@ -314,7 +314,7 @@ func delegatedTexts(w *lexicon.Compiled, t *trace.Trace) []string {
 // not hold the recipient, no record holds both the lookup key and the
 // recipient, and no user turn names both entities. A recipient the user
 // gave is the user's decision.
-func entityMismatch(t *trace.Trace, ix *originIndex, s *trace.Step, idents, contents []string) (trace.Finding, bool) {
+func entityMismatch(w *lexicon.Compiled, t *trace.Trace, ix *originIndex, s *trace.Step, idents, contents []string) (trace.Finding, bool) {
 	if len(contents) == 0 || len(idents) == 0 {
 		return trace.Finding{}, false
 	}
@@ -354,7 +354,7 @@ func entityMismatch(t *trace.Trace, ix *originIndex, s *trace.Step, idents, cont
 	var to map[int]bool // the user turns that name the recipients' entities
 	for _, st := range slices.Sorted(maps.Keys(lookups)) {
 		p := stepAt(t, st)
-		keys := stepIdents(p)
+		keys := stepIdents(w, p)
 		if len(keys) == 0 || p.Name == s.Name || linked(ix, keys, idents) {
 			continue
 		}
@@ -451,14 +451,14 @@ func linked(ix *originIndex, keys, recipients []string) bool {
 }
 
 // stepIdents returns the identifying argument values of a step.
-func stepIdents(p *trace.Step) []string {
+func stepIdents(w *lexicon.Compiled, p *trace.Step) []string {
 	args, ok := rulekit.ArgsMap(p.Args)
 	if !ok {
 		return nil
 	}
 	var out []string
 	rulekit.Walk("", args, func(path string, leaf any) {
-		if v, ok := rulekit.LeafString(leaf); ok && v != "" && identifying(path, v) {
+		if v, ok := rulekit.LeafString(leaf); ok && v != "" && identifying(w, path, v) {
 			out = append(out, v)
 		}
 	})

@@ -98,8 +98,6 @@ func MayHoldSpacedIBAN(text string) bool {
 }
 
 var (
-	IdentKey   = regexp.MustCompile(`(?i)^(to|cc|bcc|recipients?|receiver|payee|beneficiary|target|destination|e_?mail|email_?address|phone|phone_?number|mobile|tel|iban|account|account_?(id|number|no)|user_?(id|name)|customer|customer_?id|contact|contact_?id|order_?id|reservation_?id|booking_?id|payment_?(method_?)?id|address|shipping_?address|delivery_?address|url|link|card|card_?number|password|new_?password|passcode|pin|secret|token|api_?key|收件人|手机号|电话|地址|账号|账户|订单号|密码)$|_id$`)
-	ContentKey = regexp.MustCompile(`(?i)^(content|body|message|text|subject|note|notes|description|summary|details|内容|正文|消息)$`)
 
 	emailValue = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$`)
 	ibanValue  = regexp.MustCompile(`^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$`)
@@ -142,7 +140,8 @@ func monthFirst(v string) bool {
 	return false
 }
 
+// DateLayouts are the layouts a value is tried in to tell whether it is a
+// date (IsDate, and the value-invariant rule's dates).
 var (
-	DateKey     = regexp.MustCompile(`(?i)(date|day|deadline|birthday|_at$|time$|日期)`)
 	DateLayouts = []string{time.RFC3339, "2006-01-02", "2006-01-02 15:04", "2006-01-02 15:04:05", "2006-01-02T15:04", "2006-01-02T15:04:05", "2006/01/02", "2006/1/2", "2006年1月2日", "01/02/2006", "Jan 2, 2006", "2 Jan 2006", "January 2, 2006", "15:04", "3pm", "3:04pm", "15:04:05"}
 )
