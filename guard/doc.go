@@ -43,34 +43,46 @@
 //
 // # Built-in rules and gates
 //
-// All are on by default and tuned by Config; Config.Disable leaves one out
-// by name (BuiltinRules), Config.Rules adds your own:
+// All are on by default and tuned by Config, one setting in one place;
+// package guard/rules names each and says what it judges. Config.Disable
+// leaves findings out by the name they carry (a rule whose every finding is
+// disabled does not run); Config.Rules adds your own, made with NewRule or
+// any type with Name and Check. The rules themselves live in packages of
+// their own under guard/internal, one per family:
 //
-//   - AllowList, ValidArguments (JSON schema), LoopLimit, MaxSteps;
-//   - IntentGate: a misread or unsure intent (Config.Gates.Classifier) → Clarify
-//     with a question offering the top candidates;
-//   - EmptyResultGate: an empty tool result may not become "there are no
-//     records" or invented data → Clarify (confirm the key), Retry or Handoff;
-//   - SimilarityGate: no or weak retrieval evidence → the refusal template,
-//     before the model is called;
-//   - Grounding: citations and quoted clause numbers must come from
-//     documents retrieved in this trace;
-//   - Invariants: amounts ≥ 0, valid dates, JSON answers on JSON routes;
-//   - Provenance: every value that entered the trace has origins (a user
-//     turn, the card, a record field, third-party text); an identifying
-//     argument whose only origins are third-party text is injected, an id
-//     from nowhere is made up, and content about one entity sent to
-//     another is flagged — judged by origins, never by wording;
-//   - Authorization: destructive writes need the user's request or yes
-//     (Gates.Profile ProfileConversational, the default), or, for an agent
-//     given a task (ProfileAutonomous), writes the task names;
-//   - FalseClaims: an answer may not claim an action that failed, was
-//     blocked or never ran; Relay: links, addresses and accounts only
-//     third-party text holds are flagged when an answer passes them on;
-//   - Confirmation: writes that need it wait for the user's explicit yes;
+//   - calls: tool-allow-list, tool-arguments (the tool's JSON schema),
+//     loop, max-steps;
+//   - gates: intent-confidence (a misread or unsure intent, from
+//     Gates.Classifier → Clarify with the top candidates), empty-result (an
+//     empty tool result may not become "there are no records" or invented
+//     data → Clarify, Retry or Handoff), retrieval-similarity (no or weak
+//     retrieval evidence → the refusal, before the model is called),
+//     grounding (citations and quoted clause numbers must come from
+//     documents retrieved in this trace), value-invariant (amounts ≥ 0,
+//     valid dates, JSON answers on JSON routes), and, when Gates.DeadEnds is
+//     set, tool-failure;
+//   - origins: every value that entered the trace has origins (a user turn,
+//     the card, a record field, third-party text); an identifying argument
+//     whose only origins are third-party text is injected
+//     (injected-argument), an id from nowhere is made up and content about
+//     one entity sent to another is flagged (argument-provenance), an
+//     answer passing on what only third-party text holds is a warning
+//     (untrusted-relay) — judged by origins, never by wording;
+//   - authz: destructive writes need the user's request or yes
+//     (write-authorization; Gates.Profile ProfileConversational, the
+//     default), or, for an agent given a task (ProfileAutonomous), writes
+//     the task names; writes that need it wait for the user's explicit yes
+//     (confirmation);
+//   - claims: an answer may not claim an action that failed, was blocked
+//     or never ran (false-claim);
 //   - memory.Enforcer, unless the card is off (MemoryOptions.Off): tool
 //     calls may not break the constraints on the pinned memory card
 //     ("don't text me"); an address that is not the card's asks the user.
+//
+// Every rule reads the guard's tools (Config.Tools, and for a tool no
+// policy lists, the lexicon's write verbs) and the guard's lexicon, so that
+// what one rule takes for a write, every rule, and the call path (which
+// never retries a write), takes for one.
 //
 // # Language
 //
@@ -97,22 +109,20 @@
 //
 // # Offline
 //
-// Evaluate scores a recorded trace (100 minus Config.Evaluation.Penalty per violation;
-// a critical violation fails it), TrajectoryMatch compares its tool calls
-// with an expected trajectory, and LoadPolicy reads a Config from a policy
-// file (YAML or JSON), as "agentguard evaluate -policy" does.
+// Guard.Evaluate scores a recorded trace with the guard's rules, exactly
+// as they judged it online (100 minus Config.Evaluation.Penalty per
+// violation that got through; a critical one fails it). Package
+// guard/replay replays golden cases through a guard, guard/health scores
+// them on five dimensions, and guard/conteval evaluates production traces
+// continuously.
 //
 // # Policy files
 //
-// OpenPolicy reads one YAML or JSON file that configures the guard, the
-// continuous evaluation (guard/conteval) and the health weights: tools,
-// rule switches and thresholds, and domain checks written in CEL over the
-// records the agent fetched earlier in the trace (last, calls, results),
-// the clock (now) and lookup tables. The checks run as one rule,
-// RulePolicyChecks, online and offline alike; their lookups read an index
-// kept in the trace's memo, so their cost does not grow with the session.
-// policy.md, beside this file, lists every key; examples/policies holds
-// worked policies.
+// Package guard/policy reads one YAML or JSON file whose keys are Config's
+// (gates.loop_limit is Gates.LoopLimit), plus domain checks written in CEL
+// over the records the agent fetched earlier in the trace, the assertions
+// of continuous evaluation and the health weights. It is the only package
+// that links cel-go: a program that imports guard alone does not.
 //
 // # Traces and the ledger
 //

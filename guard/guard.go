@@ -46,11 +46,13 @@ type Config struct {
 	// rule-based extractor and no compression; MemoryOptions.Off turns it
 	// off.
 	Memory *MemoryOptions `json:"memory,omitempty"`
-	// Rules run after the built-in rules, in order. A rule that implements
-	// NamedRule can be left out by Disable like a built-in one.
+	// Rules run after the built-in rules, in order; Disable leaves one out
+	// by its Name like a built-in one.
 	Rules []Rule `json:"-"`
-	// Disable names rules to leave out: built-in ones (BuiltinRules) and
-	// named ones of Rules. An unknown name is ignored.
+	// Disable names findings to leave out, by the name they carry
+	// (package guard/rules names the built-in rules'; a custom rule's is
+	// its Name): a rule whose every finding is disabled does not run. An
+	// unknown name is ignored here; a policy file refuses it.
 	Disable []string `json:"disable,omitempty"`
 	// Resilience sets timeouts, retries, circuit breakers and a fallback
 	// model for every tool and model call.

@@ -37,9 +37,9 @@ type ToolPolicy struct {
 	// and a record otherwise.
 	TrustedFields   []string `json:"trusted_fields,omitempty"`
 	UntrustedFields []string `json:"untrusted_fields,omitempty"`
-	// Channel names how the tool reaches the world: one of ClaimChannels
-	// ("sms", "email", "call", "push", "refund", "handoff", ...) or a
-	// contact channel of Config.Lexicon. The memory card's channel bans
+	// Channel names how the tool reaches the world: one of the channels of
+	// Config.Lexicon's Claims ("sms", "email", "call", "push", "refund",
+	// "handoff", ...) or of its memory card's contact channels. The memory card's channel bans
 	// stop the tool's calls ("don't text me" stops an "sms" tool), and a
 	// claim in an answer about that channel is checked against its calls.
 	// Empty means the channel is read from the tool's name, description

@@ -60,7 +60,7 @@ func identifying(w *lexicon.Compiled, path string, v string) bool {
 //     (RuleInjection), however that text is worded; the agent's own earlier
 //     arguments are never an origin, so passing an injected address through
 //     a lookup first does not launder it. Phrases that address the agent
-//     with orders (CarriesInstructions) raise the finding's severity only;
+//     with orders (carriesInstructions) raise the finding's severity only;
 //   - a URL or id passed to a read is held to the same: reading a page that
 //     only injected content named is how data leaves;
 //   - an id used in any call that appears nowhere — no user turn, no

@@ -13,7 +13,7 @@ import (
 
 // instructionMarkersSource is a copy of the English and Chinese
 // InstructionMarkers of the default lexicon (trace/lexicon, behind
-// guard.CarriesInstructions) as they were when the first rewordings were
+// the injected-argument rule) as they were when the first rewordings were
 // written. No rewording may match it, nor the lexicon's current markers
 // (read through guard/internal/detect, on the text's normal form, as the
 // guard reads them), so a copy that went stale cannot hide a match and a
@@ -331,7 +331,7 @@ func givesOrder(text string) bool {
 var orderVerbs = map[string]bool{"remit": true, "settle": true, "read": true, "check": true, "begin": true, "start": true, "visit": true}
 
 // carriesMarkers reports whether text matches the instruction markers of
-// the default lexicon the way guard.CarriesInstructions matches them (on
+// the default lexicon the way the injected-argument rule matches them (on
 // the text's normal form), or the copy above.
 func carriesMarkers(text string) bool { return markerMatch(text) != "" }
 

@@ -237,7 +237,7 @@ type Summary struct {
 	Truncated  []string // listed injected steps whose result was cut at 4000 characters
 	Skipped    []string // runs left out (Options.Skip), and why
 	// MarkerHits counts, per wording, the injected steps whose result the
-	// default lexicon's InstructionMarkers match (what guard.CarriesInstructions
+	// default lexicon's InstructionMarkers match (what the injected-argument rule
 	// reads); MarkerHitSteps lists them for the rewordings.
 	MarkerHits     map[string]int
 	MarkerHitSteps map[string][]string
@@ -250,7 +250,7 @@ type SuiteCount struct{ Runs, Successful, Failed int }
 
 // Print writes s for a person to read.
 func (s *Summary) Print(w io.Writer) {
-	fmt.Fprintf(w, "checked against: the default lexicon's InstructionMarkers (as guard.CarriesInstructions reads them) and the copy in banned.go\n")
+	fmt.Fprintf(w, "checked against: the default lexicon's InstructionMarkers (as the injected-argument rule reads them) and the copy in banned.go\n")
 	fmt.Fprintf(w, "injected runs: %d per wording\n", s.Runs)
 	for _, k := range sortedKeys(s.Suites) {
 		c := s.Suites[k]
