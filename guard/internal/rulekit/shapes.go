@@ -98,7 +98,6 @@ func MayHoldSpacedIBAN(text string) bool {
 }
 
 var (
-
 	emailValue = regexp.MustCompile(`^[^@\s]+@[^@\s]+\.[a-zA-Z]{2,}$`)
 	ibanValue  = regexp.MustCompile(`^[A-Z]{2}\d{2}[A-Z0-9]{10,30}$`)
 	phoneValue = regexp.MustCompile(`^\+?\d[\d\s().-]{6,}\d$`)
