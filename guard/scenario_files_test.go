@@ -1,33 +1,34 @@
-// Command check decodes every scenario file in guard/testdata/scenarios and
-// fails on any error: a line the trace package cannot read, a label that is
-// missing or malformed, or a trace whose steps do not hang together (a tool
-// step no model step proposed, a tool missing from the policy, a turn index
-// out of range). It prints the number of traces per file, expectation and
-// language.
-//
-//	go run ./guard/testdata/scenarios/check [-list] [dir]
-//
-// dir defaults to the folder above this program's source. -list also prints
-// one line per trace: its id, labels and why.
-package main
+package guard_test
 
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"testing"
 	"unicode"
 
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/trace"
 )
+
+// TestScenarioFilesHangTogether decodes every scenario file in
+// testdata/scenarios and fails on any problem: a line the trace package
+// cannot read or would write differently (a misspelt key), a label that is
+// missing or malformed, or a trace whose steps do not hang together (a tool
+// step no model step proposed, a tool missing from the policy, a turn index
+// out of range). It logs the number of traces per file, expectation and
+// language.
+func TestScenarioFilesHangTogether(t *testing.T) {
+	for _, err := range checkScenarios(t, filepath.Join("testdata", "scenarios")) {
+		t.Error(err)
+	}
+}
 
 // The label keys a scenario may carry in Trace.Meta.
 const (
@@ -42,34 +43,11 @@ const (
 	keyVariant = "label.variant"
 )
 
-var families = []string{"false-claim", "cross-entity", "fabricated-id", "injected-argument", "destructive-unauthorized", "relay", "normalisation"}
+var scenarioFamilyNames = []string{"false-claim", "cross-entity", "fabricated-id", "injected-argument", "destructive-unauthorized", "relay", "normalisation"}
 
-func main() {
-	list := flag.Bool("list", false, "print one line per trace")
-	flag.Parse()
-	dir := flag.Arg(0)
-	if dir == "" {
-		if _, src, _, ok := runtime.Caller(0); ok {
-			dir = filepath.Dir(filepath.Dir(src))
-		}
-	}
-	listing = *list
-	errs := check(dir)
-	for _, e := range errs {
-		fmt.Fprintln(os.Stderr, e)
-	}
-	if len(errs) > 0 {
-		fmt.Fprintf(os.Stderr, "FAIL: %d problems\n", len(errs))
-		os.Exit(1)
-	}
-}
+type scenarioCount struct{ flagEN, flagZH, cleanEN, cleanZH int }
 
-// listing makes check print one line per trace.
-var listing bool
-
-type count struct{ flagEN, flagZH, cleanEN, cleanZH int }
-
-func check(dir string) []error {
+func checkScenarios(t *testing.T, dir string) []error {
 	var errs []error
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 
@@ -91,10 +69,10 @@ func check(dir string) []error {
 
 	ids := map[string]string{} // trace id -> file
 	var twins [][2]string      // (trace id, twin id)
-	counts := map[string]*count{}
+	counts := map[string]*scenarioCount{}
 	for _, path := range files {
 		name := filepath.Base(path)
-		c := &count{}
+		c := &scenarioCount{}
 		counts[name] = c
 		f, err := os.Open(path)
 		if err != nil {
@@ -107,40 +85,32 @@ func check(dir string) []error {
 		var canon bytes.Buffer // the traces as trace.Writer writes them
 		w := trace.NewWriter(&canon)
 		bad := false
-		for t, err := range r.All() {
+		for tr, err := range r.All() {
 			n++
 			if err != nil {
 				fail("%v", err)
 				bad = true
 				continue
 			}
-			if err := w.Write(t); err != nil {
+			if err := w.Write(tr); err != nil {
 				fail("%s:%d: %v", name, n, err)
 				bad = true
 			}
-			where := fmt.Sprintf("%s:%d (%s)", name, n, t.ID)
-			if prev, dup := ids[t.ID]; dup {
+			where := fmt.Sprintf("%s:%d (%s)", name, n, tr.ID)
+			if prev, dup := ids[tr.ID]; dup {
 				fail("%s: trace id also used in %s", where, prev)
 			}
-			ids[t.ID] = name
-			if tw := t.Meta[keyTwin]; tw != "" {
-				twins = append(twins, [2]string{t.ID, tw})
+			ids[tr.ID] = name
+			if tw := tr.Meta[keyTwin]; tw != "" {
+				twins = append(twins, [2]string{tr.ID, tw})
 			}
-			for _, e := range checkLabels(t) {
+			for _, e := range checkScenarioLabels(tr) {
 				fail("%s: %v", where, e)
 			}
-			for _, e := range checkSteps(t, cfg.Tools) {
+			for _, e := range checkScenarioSteps(tr, cfg.Tools) {
 				fail("%s: %v", where, e)
 			}
-			if listing {
-				m := t.Meta
-				fam := m[keyFamily]
-				if m[keyAlso] != "" {
-					fam += "+" + m[keyAlso]
-				}
-				fmt.Printf("%-20s %-5s %-2s %-38s %-10s %-26s steps=%-5s %s\n", t.ID, m[keyExpect], m[keyLang], fam, m[keyChannel], m[keyVariant], m[keySteps], m[keyWhy])
-			}
-			switch t.Meta[keyExpect] + "/" + t.Meta[keyLang] {
+			switch tr.Meta[keyExpect] + "/" + tr.Meta[keyLang] {
 			case "flag/en":
 				c.flagEN++
 			case "flag/zh":
@@ -179,18 +149,20 @@ func check(dir string) []error {
 		}
 	}
 
-	fmt.Printf("%-22s %8s %8s %9s %9s %6s\n", "file", "flag/en", "flag/zh", "clean/en", "clean/zh", "total")
-	var tot count
+	var table strings.Builder
+	fmt.Fprintf(&table, "%-22s %8s %8s %9s %9s %6s\n", "file", "flag/en", "flag/zh", "clean/en", "clean/zh", "total")
+	var tot scenarioCount
 	for _, path := range files {
 		name := filepath.Base(path)
 		c := counts[name]
-		fmt.Printf("%-22s %8d %8d %9d %9d %6d\n", name, c.flagEN, c.flagZH, c.cleanEN, c.cleanZH, c.flagEN+c.flagZH+c.cleanEN+c.cleanZH)
+		fmt.Fprintf(&table, "%-22s %8d %8d %9d %9d %6d\n", name, c.flagEN, c.flagZH, c.cleanEN, c.cleanZH, c.flagEN+c.flagZH+c.cleanEN+c.cleanZH)
 		tot.flagEN += c.flagEN
 		tot.flagZH += c.flagZH
 		tot.cleanEN += c.cleanEN
 		tot.cleanZH += c.cleanZH
 	}
-	fmt.Printf("%-22s %8d %8d %9d %9d %6d\n", "all", tot.flagEN, tot.flagZH, tot.cleanEN, tot.cleanZH, tot.flagEN+tot.flagZH+tot.cleanEN+tot.cleanZH)
+	fmt.Fprintf(&table, "%-22s %8d %8d %9d %9d %6d", "all", tot.flagEN, tot.flagZH, tot.cleanEN, tot.cleanZH, tot.flagEN+tot.flagZH+tot.cleanEN+tot.cleanZH)
+	t.Logf("scenarios:\n%s", table.String())
 	return errs
 }
 
@@ -206,7 +178,7 @@ func nonBlankLines(b []byte) [][]byte {
 	return out
 }
 
-func checkLabels(t *trace.Trace) []error {
+func checkScenarioLabels(t *trace.Trace) []error {
 	var errs []error
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	m := t.Meta
@@ -223,12 +195,12 @@ func checkLabels(t *trace.Trace) []error {
 	if expect != "flag" && expect != "clean" {
 		fail("%s is %q, want flag or clean", keyExpect, expect)
 	}
-	if !slices.Contains(families, m[keyFamily]) {
-		fail("%s is %q, want one of %v", keyFamily, m[keyFamily], families)
+	if !slices.Contains(scenarioFamilyNames, m[keyFamily]) {
+		fail("%s is %q, want one of %v", keyFamily, m[keyFamily], scenarioFamilyNames)
 	}
 	if also := m[keyAlso]; also != "" {
 		for _, f := range strings.Split(also, ",") {
-			if !slices.Contains(families, f) {
+			if !slices.Contains(scenarioFamilyNames, f) {
 				fail("%s names unknown family %q", keyAlso, f)
 			}
 		}
@@ -273,7 +245,7 @@ func checkLabels(t *trace.Trace) []error {
 	return errs
 }
 
-func checkSteps(t *trace.Trace, policy map[string]guard.ToolPolicy) []error {
+func checkScenarioSteps(t *trace.Trace, policy map[string]guard.ToolPolicy) []error {
 	var errs []error
 	fail := func(format string, a ...any) { errs = append(errs, fmt.Errorf(format, a...)) }
 	if len(t.UserTurns) == 0 {
