@@ -77,36 +77,41 @@ func BenchmarkSessionGrowth(b *testing.B) {
 			name = "no-user-turn"
 		}
 		for _, n := range []int{10, 1000, 10000} {
-			b.Run(fmt.Sprintf("%s/steps=%d", name, n), func(b *testing.B) {
-				g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1}})
-				invoice, customer, send := sessionTools(g)
-				var ctx context.Context
-				rounds, every := 0, max(3, n/30) // rounds per session before it is started afresh
-				start := func() {
-					b.StopTimer()
-					c, rec := g.StartTrace(context.Background(), "s", "r")
-					if said != "" {
-						rec.UserTurn(said)
-					}
-					for i := range n / 3 {
-						sessionRound(c, b, i, invoice, customer, send)
-					}
-					ctx, rounds = c, 0
-					b.StartTimer()
-				}
-				start()
-				b.ReportAllocs()
-				for i := 0; b.Loop(); i++ {
-					if rounds == every {
-						start()
-					}
-					sessionRound(ctx, b, n+i, invoice, customer, send)
-					rounds++
-				}
-				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(3*b.N), "ns/step")
-			})
+			b.Run(fmt.Sprintf("%s/steps=%d", name, n), func(b *testing.B) { benchSessionStep(b, said, n) })
 		}
 	}
+}
+
+// benchSessionStep is one sized run of BenchmarkSessionGrowth: tool calls
+// in a session about n steps long, opened by the user turn said ("" for
+// none).
+func benchSessionStep(b *testing.B, said string, n int) {
+	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1}})
+	invoice, customer, send := sessionTools(g)
+	var ctx context.Context
+	rounds, every := 0, max(3, n/30) // rounds per session before it is started afresh
+	start := func() {
+		b.StopTimer()
+		c, rec := g.StartTrace(context.Background(), "s", "r")
+		if said != "" {
+			rec.UserTurn(said)
+		}
+		for i := range n / 3 {
+			sessionRound(c, b, i, invoice, customer, send)
+		}
+		ctx, rounds = c, 0
+		b.StartTimer()
+	}
+	start()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if rounds == every {
+			start()
+		}
+		sessionRound(ctx, b, n+i, invoice, customer, send)
+		rounds++
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(3*b.N), "ns/step")
 }
 
 // BenchmarkWholeSession runs whole sessions of 10, 100, 1,000 and 10,000
