@@ -188,23 +188,3 @@ func ExampleGuard_SaveTrace() {
 	}
 	// Output: loop 3 steps
 }
-
-// TestTraceFileAfterClose: a save after Close is an error naming the
-// file, not a crash of the delivering goroutine.
-func TestTraceFileAfterClose(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "traces.jsonl")
-	tf, err := ledger.OpenTraceFile(path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := tf.Close(); err != nil {
-		t.Fatal(err)
-	}
-	err = tf.PutTrace(context.Background(), &trace.Trace{ID: "t1"})
-	if err == nil || !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "closed") {
-		t.Fatalf("PutTrace after Close: %v, want an error naming %s as closed", err, path)
-	}
-	if err := tf.Close(); err != nil {
-		t.Fatalf("a second Close: %v", err)
-	}
-}
