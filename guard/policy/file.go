@@ -328,28 +328,64 @@ var movedKeys = func() map[string]string {
 
 // policy validates the decoded file and builds the Policy.
 func (f *policyFile) policy(d *decoder) (*Policy, error) {
-	p := &Policy{name: d.file, pos: d.pos}
+	if err := f.checkVersion(d); err != nil {
+		return nil, err
+	}
+	cfg := f.Config
+	if err := checkGates(d, &cfg); err != nil {
+		return nil, err
+	}
+	if err := checkRanges(d, &cfg); err != nil {
+		return nil, err
+	}
+	tools, err := f.tools(d)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Tools = tools
+	p := &Policy{name: d.file, pos: d.pos, cfg: cfg}
+	if len(f.Weights) > 0 {
+		if p.weights, err = f.weights(d); err != nil {
+			return nil, err
+		}
+	}
+	if p.assertions, err = f.assertions(d); err != nil {
+		return nil, err
+	}
+	if p.checks, err = compileChecks(d, f); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkVersion refuses a file of a version this package does not read.
+func (f *policyFile) checkVersion(d *decoder) error {
 	switch f.Version {
 	case 0, Version:
 	case 1:
-		return nil, d.at("version", "version 1 is no longer read: version 2 nests the guard's settings as guard.Config does (gates.loop_limit, answers.refusal_template, observe.max_field, evaluation.pass_score; see policy.md)")
+		return d.at("version", "version 1 is no longer read: version 2 nests the guard's settings as guard.Config does (gates.loop_limit, answers.refusal_template, observe.max_field, evaluation.pass_score; see policy.md)")
 	default:
-		return nil, d.at("version", "unsupported version %d (want %d)", f.Version, Version)
+		return d.at("version", "unsupported version %d (want %d)", f.Version, Version)
 	}
-	cfg := f.Config
+	return nil
+}
+
+// checkGates checks the gates' settings and the disabled rule names: names
+// not empty, profiles, verdicts and thresholds each one the gate takes.
+func checkGates(d *decoder, cfg *guard.Config) error {
 	g := &cfg.Gates
 	for _, l := range []struct {
 		key   string
 		names []string
 	}{{"gates.allowed_tools", g.AllowedTools}, {"gates.intents", g.Intents}, {"gates.json_routes", g.JSONRoutes}, {"gates.require_approval", g.RequireApproval}, {"answers.pass_through_routes", cfg.Answers.PassThroughRoutes}} {
 		if i := slices.Index(l.names, ""); i >= 0 {
-			return nil, d.at(fmt.Sprintf("%s[%d]", l.key, i), "empty name")
+			return d.at(fmt.Sprintf("%s[%d]", l.key, i), "empty name")
 		}
 	}
 	switch g.Profile {
 	case "", guard.ProfileConversational, guard.ProfileAutonomous:
 	default:
-		return nil, d.at("gates.profile", "%q is not a profile (want %q or %q)", g.Profile, guard.ProfileConversational, guard.ProfileAutonomous)
+		return d.at("gates.profile", "%q is not a profile (want %q or %q)", g.Profile, guard.ProfileConversational, guard.ProfileAutonomous)
 	}
 	for _, v := range []struct {
 		key     string
@@ -360,7 +396,7 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 		{"gates.dead_ends", g.DeadEnds, []trace.Verdict{trace.Handoff, trace.Clarify, trace.Retry}},
 	} {
 		if v.verdict != "" && !slices.Contains(v.allowed, v.verdict) {
-			return nil, d.at(v.key, "%q is not a verdict here (want %q, %q or %q)", v.verdict, v.allowed[0], v.allowed[1], v.allowed[2])
+			return d.at(v.key, "%q is not a verdict here (want %q, %q or %q)", v.verdict, v.allowed[0], v.allowed[1], v.allowed[2])
 		}
 	}
 	for _, r := range []struct {
@@ -368,23 +404,29 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 		v   float64
 	}{{"gates.min_intent_confidence", g.MinIntentConfidence}, {"gates.min_similarity", g.MinSimilarity}} {
 		if r.v < 0 || r.v > 1 {
-			return nil, d.at(r.key, "%v is not between 0 and 1", r.v)
+			return d.at(r.key, "%v is not between 0 and 1", r.v)
 		}
 	}
 	for _, route := range rulekit.SortedKeys(g.RouteSimilarity) {
 		key := join("gates.route_similarity", route)
 		if route == "" {
-			return nil, d.at("gates.route_similarity", "empty route name")
+			return d.at("gates.route_similarity", "empty route name")
 		}
 		if v := g.RouteSimilarity[route]; v < 0 || v > 1 {
-			return nil, d.at(key, "%v is not between 0 and 1", v)
+			return d.at(key, "%v is not between 0 and 1", v)
 		}
 	}
 	for i, name := range cfg.Disable {
 		if !slices.Contains(knownRules(), name) {
-			return nil, d.at(fmt.Sprintf("disable[%d]", i), "%q names no rule's findings (%s)", name, closestRule(name))
+			return d.at(fmt.Sprintf("disable[%d]", i), "%q names no rule's findings (%s)", name, closestRule(name))
 		}
 	}
+	return nil
+}
+
+// checkRanges checks the numbers outside the gates: caps, scores,
+// budgets, durations and prices, each within its range.
+func checkRanges(d *decoder, cfg *guard.Config) error {
 	budget := 0
 	if cfg.Memory != nil {
 		budget = cfg.Memory.Budget
@@ -401,7 +443,7 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 		{"memory.budget", budget, 0, math.MaxInt32, "at least 0"},
 	} {
 		if r.v < r.lo || r.v > r.hi {
-			return nil, d.at(r.key, "%d is out of range (want %s)", r.v, r.want)
+			return d.at(r.key, "%d is out of range (want %s)", r.v, r.want)
 		}
 	}
 	for _, r := range []struct {
@@ -409,7 +451,7 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 		v   time.Duration
 	}{{"resilience.backoff", cfg.Resilience.Backoff}, {"resilience.breaker_open_for", cfg.Resilience.BreakerOpenFor}} {
 		if r.v < 0 {
-			return nil, d.at(r.key, "%v is negative", r.v)
+			return d.at(r.key, "%v is negative", r.v)
 		}
 	}
 	for _, r := range []struct {
@@ -417,10 +459,17 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 		v   float64
 	}{{"observe.pricing.input_per_million", cfg.Observe.Pricing.InputPerMillion}, {"observe.pricing.output_per_million", cfg.Observe.Pricing.OutputPerMillion}} {
 		if r.v < 0 {
-			return nil, d.at(r.key, "%v is negative", r.v)
+			return d.at(r.key, "%v is negative", r.v)
 		}
 	}
-	cfg.Tools = nil
+	return nil
+}
+
+// tools checks each tool's policy and returns them as Config.Tools holds
+// them: the effect and channel normalised, the schema compiled once to
+// prove it compiles.
+func (f *policyFile) tools(d *decoder) (map[string]guard.ToolPolicy, error) {
+	var tools map[string]guard.ToolPolicy
 	for _, name := range rulekit.SortedKeys(f.Tools) {
 		tp := f.Tools[name].ToolPolicy
 		path := join("tools", name)
@@ -453,37 +502,26 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 				return nil, d.at(path+".schema", "%v", err)
 			}
 		}
-		if cfg.Tools == nil {
-			cfg.Tools = make(map[string]guard.ToolPolicy, len(f.Tools))
+		if tools == nil {
+			tools = make(map[string]guard.ToolPolicy, len(f.Tools))
 		}
-		cfg.Tools[name] = tp
+		tools[name] = tp
 	}
-	p.cfg = cfg
+	return tools, nil
+}
 
-	if len(f.Weights) > 0 {
-		w, err := f.weights(d)
-		if err != nil {
-			return nil, err
-		}
-		p.weights = w
-	}
+// assertions checks and returns the continuous-evaluation assertions.
+func (f *policyFile) assertions(d *decoder) (Assertions, error) {
 	a := f.Assertions
 	for _, l := range []struct {
 		key   string
 		names []string
 	}{{"assertions.disable", a.Disable}, {"assertions.guard_rules", a.GuardRules}} {
 		if i := slices.Index(l.names, ""); i >= 0 {
-			return nil, d.at(fmt.Sprintf("%s[%d]", l.key, i), "empty name")
+			return Assertions{}, d.at(fmt.Sprintf("%s[%d]", l.key, i), "empty name")
 		}
 	}
-	p.assertions = Assertions{Disable: a.Disable, GuardRules: a.GuardRules, RefusalTexts: a.RefusalTexts}
-
-	checks, err := compileChecks(d, f)
-	if err != nil {
-		return nil, err
-	}
-	p.checks = checks
-	return p, nil
+	return Assertions{Disable: a.Disable, GuardRules: a.GuardRules, RefusalTexts: a.RefusalTexts}, nil
 }
 
 // weights validates the health weights: the five dimensions, each a finite
