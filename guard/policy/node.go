@@ -355,18 +355,7 @@ func (d *decoder) decode(n *yaml.Node, path string, v reflect.Value) error {
 		}
 		return nil
 	case t == durationType:
-		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
-			return d.wrongType(n, path, t)
-		}
-		if n.Value == "" {
-			return nil
-		}
-		x, err := time.ParseDuration(n.Value)
-		if err != nil {
-			return d.errAt(n, path, "%q is not a duration (want a Go duration such as \"30s\" or \"1m30s\")", n.Value)
-		}
-		v.SetInt(int64(x))
-		return nil
+		return d.decodeDuration(n, path, v)
 	case t.Kind() == reflect.Pointer:
 		p := reflect.New(t.Elem())
 		if err := d.decode(n, path, p.Elem()); err != nil {
@@ -375,53 +364,96 @@ func (d *decoder) decode(n *yaml.Node, path string, v reflect.Value) error {
 		v.Set(p)
 		return nil
 	case t.Kind() == reflect.Struct:
-		if n.Kind != yaml.MappingNode {
-			return d.wrongType(n, path, t)
-		}
-		fields := structFields(t)
-		known := make([]string, 0, len(fields))
-		for k := range fields {
-			known = append(known, k)
-		}
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			f, ok := fields[k.Value]
-			if !ok {
-				return d.unknownField(k, path, k.Value, known)
-			}
-			if err := d.decode(n.Content[i+1], join(path, k.Value), v.FieldByIndex(f)); err != nil {
-				return err
-			}
-		}
-		return nil
+		return d.decodeStruct(n, path, v)
 	case t.Kind() == reflect.Map:
-		if n.Kind != yaml.MappingNode {
-			return d.wrongType(n, path, t)
-		}
-		m := reflect.MakeMapWithSize(t, len(n.Content)/2)
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := n.Content[i]
-			e := reflect.New(t.Elem()).Elem()
-			if err := d.decode(n.Content[i+1], join(path, k.Value), e); err != nil {
-				return err
-			}
-			m.SetMapIndex(reflect.ValueOf(k.Value).Convert(t.Key()), e)
-		}
-		v.Set(m)
-		return nil
+		return d.decodeMap(n, path, v)
 	case t.Kind() == reflect.Slice:
-		if n.Kind != yaml.SequenceNode {
-			return d.wrongType(n, path, t)
-		}
-		s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
-		for i, e := range n.Content {
-			if err := d.decode(e, fmt.Sprintf("%s[%d]", path, i), s.Index(i)); err != nil {
-				return err
-			}
-		}
-		v.Set(s)
+		return d.decodeSlice(n, path, v)
+	}
+	return d.decodeScalar(n, path, v)
+}
+
+// decodeDuration decodes a Go duration written as a string ("30s").
+func (d *decoder) decodeDuration(n *yaml.Node, path string, v reflect.Value) error {
+	t := v.Type()
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!str" {
+		return d.wrongType(n, path, t)
+	}
+	if n.Value == "" {
 		return nil
 	}
+	x, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return d.errAt(n, path, "%q is not a duration (want a Go duration such as \"30s\" or \"1m30s\")", n.Value)
+	}
+	v.SetInt(int64(x))
+	return nil
+}
+
+// decodeStruct decodes a mapping into a struct by its json field names,
+// refusing a key the struct has no field for.
+func (d *decoder) decodeStruct(n *yaml.Node, path string, v reflect.Value) error {
+	t := v.Type()
+	if n.Kind != yaml.MappingNode {
+		return d.wrongType(n, path, t)
+	}
+	fields := structFields(t)
+	known := make([]string, 0, len(fields))
+	for k := range fields {
+		known = append(known, k)
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		f, ok := fields[k.Value]
+		if !ok {
+			return d.unknownField(k, path, k.Value, known)
+		}
+		if err := d.decode(n.Content[i+1], join(path, k.Value), v.FieldByIndex(f)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// decodeMap decodes a mapping into a map keyed by strings.
+func (d *decoder) decodeMap(n *yaml.Node, path string, v reflect.Value) error {
+	t := v.Type()
+	if n.Kind != yaml.MappingNode {
+		return d.wrongType(n, path, t)
+	}
+	m := reflect.MakeMapWithSize(t, len(n.Content)/2)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k := n.Content[i]
+		e := reflect.New(t.Elem()).Elem()
+		if err := d.decode(n.Content[i+1], join(path, k.Value), e); err != nil {
+			return err
+		}
+		m.SetMapIndex(reflect.ValueOf(k.Value).Convert(t.Key()), e)
+	}
+	v.Set(m)
+	return nil
+}
+
+// decodeSlice decodes a sequence into a slice.
+func (d *decoder) decodeSlice(n *yaml.Node, path string, v reflect.Value) error {
+	t := v.Type()
+	if n.Kind != yaml.SequenceNode {
+		return d.wrongType(n, path, t)
+	}
+	s := reflect.MakeSlice(t, len(n.Content), len(n.Content))
+	for i, e := range n.Content {
+		if err := d.decode(e, fmt.Sprintf("%s[%d]", path, i), s.Index(i)); err != nil {
+			return err
+		}
+	}
+	v.Set(s)
+	return nil
+}
+
+// decodeScalar decodes a scalar into a string, bool, int, uint32 or
+// float64, each only from a scalar of its own YAML tag.
+func (d *decoder) decodeScalar(n *yaml.Node, path string, v reflect.Value) error {
+	t := v.Type()
 	if n.Kind != yaml.ScalarNode {
 		return d.wrongType(n, path, t)
 	}
