@@ -71,7 +71,6 @@ func identifying(w *lexicon.Compiled, path string, v string) bool {
 //     (RuleProvenance).
 //
 // Findings are judged Block.
-
 func NewProvenance(tools *rulekit.Tools) *Provenance { return &Provenance{tools} }
 
 // Provenance is the argument-provenance rule; it files injected-argument
@@ -95,133 +94,159 @@ func (r *Provenance) Index(t *trace.Trace) { indexOf(t, r.tools) }
 
 // Check judges a tool call's arguments.
 func (r *Provenance) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
-	w, tools := r.tools.Words(), r.tools
-	{
-		if s.Kind != trace.KindTool || rulekit.ArgsCut(s) {
-			return nil // Evaluate keeps the decision recorded online on the whole arguments
-		}
-		write := tools.Writes(s.Name)
-		if !write && len(t.UserTurns) == 0 && !strings.Contains(s.Args, ".") {
-			return nil // outside a recorded conversation a read is judged for URLs only
-		}
-		args, ok := rulekit.DecodedArgs(t, s)
-		if !ok {
-			return nil
-		}
-		var ix *originIndex // built on the first value that needs it
-		index := func() *originIndex {
-			if ix == nil {
-				ix = indexOf(t, tools)
-			}
-			return ix
-		}
-		var out []trace.Finding
-		var idents, contents []string
-		rulekit.Walk("", args, func(path string, leaf any) {
-			v, ok := rulekit.LeafString(leaf)
-			if !ok || strings.TrimSpace(v) == "" {
-				return
-			}
-			key := rulekit.LastKey(path)
-			if !write && !strings.Contains(v, ".") && (!idKey(key) || len(t.UserTurns) == 0) {
-				// A read goes where it is pointed, but not to a URL from
-				// third-party text or to an id from nowhere — which only a
-				// recorded conversation can tell.
-				return
-			}
-			ident := identifying(w, path, v)
-			switch {
-			case !ident:
-				if write && (rulekit.KindOfKey(w, key)&rulekit.KeyContent != 0 || len(v) >= 40) {
-					contents = append(contents, v)
-				}
-				return
-			case !write && !rulekit.IsURL(v) && !idKey(key):
-				return // a read goes where it is pointed, but not to a URL or id from nowhere
-			}
-			idents = append(idents, v)
-			os := index().of(v)
-			if len(os) == 0 {
-				// Made up — unless the record is incomplete: a result the
-				// recorder cut, or a trace that holds no user turn (a
-				// wrapped tool called outside any recorded conversation).
-				if index().truncated || len(t.UserTurns) == 0 || !write && !idKey(key) {
-					return
-				}
-				// A write with a made-up value is stopped; a read with a
-				// made-up id only fetches the wrong thing, which the
-				// empty-result and grounding gates watch: it is a warning.
-				verdict, sev := trace.Block, trace.SeverityError
-				if !write {
-					verdict, sev = trace.Allow, trace.SeverityWarning
-				}
-				out = append(out, trace.Finding{
-					Rule: rules.Provenance, Step: s.Index, Verdict: verdict, Dimension: trace.Accuracy, Severity: sev,
-					Message:  fmt.Sprintf("%s=%q comes from no user turn, memory or earlier tool result", path, v),
-					Evidence: v, Tags: []string{"unsourced-value"},
-				})
-				return
-			}
-			if slices.ContainsFunc(os, func(o origin) bool {
-				switch {
-				case o.kind == fromEcho:
-					return false
-				case o.kind != fromContent:
-					return true
-				case !o.delegated:
-					return false
-				case stepCarriesInstructions(w, t, stepAt(t, o.step)):
-					// Content that gives the agent orders loses the trust the
-					// user's pointer gave it: a marker alone finds nothing,
-					// but it withdraws delegation.
-					return false
-				case !scoped(w, t, o, v):
-					return false // the user asked the content for another kind of value
-				case !write:
-					return true // reading on from what the user pointed at
-				}
-				// A value from content the user pointed at drives only a
-				// write the user named in their own words: "pay the bill in
-				// bill.txt" lets the bill's IBAN be paid; "summarise this
-				// page" lets none of its addresses be written to.
-				return !o.indirect && named(w, t, s.Name, false)
-			}) {
-				return
-			}
-			src := os[0]
-			for _, o := range os {
-				if o.kind == fromContent {
-					src = o
-					break
-				}
-			}
-			if src.kind != fromContent {
-				return // only echoes of the agent's own arguments: judged as no origin above
-			}
-			sev := trace.SeverityCritical
-			msg := fmt.Sprintf("%s=%q reaches %q only from third-party content (%s)", path, v, s.Name, src.tool)
-			switch {
-			case src.delegated && stepCarriesInstructions(w, t, stepAt(t, src.step)):
-				msg = fmt.Sprintf("%s=%q comes only from content the user pointed at (%s), which gives the agent orders", path, v, src.tool)
-			case src.delegated:
-				msg = fmt.Sprintf("%s=%q comes only from content the user pointed at (%s), for a call the user did not ask for", path, v, src.tool)
-			}
-			tags := []string{"injection"}
-			if slices.ContainsFunc(os, func(o origin) bool { return stepCarriesInstructions(w, t, stepAt(t, o.step)) }) {
-				tags = append(tags, "instructions")
-			}
-			out = append(out, trace.Finding{
-				Rule: rules.Injection, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: sev,
-				Message: msg, Evidence: v, Tags: tags,
-			})
-		})
-		if write {
-			if f, ok := entityMismatch(w, t, index(), s, idents, contents); ok {
-				out = append(out, f)
-			}
-		}
-		return out
+	if s.Kind != trace.KindTool || rulekit.ArgsCut(s) {
+		return nil // Evaluate keeps the decision recorded online on the whole arguments
 	}
+	c := &provenanceCall{w: r.tools.Words(), tools: r.tools, t: t, s: s, write: r.tools.Writes(s.Name)}
+	if !c.write && len(t.UserTurns) == 0 && !strings.Contains(s.Args, ".") {
+		return nil // outside a recorded conversation a read is judged for URLs only
+	}
+	args, ok := rulekit.DecodedArgs(t, s)
+	if !ok {
+		return nil
+	}
+	rulekit.Walk("", args, c.value)
+	if c.write {
+		if f, ok := entityMismatch(c.w, t, c.index(), s, c.idents, c.contents); ok {
+			c.out = append(c.out, f)
+		}
+	}
+	return c.out
+}
+
+// provenanceCall is one call being judged: its findings, and the
+// identifying and content values seen so far.
+type provenanceCall struct {
+	w     *lexicon.Compiled
+	tools *rulekit.Tools
+	t     *trace.Trace
+	s     *trace.Step
+	write bool
+
+	ix               *originIndex // built on the first value that needs it
+	idents, contents []string
+	out              []trace.Finding
+}
+
+func (c *provenanceCall) index() *originIndex {
+	if c.ix == nil {
+		c.ix = indexOf(c.t, c.tools)
+	}
+	return c.ix
+}
+
+// value judges one argument value at path.
+func (c *provenanceCall) value(path string, leaf any) {
+	v, ok := rulekit.LeafString(leaf)
+	if !ok || strings.TrimSpace(v) == "" {
+		return
+	}
+	key := rulekit.LastKey(path)
+	if !c.write && !strings.Contains(v, ".") && (!idKey(key) || len(c.t.UserTurns) == 0) {
+		// A read goes where it is pointed, but not to a URL from
+		// third-party text or to an id from nowhere — which only a
+		// recorded conversation can tell.
+		return
+	}
+	switch ident := identifying(c.w, path, v); {
+	case !ident:
+		if c.write && (rulekit.KindOfKey(c.w, key)&rulekit.KeyContent != 0 || len(v) >= 40) {
+			c.contents = append(c.contents, v)
+		}
+		return
+	case !c.write && !rulekit.IsURL(v) && !idKey(key):
+		return // a read goes where it is pointed, but not to a URL or id from nowhere
+	}
+	c.idents = append(c.idents, v)
+	os := c.index().of(v)
+	if len(os) == 0 {
+		c.madeUp(path, key, v)
+		return
+	}
+	if slices.ContainsFunc(os, func(o origin) bool { return c.vouches(o, v) }) {
+		return
+	}
+	c.injected(path, v, os)
+}
+
+// madeUp files the finding for a value with no origin — unless the record
+// is incomplete: a result the recorder cut, or a trace that holds no user
+// turn (a wrapped tool called outside any recorded conversation).
+func (c *provenanceCall) madeUp(path, key, v string) {
+	if c.index().truncated || len(c.t.UserTurns) == 0 || !c.write && !idKey(key) {
+		return
+	}
+	// A write with a made-up value is stopped; a read with a made-up id
+	// only fetches the wrong thing, which the empty-result and grounding
+	// gates watch: it is a warning.
+	verdict, sev := trace.Block, trace.SeverityError
+	if !c.write {
+		verdict, sev = trace.Allow, trace.SeverityWarning
+	}
+	c.out = append(c.out, trace.Finding{
+		Rule: rules.Provenance, Step: c.s.Index, Verdict: verdict, Dimension: trace.Accuracy, Severity: sev,
+		Message:  fmt.Sprintf("%s=%q comes from no user turn, memory or earlier tool result", path, v),
+		Evidence: v, Tags: []string{"unsourced-value"},
+	})
+}
+
+// vouches reports whether origin o lets v into this call: a user turn, the
+// card or a record field does; an echo of the agent's own argument never
+// does; third-party content only when the user pointed at it for this kind
+// of value and, for a write, named the write.
+func (c *provenanceCall) vouches(o origin, v string) bool {
+	switch {
+	case o.kind == fromEcho:
+		return false
+	case o.kind != fromContent:
+		return true
+	case !o.delegated:
+		return false
+	case stepCarriesInstructions(c.w, c.t, stepAt(c.t, o.step)):
+		// Content that gives the agent orders loses the trust the user's
+		// pointer gave it: a marker alone finds nothing, but it withdraws
+		// delegation.
+		return false
+	case !scoped(c.w, c.t, o, v):
+		return false // the user asked the content for another kind of value
+	case !c.write:
+		return true // reading on from what the user pointed at
+	}
+	// A value from content the user pointed at drives only a write the
+	// user named in their own words: "pay the bill in bill.txt" lets the
+	// bill's IBAN be paid; "summarise this page" lets none of its
+	// addresses be written to.
+	return !o.indirect && named(c.w, c.t, c.s.Name, false)
+}
+
+// injected files the finding for a value whose origins all fail to vouch
+// for it, when one of them is third-party content.
+func (c *provenanceCall) injected(path, v string, os []origin) {
+	src := os[0]
+	for _, o := range os {
+		if o.kind == fromContent {
+			src = o
+			break
+		}
+	}
+	if src.kind != fromContent {
+		return // only echoes of the agent's own arguments: judged as no origin above
+	}
+	msg := fmt.Sprintf("%s=%q reaches %q only from third-party content (%s)", path, v, c.s.Name, src.tool)
+	switch {
+	case src.delegated && stepCarriesInstructions(c.w, c.t, stepAt(c.t, src.step)):
+		msg = fmt.Sprintf("%s=%q comes only from content the user pointed at (%s), which gives the agent orders", path, v, src.tool)
+	case src.delegated:
+		msg = fmt.Sprintf("%s=%q comes only from content the user pointed at (%s), for a call the user did not ask for", path, v, src.tool)
+	}
+	tags := []string{"injection"}
+	if slices.ContainsFunc(os, func(o origin) bool { return stepCarriesInstructions(c.w, c.t, stepAt(c.t, o.step)) }) {
+		tags = append(tags, "instructions")
+	}
+	c.out = append(c.out, trace.Finding{
+		Rule: rules.Injection, Step: c.s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
+		Message: msg, Evidence: v, Tags: tags,
+	})
 }
 
 // idKey reports whether an argument key names an identifier: id, *_id,
