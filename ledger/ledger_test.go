@@ -36,9 +36,9 @@ func TestLearn(t *testing.T) {
 	es := []ledger.Entry{
 		entry(1, t0, "t1", "injected-argument", "third-party-recipient"),
 		entry(2, t0.Add(time.Hour), "t2", "injected-argument", "third-party-recipient", "third-party-recipient"), // a tag given twice counts once
-		entry(3, t0.Add(2*time.Hour), "t1", "injected-argument", "third-party-recipient"),                       // an example trace given once
-		entry(4, t0.Add(-time.Hour), "t3", "write-authorization"),                                               // no tag: the lesson ""
-		entry(5, t0, "t4", "empty-result", "empty-then-fabricated", "no-records-claim"),                         // two tags: two lessons
+		entry(3, t0.Add(2*time.Hour), "t1", "injected-argument", "third-party-recipient"),                        // an example trace given once
+		entry(4, t0.Add(-time.Hour), "t3", "write-authorization"),                                                // no tag: the lesson ""
+		entry(5, t0, "t4", "empty-result", "empty-then-fabricated", "no-records-claim"),                          // two tags: two lessons
 	}
 	tests := []struct {
 		name string

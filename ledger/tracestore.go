@@ -66,9 +66,7 @@ func RedactStep(s *trace.Step, redact func(string) string) *trace.Step {
 	}
 	if s.Finding != nil {
 		f := *s.Finding
-		f.Message = redact(f.Message)
-		f.Question = redact(f.Question)
-		f.Evidence = redact(f.Evidence)
+		f.Texts(func(v *string) { *v = redact(*v) })
 		c.Finding = &f
 	}
 	return &c

@@ -553,6 +553,11 @@ func otlpGate(ev otlpEvent) *Step {
 		Message: a.str("gen_ai.evaluation.explanation"), Tags: a.strs("agentguard.tags"), Shadow: a.bool("agentguard.shadow"),
 		Evidence: a.str("agentguard.evidence"), Question: a.str("agentguard.question"),
 	}
+	if facts := a.str("agentguard.facts"); facts != "" {
+		if json.Unmarshal([]byte(facts), &f.Facts) != nil {
+			f.Facts = nil // facts that do not decode are dropped: the finding stands on its message
+		}
+	}
 	return &Step{Kind: KindGate, Name: f.Rule, Start: unixNano(ev.Time), Finding: f}
 }
 

@@ -122,9 +122,7 @@ func (r *Recorder) capFields(s *Step) {
 		field(&s.Calls[i].Args)
 	}
 	if f := s.Finding; f != nil {
-		field(&f.Message)
-		field(&f.Evidence)
-		field(&f.Question)
+		f.Texts(field)
 	}
 }
 

@@ -247,9 +247,13 @@ type Finding struct {
 	Severity  Severity  `json:"severity"`
 	Message   string    `json:"message"`
 	// Question is what to ask the user when the verdict is Clarify.
-	Question string   `json:"question,omitempty"`
-	Evidence string   `json:"evidence,omitempty"` // the offending arguments or result, size-bounded
-	Tags     []string `json:"tags,omitempty"`     // root-cause tags, for lessons
+	Question string `json:"question,omitempty"`
+	Evidence string `json:"evidence,omitempty"` // the offending arguments or result, size-bounded
+	// Facts are what the finding rests on, each a fact of the trace a
+	// reviewer can check without opening it: the value judged, where it
+	// came from, the user's words that do or do not ask for the call.
+	Facts []Fact   `json:"facts,omitempty"`
+	Tags  []string `json:"tags,omitempty"` // root-cause tags, for lessons
 	// Shadow is set when the guard ran in detect-only mode and did not enforce the verdict.
 	Shadow bool `json:"shadow,omitempty"`
 }

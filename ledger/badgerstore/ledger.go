@@ -61,8 +61,8 @@ type Options struct {
 	// rest is cut at a rune boundary and marked with trace.TruncationMarker.
 	// Zero means DefaultMaxEvidence; negative keeps everything.
 	MaxEvidence int
-	// Redact rewrites Finding.Evidence, Finding.Message and Finding.Question
-	// before an entry is encoded, so what it removes never reaches the disk
+	// Redact rewrites Finding.Evidence, Finding.Message, Finding.Question
+	// and the text of Finding.Facts before an entry is encoded, so what it removes never reaches the disk
 	// or an Export. Nil means redact.String, which masks e-mail addresses,
 	// phone numbers, card numbers and Chinese resident identity numbers;
 	// redact.None turns redaction off; redact.Redactor{...}.Redact chooses
@@ -523,6 +523,13 @@ func (l *Store) encode(v *trace.Violation, now time.Time) (encoded, error) {
 	w.Message = l.capText(w.Message, l.maxMessage())
 	w.Question = l.capText(w.Question, l.maxMessage())
 	w.Evidence = l.capText(w.Evidence, l.maxEvidence)
+	if len(w.Facts) > 0 {
+		w.Facts = slices.Clone(w.Facts) // the caller's are not redacted
+		for i := range w.Facts {
+			w.Facts[i].Text = l.capText(w.Facts[i].Text, trace.MaxFactText)
+			w.Facts[i].Where = l.capText(w.Facts[i].Where, trace.MaxFactText)
+		}
+	}
 	ids := len(w.Rule) + len(w.TraceID) + len(w.SessionID)
 	for _, tag := range w.Tags {
 		ids += len(tag) + 8
@@ -569,6 +576,9 @@ func reduce(w *trace.Violation) {
 // The entry's JSON is in j's buffer.
 func fitEntry(j *jsonBuf) (encoded, bool, error) {
 	w := &j.v
+	if b, err := j.marshal(w); err == nil && len(b)+maxSeqJSON > maxEntry && len(w.Facts) > 0 {
+		w.Facts = nil // the facts go first: the message and evidence say more alone
+	}
 	for _, f := range [...]*string{&w.Evidence, &w.Message, &w.Question} {
 		for {
 			b, err := j.marshal(w)

@@ -130,6 +130,7 @@ Options.Redact and capped at Options.MaxContent:
 	retrieval     gen_ai.retrieval.query.text Step.Args
 	evaluation    agentguard.evidence         Finding.Evidence
 	evaluation    agentguard.question         Finding.Question
+	evaluation    agentguard.facts            JSON: Finding.Facts, each text redacted
 	step events   agentguard.step.args        Step.Args
 	step events   agentguard.step.result      Step.Result
 

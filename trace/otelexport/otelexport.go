@@ -80,6 +80,7 @@ const (
 	AttrTags         attribute.Key = "agentguard.tags"         // Finding.Tags
 	AttrEvidence     attribute.Key = "agentguard.evidence"     // Finding.Evidence (content)
 	AttrQuestion     attribute.Key = "agentguard.question"     // Finding.Question (content)
+	AttrFacts        attribute.Key = "agentguard.facts"        // Finding.Facts as JSON (content)
 	AttrStepKind     attribute.Key = "agentguard.step.kind"    // Step.Kind, on step events
 	AttrStepName     attribute.Key = "agentguard.step.name"    // Step.Name, on step events
 	AttrStepArgs     attribute.Key = "agentguard.step.args"    // Step.Args, on step events (content)
@@ -546,6 +547,13 @@ func (e *Exporter) evaluation(f *trace.Finding) []attribute.KeyValue {
 		}
 		if f.Question != "" {
 			attrs = append(attrs, AttrQuestion.String(e.text(f.Question)))
+		}
+		if len(f.Facts) > 0 {
+			c := *f
+			c.Texts(func(v *string) { *v = e.opts.Redact(*v) })
+			if b, err := json.Marshal(c.Facts); err == nil {
+				attrs = append(attrs, AttrFacts.String(string(b)))
+			}
 		}
 	}
 	return attrs

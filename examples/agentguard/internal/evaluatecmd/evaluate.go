@@ -46,6 +46,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
@@ -85,14 +86,18 @@ type result struct {
 	Score      int         `json:"score"`
 	Passed     bool        `json:"passed"`
 	Violations []violation `json:"violations"`
+	// Warnings are the findings recorded but not enforced (verdict allow).
+	Warnings []violation `json:"warnings,omitempty"`
 }
 
 type violation struct {
 	Step      int             `json:"step"`
 	Rule      string          `json:"rule"`
+	Verdict   trace.Verdict   `json:"verdict"`
 	Dimension trace.Dimension `json:"dimension"`
 	Severity  trace.Severity  `json:"severity"`
 	Message   string          `json:"message"`
+	Facts     []trace.Fact    `json:"facts,omitempty"`
 }
 
 // summary is the last line.
@@ -113,6 +118,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	policy := fs.String("policy", "", "policy `FILE` (YAML or JSON, see guard/policy.md) configuring the guard; default: the default rules")
 	now := fs.String("now", "", "the `TIME` the policy's checks read as now (RFC 3339 or 2006-01-02); default: each step's recorded time")
 	profile := fs.String("profile", "", "who authorizes writes: conversational (the default: the user, turn by turn) or autonomous (the user's task); overrides the policy's")
+	explain := fs.Bool("explain", false, "print each trace's findings, warnings included, as text: what was decided and the facts it rests on, for a reviewer")
 	files, code, ok := verb.Parse(fs, args, stdout, stderr)
 	if !ok {
 		return code
@@ -164,13 +170,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			rep := g.Evaluate(t)
 			res := result{TraceID: t.ID, Score: rep.Score, Passed: rep.Passed, Violations: []violation{}}
 			for _, f := range rep.Findings {
+				v := violation{Step: f.Step, Rule: f.Rule, Verdict: f.Verdict, Dimension: f.Dimension, Severity: f.Severity, Message: f.Message, Facts: f.Facts}
 				if f.Verdict == trace.Allow {
+					res.Warnings = append(res.Warnings, v)
 					continue
 				}
-				res.Violations = append(res.Violations, violation{Step: f.Step, Rule: f.Rule, Dimension: f.Dimension, Severity: f.Severity, Message: f.Message})
+				res.Violations = append(res.Violations, v)
 				sum.Violations[f.Rule]++
 			}
-			if err := enc.Encode(res); err != nil {
+			if *explain {
+				if err := explainTrace(stdout, t.ID, rep); err != nil {
+					return err
+				}
+			} else if err := enc.Encode(res); err != nil {
 				return err
 			}
 			sum.Traces++
@@ -196,9 +208,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return exitBadInput
 		}
 	}
-	if err := enc.Encode(struct {
-		Summary summary `json:"summary"`
-	}{sum}); err != nil {
+	var err error
+	if *explain {
+		_, err = fmt.Fprintf(stdout, "%d traces: %d passed, %d failed, %d unreadable\n", sum.Traces, sum.Passed, sum.Failed, sum.Errors)
+	} else {
+		err = enc.Encode(struct {
+			Summary summary `json:"summary"`
+		}{sum})
+	}
+	if err != nil {
 		fmt.Fprintf(stderr, "agentguard evaluate: %v\n", err)
 		return exitBadInput
 	}
@@ -212,4 +230,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitFailed
 	}
 	return exitPassed
+}
+
+// explainTrace writes one trace's verdict and each of its findings as a
+// reviewer reads them: what was decided on which step, and the facts it
+// rests on.
+func explainTrace(w io.Writer, id string, rep guard.Report) error {
+	verdict := "passed"
+	if !rep.Passed {
+		verdict = "failed"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "trace %s: score %d, %s, findings: %d\n", id, rep.Score, verdict, len(rep.Findings))
+	for _, f := range rep.Findings {
+		for line := range strings.Lines(f.Explain()) {
+			b.WriteString("  " + line)
+		}
+		b.WriteString("\n")
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }

@@ -48,6 +48,7 @@ func TestRun(t *testing.T) {
 		{name: "unknown format", args: []string{"-format", "csv", "testdata/traces.jsonl"}, want: exitBadInput},
 		{name: "unknown flag", args: []string{"-strict", "testdata/traces.jsonl"}, want: exitBadInput},
 		{name: "no file", want: exitBadInput},
+		{name: "explain", args: []string{"-explain", "testdata/traces.jsonl"}, want: exitFailed}, // the facts of each finding, as text
 		{name: "autonomous profile", args: []string{"-profile", "autonomous", "testdata/traces.jsonl"}, want: exitFailed},
 		{name: "unknown profile", args: []string{"-profile", "yolo", "testdata/traces.jsonl"}, want: exitBadInput},
 	} {

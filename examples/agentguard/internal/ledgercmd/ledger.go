@@ -357,7 +357,7 @@ func export(ctx context.Context, s *session) int {
 				return err
 			}
 			if !s.raw {
-				e.Message, e.Question, e.Evidence = redact.String(e.Message), redact.String(e.Question), redact.String(e.Evidence)
+				e.Texts(func(v *string) { *v = redact.String(*v) })
 			}
 			if err := enc.Encode(e); err != nil {
 				return err
