@@ -19,6 +19,7 @@ import (
 // for concurrent use.
 type Compiled struct {
 	WriteVerbs         map[string]bool
+	CreateVerbs        map[string]bool
 	Absence            *regexp.Regexp
 	Denial             *regexp.Regexp
 	ClauseRefs         *regexp.Regexp // group num
@@ -196,6 +197,7 @@ func build(lx *Lexicon) (*Compiled, error) {
 	k := &compiler{}
 	c := &Compiled{
 		WriteVerbs:         set(lx.WriteVerbs),
+		CreateVerbs:        set(lx.CreateVerbs),
 		Absence:            k.join("Absence", lx.Absence),
 		Denial:             k.join("Denial", lx.Denial),
 		ClauseRefs:         k.join("ClauseRefs", lx.ClauseRefs),

@@ -38,6 +38,10 @@ type Lexicon struct {
 	// state, in lower case: a tool named send_email, sendEmail or
 	// send-email changes state when "send" is one of them.
 	WriteVerbs []string
+	// CreateVerbs are the write verbs whose tools make something new
+	// (create_file, add_event, book_flight): a lookup that found nothing
+	// is what such a call is expected to follow.
+	CreateVerbs []string
 
 	// The agent's answers.
 
@@ -379,6 +383,7 @@ func Merge(ls ...*Lexicon) *Lexicon {
 			continue
 		}
 		out.WriteVerbs = union(out.WriteVerbs, l.WriteVerbs)
+		out.CreateVerbs = union(out.CreateVerbs, l.CreateVerbs)
 		out.Absence = union(out.Absence, l.Absence)
 		out.Denial = union(out.Denial, l.Denial)
 		out.ClauseRefs = union(out.ClauseRefs, l.ClauseRefs)

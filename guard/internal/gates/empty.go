@@ -3,24 +3,38 @@ package gates
 import (
 	"fmt"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/origins"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
-// NewEmptyResult returns the rule that keeps an empty tool result from becoming an answer or an
-// action. When a read tool in this turn returned an empty result
-// (ToolPolicy.IsEmpty, default IsEmptyResult) and no later call of that tool
-// returned something, a state-changing call, or a final answer that is not a
-// question to the user, is judged verdict (Clarify when
-// empty: ask the user to confirm the key; Retry: make the agent look again;
-// Handoff: pass to a human). An answer that asserts absence ("no records",
-// "没有符合条件的记录") is always flagged; so is any other answer, since it
-// can only rest on data the agent did not get. It judges the calls of
-// tools that write, and answers.
+// NewEmptyResult returns the rule that keeps an empty tool result from
+// being taken as a fact. A lookup that found nothing ([], {}, null, or one
+// of Config.Lexicon's EmptyResults such as "no results"; ToolPolicy.IsEmpty
+// decides for a tool that sets it) may mean the key was wrong — a misread
+// order number, a file name the agent guessed — so what rests on the
+// absence is judged verdict (Clarify by default: ask the user to confirm
+// the key; Retry: make the agent look again; Handoff: pass to a human):
+//
+//   - an answer that asserts absence ("no records", "没有符合条件的记录")
+//     of something the lookup was keyed by, which no other tool result
+//     holds;
+//   - an answer that states things about such a key, as if the lookup had
+//     found it;
+//   - a write that acts on such a key (cancels, sends to, updates it);
+//     a write that creates it (Config.Lexicon's CreateVerbs) does not.
+//
+// A key another result holds names something that exists (the channel is
+// listed, it just has no messages), so its empty result is a fact, and a
+// step that goes on without using the key does not rest on the absence:
+// neither is judged; nor is the result of a tool whose policy sets EmptyOK
+// (a "think" tool that returns nothing). Asking the user is never judged.
 func NewEmptyResult(tools *rulekit.Tools, verdict trace.Verdict) *EmptyResult {
 	if verdict == "" {
 		verdict = trace.Clarify
@@ -84,20 +98,122 @@ func (r *EmptyResult) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if empty == nil || (answer && rulekit.AsksUser(s.Result)) {
 		return nil
 	}
-	msg := fmt.Sprintf("tool %q returned an empty result and the answer goes on without it", empty.Name)
-	tag := "empty-result"
+	unseen := r.unseenKeys(t, empty)
+	if len(unseen) == 0 {
+		return nil // everything the lookup was keyed by exists: its empty result is a fact
+	}
+	var (
+		msg, tag string
+		fact     trace.Fact
+	)
 	switch {
 	case write:
-		msg = fmt.Sprintf("tool %q returned an empty result and the agent goes on to %q", empty.Name, s.Name)
-		tag = "write-after-empty"
+		key, path, ok := r.actsOn(t, s, unseen)
+		if !ok {
+			return nil
+		}
+		msg = fmt.Sprintf("tool %q found nothing for %q, and %q acts on it", empty.Name, key, s.Name)
+		tag, fact = "write-after-empty", rulekit.ArgFact(s, path, key)
 	case detect.AssertsAbsence(w, s.Result):
-		msg = fmt.Sprintf("tool %q returned an empty result and the answer asserts absence", empty.Name)
-		tag = "asserted-absence"
+		msg = fmt.Sprintf("tool %q found nothing for %q, and the answer asserts absence without asking whether the key is right", empty.Name, unseen[0])
+		tag, fact = "asserted-absence", rulekit.AnswerFact(s, s.Result, "asserts absence")
+	default:
+		key, ok := mentions(s.Result, unseen)
+		if !ok {
+			return nil // the answer goes on about something else
+		}
+		msg = fmt.Sprintf("tool %q found nothing for %q, and the answer speaks of it as found", empty.Name, key)
+		tag, fact = "answer-after-empty", rulekit.AnswerFact(s, s.Result, "speaks of "+key)
 	}
 	return []trace.Finding{{
 		Rule: rules.EmptyResult, Step: s.Index, Verdict: r.verdict, Dimension: trace.Coherence, Severity: trace.SeverityError,
 		Message: msg, Question: confirmQuestion(w, empty, t, s.Turn), Evidence: empty.Args, Tags: []string{"cascade", tag},
+		Facts: []trace.Fact{
+			rulekit.ResultFact(empty, "", empty.Result, "found nothing for "+rulekit.Clip(empty.Args, 80)),
+			rulekit.AbsentFact(unseen[0], "", "no other tool result holds it"),
+			fact,
+		},
 	}}
+}
+
+// unseenKeys returns the values the empty lookup was keyed by — its
+// string arguments short enough to be a key, not a sentence — that no
+// other tool result of t holds.
+func (r *EmptyResult) unseenKeys(t *trace.Trace, empty *trace.Step) []string {
+	args, ok := rulekit.DecodedArgs(t, empty)
+	if !ok {
+		return nil
+	}
+	var out []string
+	rulekit.Walk("", args, func(_ string, leaf any) {
+		v, ok := rulekit.LeafString(leaf)
+		if v = strings.TrimSpace(v); !ok || len(v) < 2 || len(v) > maxKey || strings.Count(v, " ") >= 4 {
+			return
+		}
+		if !origins.HeldByResult(t, r.tools, v, empty.Index) {
+			out = append(out, v)
+		}
+	})
+	return out
+}
+
+// maxKey is the longest argument read as a lookup's key, in bytes.
+const maxKey = 80
+
+// actsOn reports the key of unseen that an argument of the write s
+// carries, and its path, unless s creates: making what a lookup did not
+// find is what the lookup is for.
+func (r *EmptyResult) actsOn(t *trace.Trace, s *trace.Step, unseen []string) (key, path string, ok bool) {
+	if r.tools.Words().CreateVerbs[detect.VerbOf(s.Name)] {
+		return "", "", false
+	}
+	args, decoded := rulekit.DecodedArgs(t, s)
+	if !decoded {
+		return "", "", false
+	}
+	rulekit.Walk("", args, func(p string, leaf any) {
+		v, isString := rulekit.LeafString(leaf)
+		if ok || !isString {
+			return
+		}
+		for _, k := range unseen {
+			if strings.EqualFold(strings.TrimSpace(v), k) {
+				key, path, ok = k, p, true
+				return
+			}
+		}
+	})
+	return key, path, ok
+}
+
+// mentions reports the first key of unseen that the answer names as a
+// word of its own (A9 in "A9 ships", not in "A90").
+func mentions(answer string, unseen []string) (string, bool) {
+	l := strings.ToLower(answer)
+	for _, k := range unseen {
+		kl := strings.ToLower(k)
+		for i := 0; ; {
+			j := strings.Index(l[i:], kl)
+			if j < 0 {
+				break
+			}
+			at, end := i+j, i+j+len(kl)
+			before, _ := utf8.DecodeLastRuneInString(l[:at])
+			after, _ := utf8.DecodeRuneInString(l[end:])
+			if !wordRune(before) && !wordRune(after) {
+				return k, true
+			}
+			i = at + 1
+		}
+	}
+	return "", false
+}
+
+// wordRune reports whether r continues a word: a letter or a digit, but
+// not a Chinese character (Chinese puts no space between words: 订单A9已发货)
+// and not utf8.RuneError (the edge of the text).
+func wordRune(r rune) bool {
+	return r != utf8.RuneError && !unicode.Is(unicode.Han, r) && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
 // confirmQuestion asks the user, in the language of their turn, to check
