@@ -32,12 +32,14 @@ func NonNegativeAmounts(w *lexicon.Compiled) Invariant {
 }
 
 // ValidDates returns the invariant that rejects strings in fields w's
-// Keys.Date names (a date, a day, a deadline, *_at, *time) that parse as
-// none of the common date layouts.
+// Keys.Date names (a date, a day, a deadline, *_at, *time) that are
+// written with digits, as a date is, and parse as none of the common date
+// layouts ("2024-02-30"). Words ("today", "Monday", "明天") are the tool's
+// to read: they are no malformed date.
 func ValidDates(w *lexicon.Compiled) Invariant {
 	return func(_, path string, value any) error {
 		s, ok := value.(string)
-		if !ok || s == "" || rulekit.KindOfKey(w, rulekit.LastKey(path))&rulekit.KeyDate == 0 {
+		if !ok || !strings.ContainsAny(s, "0123456789") || rulekit.KindOfKey(w, rulekit.LastKey(path))&rulekit.KeyDate == 0 {
 			return nil
 		}
 		for _, l := range rulekit.DateLayouts {
@@ -80,6 +82,7 @@ func NewInvariants(w *lexicon.Compiled, jsonRoutes []string, invariants []Invari
 				return []trace.Finding{{
 					Rule: rules.Invariant, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 					Message: fmt.Sprintf("the answer must be JSON on route %q: %v", t.Route, err), Evidence: s.Result, Tags: []string{"bad-json-answer"},
+					Facts: []trace.Fact{rulekit.AnswerFact(s, s.Result, "not JSON: "+err.Error()), rulekit.PolicyFact("gates.json_routes", t.Route)},
 				}}
 			}
 		default:
@@ -93,9 +96,14 @@ func NewInvariants(w *lexicon.Compiled, jsonRoutes []string, invariants []Invari
 		rulekit.Walk("", v, func(path string, leaf any) {
 			for _, inv := range invariants {
 				if err := inv(tool, path, leaf); err != nil {
+					fact := rulekit.ArgFact(s, path, fmt.Sprint(leaf))
+					if tool == "" {
+						fact = rulekit.AnswerFact(s, path+": "+fmt.Sprint(leaf), "")
+					}
+					fact.Says = err.Error()
 					out = append(out, trace.Finding{
 						Rule: rules.Invariant, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
-						Message: err.Error(), Evidence: raw, Tags: []string{"invalid-value"},
+						Message: err.Error(), Evidence: raw, Tags: []string{"invalid-value"}, Facts: []trace.Fact{fact},
 					})
 				}
 			}

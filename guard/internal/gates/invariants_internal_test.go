@@ -20,9 +20,13 @@ func TestInvariantsReadNamedValues(t *testing.T) {
 		{`{"order_id":"A1001","amount":-5}`, true},
 		{`{"note":"amount: -5"}`, false}, // a value, not a name
 		{`{"items":[{"sku":"x","Unit_Price":-3}]}`, true},
-		{`{"created_at":"yesterday"}`, true},
+		{`{"created_at":"yesterday"}`, false}, // a word: the tool's to read
+		{`{"day":"today"}`, false},
+		{`{"日期":"明天"}`, false},
+		{`{"date":"2024-02-30"}`, true}, // digits, as a date is written, and no calendar date
+		{`{"deadline":"2025-13-01"}`, true},
 		{`{"pickupTime":"3pm"}`, false}, // a valid time
-		{`{"pickupTime":"soonish"}`, true},
+		{`{"pickupTime":"25:99"}`, true},
 		{`{"timezone":"UTC"}`, false},
 		{`{"退款金额":-1}`, true},
 		{`{"订单号":"A1"}`, false},
