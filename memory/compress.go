@@ -292,7 +292,8 @@ type Compressor struct {
 	// false between calls
 	pinned, stay, gone []bool
 	kept, pins, stays  []int
-	tmp, sums, sums2   []int
+	tmp                []int
+	stayed, pinnedTalk []int // running sums: see sumStays
 }
 
 // lastCall is what a compression depends on besides the messages read.
@@ -397,44 +398,82 @@ func (z *Compressor) compress(messages []llms.MessageContent, budget, total int,
 	// 1. Elide bulky tool results, from the oldest, until they fit.
 	if need := total - budget; z.elide[tail] >= need {
 		stop := searchFirst(tail, func(x int) bool { return z.elide[x] >= need })
-		total -= z.elide[stop]
-		out := make([]llms.MessageContent, 0, n) // they fit: n is at most budget/messageOverhead
-		for i, m := range messages {
-			if i < stop && z.saving[i] > 0 {
-				m.Parts = z.note(messages, i)
-				r.Elided = append(r.Elided, i)
-			}
-			out = append(out, m)
-		}
-		r.Pinned = slices.Clone(z.pins)
-		r.TokensAfter = total
-		return out, r
+		return z.elideBefore(messages, stop, total-z.elide[stop], r)
 	}
 	total -= z.elide[tail]
+	z.markStays(tail, n)
+	z.sumStays()
 
-	// The exchanges before the tail that must stay: pinned ones, and
-	// those with a result at or after the tail.
-	z.stays = z.stays[:0]
-	stay := func(h int) {
-		if !z.stay[h] {
-			z.stay[h] = true
-			z.stays = append(z.stays, h)
-		}
+	// 2. Drop the oldest tool exchanges and the assistant's small talk;
+	// 3. then the oldest of the user's turns that state nothing pinned.
+	var kept []int
+	if need := total - budget; z.dropped2(tail) >= need {
+		var saved int
+		kept, saved = z.dropExchanges(tail, n, need)
+		total -= saved
+	} else {
+		total -= z.dropped2(tail)
+		var saved int
+		kept, saved = z.dropUserTurns(tail, n, total-budget)
+		total -= saved
+		r.OverBudget = total > budget
 	}
+	z.kept = kept
+	if len(kept) < n {
+		total -= z.dropOpening(messages, kept, tail)
+	}
+	return z.keptMessages(messages, kept, tail, total, r)
+}
+
+// elideBefore returns messages with the bulky tool results of those
+// before stop elided, and r completed with total, the tokens after: the
+// first pass alone makes them fit.
+func (z *Compressor) elideBefore(messages []llms.MessageContent, stop, total int, r CompressReport) ([]llms.MessageContent, CompressReport) {
+	out := make([]llms.MessageContent, 0, len(messages)) // they fit: there are at most budget/messageOverhead
+	for i, m := range messages {
+		if i < stop && z.saving[i] > 0 {
+			m.Parts = z.note(messages, i)
+			r.Elided = append(r.Elided, i)
+		}
+		out = append(out, m)
+	}
+	r.Pinned = slices.Clone(z.pins)
+	r.TokensAfter = total
+	return out, r
+}
+
+// markStays marks, in z.stay and, in increasing order, z.stays, the
+// exchanges before the tail that must stay: pinned ones, and those with a
+// result at or after the tail.
+func (z *Compressor) markStays(tail, n int) {
+	z.stays = z.stays[:0]
 	for _, i := range z.pins {
 		if z.kind[i] == kindExchange {
-			stay(i)
+			z.markStay(i)
 		}
 	}
 	for i := tail; i < n; i++ {
 		if z.kind[i] == kindMember && z.group[i] < tail {
-			stay(z.group[i])
+			z.markStay(z.group[i])
 		}
 	}
 	slices.Sort(z.stays)
-	// What the sums count of the exchanges that stay and the pinned user
-	// messages, running: stayed[k] of z.stays[:k], pinnedTalk[k] of z.pins[:k].
-	stayed, pinnedTalk := z.sums[:0], z.sums2[:0]
+}
+
+// markStay marks the exchange that message h heads as one that stays.
+func (z *Compressor) markStay(h int) {
+	if !z.stay[h] {
+		z.stay[h] = true
+		z.stays = append(z.stays, h)
+	}
+}
+
+// sumStays sets the running sums of what the passes' sums count and they
+// do not drop: z.stayed[k], the units of the exchanges z.stays[:k] that
+// stay; z.pinnedTalk[k], the cost of the user messages among the pinned
+// z.pins[:k].
+func (z *Compressor) sumStays() {
+	stayed, pinnedTalk := z.stayed[:0], z.pinnedTalk[:0]
 	stayed, pinnedTalk = append(stayed, 0), append(pinnedTalk, 0)
 	for k, h := range z.stays {
 		stayed = append(stayed, stayed[k]+z.unit[h])
@@ -446,83 +485,92 @@ func (z *Compressor) compress(messages []llms.MessageContent, budget, total int,
 		}
 		pinnedTalk = append(pinnedTalk, s)
 	}
-	z.sums, z.sums2 = stayed, pinnedTalk
-	// dropped2 is what the second pass saves on the messages before x.
-	dropped2 := func(x int) int { return z.units.sum(x) - stayed[lowerBound(z.stays, x)] }
-	// dropped3 is what the third pass saves on the messages before x.
-	dropped3 := func(x int) int { return z.talk[x] - pinnedTalk[lowerBound(z.pins, x)] }
+	z.stayed, z.pinnedTalk = stayed, pinnedTalk
+}
 
-	// 2. Drop the oldest tool exchanges and the assistant's small talk;
-	// 3. then the oldest of the user's turns that state nothing pinned.
-	kept := z.kept[:0]
-	if need := total - budget; dropped2(tail) >= need {
-		stop := searchFirst(tail, func(x int) bool { return dropped2(x) >= need })
-		total -= dropped2(stop)
-		// Before stop, the user's messages, the others and the exchanges
-		// that stay are kept; after it, all but the results of exchanges
-		// dropped before it.
-		kept = mergeSorted(kept, z.humans[:lowerBound(z.humans, stop)], z.others[:lowerBound(z.others, stop)])
-		kept = z.keepStays(kept, stop)
-		for i := stop; i < n; i++ {
-			if z.kind[i] == kindMember && i < tail {
-				if h := z.group[i]; h < stop && !z.stay[h] {
-					continue
-				}
-			}
-			kept = append(kept, i)
-		}
-	} else {
-		total -= dropped2(tail)
-		stop := tail
-		if need := total - budget; dropped3(tail) >= need {
-			stop = searchFirst(tail, func(x int) bool { return dropped3(x) >= need })
-		}
-		total -= dropped3(stop)
-		r.OverBudget = total > budget
-		// Before the tail, the pinned user messages, the user's after
-		// stop, the others and the exchanges that stay are kept.
-		users := z.tmp[:0]
-		for _, i := range z.pins[:lowerBound(z.pins, stop)] {
-			if z.kind[i] == kindUserTalk {
-				users = append(users, i)
-			}
-		}
-		users = append(users, z.humans[lowerBound(z.humans, stop):lowerBound(z.humans, tail)]...)
-		kept = mergeSorted(kept, users, z.others[:lowerBound(z.others, tail)])
-		z.tmp = users
-		kept = z.keepStays(kept, tail)
-		for i := tail; i < n; i++ {
-			kept = append(kept, i)
-		}
-	}
-	z.kept = kept
+// dropped2 returns what the second pass saves on the messages before x.
+func (z *Compressor) dropped2(x int) int { return z.units.sum(x) - z.stayed[lowerBound(z.stays, x)] }
 
-	// Open with the user: what is left before the first kept user message
-	// answers a question that was dropped.
-	if len(kept) < n {
-	open:
-		for _, i := range kept {
-			if i >= tail {
-				break
-			}
-			switch {
-			case z.gone[i] || messages[i].Role == llms.ChatMessageTypeSystem:
+// dropped3 returns what the third pass saves on the messages before x.
+func (z *Compressor) dropped3(x int) int { return z.talk[x] - z.pinnedTalk[lowerBound(z.pins, x)] }
+
+// dropExchanges is the second pass, which saves need: it returns the
+// messages it keeps, in increasing order, and what it saves. Before where
+// it stops, the user's messages, the others and the exchanges that stay
+// are kept; after it, all but the results of exchanges dropped before it.
+func (z *Compressor) dropExchanges(tail, n, need int) (kept []int, saved int) {
+	stop := searchFirst(tail, func(x int) bool { return z.dropped2(x) >= need })
+	kept = mergeSorted(z.kept[:0], z.humans[:lowerBound(z.humans, stop)], z.others[:lowerBound(z.others, stop)])
+	kept = z.keepStays(kept, stop)
+	for i := stop; i < n; i++ {
+		if z.kind[i] == kindMember && i < tail {
+			if h := z.group[i]; h < stop && !z.stay[h] {
 				continue
-			case messages[i].Role == llms.ChatMessageTypeHuman:
-				break open
-			case z.kind[i] == kindTalk:
-			case z.kind[i] == kindMember || z.pinned[i] || z.stay[i]:
-				break open
-			}
-			z.gone[i] = true
-			total -= z.cost[i] - z.saving[i]
-			for _, j := range z.members[i] {
-				z.gone[j] = true
-				total -= z.cost[j] - z.saving[j]
 			}
 		}
+		kept = append(kept, i)
 	}
+	return kept, z.dropped2(stop)
+}
 
+// dropUserTurns is the second pass over all it can drop and the third,
+// which saves need when it can: it returns the messages they keep, in
+// increasing order, and what the third saves. Before the tail, the pinned
+// user messages, the user's after where it stops, the others and the
+// exchanges that stay are kept.
+func (z *Compressor) dropUserTurns(tail, n, need int) (kept []int, saved int) {
+	stop := tail
+	if z.dropped3(tail) >= need {
+		stop = searchFirst(tail, func(x int) bool { return z.dropped3(x) >= need })
+	}
+	users := z.tmp[:0]
+	for _, i := range z.pins[:lowerBound(z.pins, stop)] {
+		if z.kind[i] == kindUserTalk {
+			users = append(users, i)
+		}
+	}
+	users = append(users, z.humans[lowerBound(z.humans, stop):lowerBound(z.humans, tail)]...)
+	kept = mergeSorted(z.kept[:0], users, z.others[:lowerBound(z.others, tail)])
+	z.tmp = users
+	kept = z.keepStays(kept, tail)
+	for i := tail; i < n; i++ {
+		kept = append(kept, i)
+	}
+	return kept, z.dropped3(stop)
+}
+
+// dropOpening marks in z.gone what is left before the first kept user
+// message, which answers a question that was dropped, so that the
+// conversation opens with the user; it returns what that saves.
+func (z *Compressor) dropOpening(messages []llms.MessageContent, kept []int, tail int) (saved int) {
+	for _, i := range kept {
+		if i >= tail {
+			break
+		}
+		switch {
+		case z.gone[i] || messages[i].Role == llms.ChatMessageTypeSystem:
+			continue
+		case messages[i].Role == llms.ChatMessageTypeHuman:
+			return saved
+		case z.kind[i] == kindTalk:
+		case z.kind[i] == kindMember || z.pinned[i] || z.stay[i]:
+			return saved
+		}
+		z.gone[i] = true
+		saved += z.cost[i] - z.saving[i]
+		for _, j := range z.members[i] {
+			z.gone[j] = true
+			saved += z.cost[j] - z.saving[j]
+		}
+	}
+	return saved
+}
+
+// keptMessages returns the kept messages that are not gone, with the bulky
+// tool results of those before the tail elided, and r completed with
+// them and total, the tokens after. It clears z.gone.
+func (z *Compressor) keptMessages(messages []llms.MessageContent, kept []int, tail, total int, r CompressReport) ([]llms.MessageContent, CompressReport) {
+	n := len(messages)
 	out := make([]llms.MessageContent, 0, len(kept))
 	r.Dropped = make(Runs, 0, min(len(kept), n-len(kept))+1) // a run before each message kept, at most
 	next := 0                                                // the first index not yet kept or dropped
@@ -684,7 +732,7 @@ func (z *Compressor) update(messages []llms.MessageContent) {
 	if z.read > len(messages) || z.read > 0 && (!z.seen.match(messages) || !sameMessage(messages[z.read-1], z.last)) {
 		*z = Compressor{
 			pinned: z.pinned[:0], stay: z.stay[:0], gone: z.gone[:0],
-			kept: z.kept[:0], pins: z.pins[:0], stays: z.stays[:0], tmp: z.tmp[:0], sums: z.sums[:0], sums2: z.sums2[:0],
+			kept: z.kept[:0], pins: z.pins[:0], stays: z.stays[:0], tmp: z.tmp[:0], stayed: z.stayed[:0], pinnedTalk: z.pinnedTalk[:0],
 		}
 	}
 	if z.owner == nil {
