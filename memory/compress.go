@@ -729,11 +729,8 @@ func (f fenwick) add(i, d int) {
 // update reads the messages added since the last call, or all of them
 // when the conversation is not the one read before.
 func (z *Compressor) update(messages []llms.MessageContent) {
-	if z.read > len(messages) || z.read > 0 && (!z.seen.match(messages) || !sameMessage(messages[z.read-1], z.last)) {
-		*z = Compressor{
-			pinned: z.pinned[:0], stay: z.stay[:0], gone: z.gone[:0],
-			kept: z.kept[:0], pins: z.pins[:0], stays: z.stays[:0], tmp: z.tmp[:0], stayed: z.stayed[:0], pinnedTalk: z.pinnedTalk[:0],
-		}
+	if z.changed(messages) {
+		z.restart()
 	}
 	if z.owner == nil {
 		z.owner = map[string]int{}
@@ -741,102 +738,147 @@ func (z *Compressor) update(messages []llms.MessageContent) {
 		z.elide, z.talk = append(z.elide, 0), append(z.talk, 0)
 	}
 	if add := len(messages) - z.read; add > 0 {
-		z.cost, z.flags, z.kind, z.group = slices.Grow(z.cost, add), slices.Grow(z.flags, add), slices.Grow(z.kind, add), slices.Grow(z.group, add)
-		z.saving, z.elide, z.talk, z.unit = slices.Grow(z.saving, add), slices.Grow(z.elide, add), slices.Grow(z.talk, add), slices.Grow(z.unit, add)
-		z.units = slices.Grow(z.units, add)
-		z.pinned, z.stay, z.gone = slices.Grow(z.pinned, add), slices.Grow(z.stay, add), slices.Grow(z.gone, add)
+		z.grow(add)
 	}
 	for i := z.read; i < len(messages); i++ {
-		m := messages[i]
-		c := messageTokens(m)
-		z.cost = append(z.cost, c)
-		z.total += c
-		var f uint8
-		if hasToolCall(m) {
-			f |= flagCall
-		}
-		saving := 0
-		if isToolResult(m) {
-			f |= flagResult
-			for j, p := range m.Parts {
-				if tr, ok := p.(llms.ToolCallResponse); ok {
-					if t := trace.EstimateTokens(tr.Content); t > ElideMin {
-						if z.bulky == nil {
-							z.bulky = map[int][]bulkyPart{}
-						}
-						z.bulky[i] = append(z.bulky[i], bulkyPart{j, t})
-						saving += t - trace.EstimateTokens(elisionNote(t))
-					}
-				}
-			}
-		}
-		g := i
-		switch {
-		case m.Role == llms.ChatMessageTypeHuman && !isFeedback(m):
-			f |= flagUser
-			z.users = append(z.users, i)
-		case f&flagCall != 0:
-			z.lastCaller = i
-			for _, p := range m.Parts {
-				if tc, ok := p.(llms.ToolCall); ok && tc.ID != "" {
-					z.owner[tc.ID] = i
-				}
-			}
-		case f&flagResult != 0:
-			g = z.lastCaller
-			for _, p := range m.Parts {
-				if tr, ok := p.(llms.ToolCallResponse); ok {
-					if o, ok := z.owner[tr.ToolCallID]; ok {
-						g = o
-						break
-					}
-				}
-			}
-			if g < 0 {
-				g = i // answers no call: a group of its own
-			}
-		}
-		if m.Role == llms.ChatMessageTypeSystem {
-			z.system = true
-		}
-		var k uint8
-		unit, talk := 0, 0
-		switch {
-		case g != i:
-			k = kindMember
-			if z.members == nil {
-				z.members = map[int][]int{}
-			}
-			z.members[g] = append(z.members[g], i)
-			z.unit[g] += c - saving
-			z.units.add(g, c-saving)
-		case f&(flagCall|flagResult) != 0:
-			k, unit = kindExchange, c-saving
-		case m.Role == llms.ChatMessageTypeAI || m.Role == llms.ChatMessageTypeGeneric:
-			k, unit = kindTalk, c
-		case m.Role == llms.ChatMessageTypeHuman:
-			k, talk = kindUserTalk, c
-			z.humans = append(z.humans, i)
-		default:
-			z.others = append(z.others, i)
-		}
-		z.flags = append(z.flags, f)
-		z.kind = append(z.kind, k)
-		z.group = append(z.group, g)
-		z.saving = append(z.saving, saving)
-		z.elide = append(z.elide, z.elide[i]+saving)
-		z.talk = append(z.talk, z.talk[i]+talk)
-		z.unit = append(z.unit, unit)
-		z.units.push(unit)
-		z.pinned = append(z.pinned, false)
-		z.stay = append(z.stay, false)
-		z.gone = append(z.gone, false)
+		z.readMessage(i, messages[i])
 	}
 	if len(messages) > z.read {
 		z.seen = z.seen.add(messages[z.read:])
 		z.last = copyMessage(messages[len(messages)-1])
 	}
 	z.read = len(messages)
+}
+
+// changed reports whether messages are not the conversation z read:
+// fewer, or with one of those read replaced or changed.
+func (z *Compressor) changed(messages []llms.MessageContent) bool {
+	return z.read > len(messages) || z.read > 0 && (!z.seen.match(messages) || !sameMessage(messages[z.read-1], z.last))
+}
+
+// restart forgets every message z read, keeping its scratch space.
+func (z *Compressor) restart() {
+	*z = Compressor{
+		pinned: z.pinned[:0], stay: z.stay[:0], gone: z.gone[:0],
+		kept: z.kept[:0], pins: z.pins[:0], stays: z.stays[:0], tmp: z.tmp[:0], stayed: z.stayed[:0], pinnedTalk: z.pinnedTalk[:0],
+	}
+}
+
+// grow makes room for add more messages in what z keeps of each.
+func (z *Compressor) grow(add int) {
+	z.cost, z.flags, z.kind, z.group = slices.Grow(z.cost, add), slices.Grow(z.flags, add), slices.Grow(z.kind, add), slices.Grow(z.group, add)
+	z.saving, z.elide, z.talk, z.unit = slices.Grow(z.saving, add), slices.Grow(z.elide, add), slices.Grow(z.talk, add), slices.Grow(z.unit, add)
+	z.units = slices.Grow(z.units, add)
+	z.pinned, z.stay, z.gone = slices.Grow(z.pinned, add), slices.Grow(z.stay, add), slices.Grow(z.gone, add)
+}
+
+// readMessage reads message i, the next one: what it costs, what eliding
+// it saves, the exchange it belongs to and what Compress may do with it.
+func (z *Compressor) readMessage(i int, m llms.MessageContent) {
+	c := messageTokens(m)
+	z.cost = append(z.cost, c)
+	z.total += c
+	var f uint8
+	if hasToolCall(m) {
+		f |= flagCall
+	}
+	saving := 0
+	if isToolResult(m) {
+		f |= flagResult
+		saving = z.noteBulky(i, m)
+	}
+	g := i
+	switch {
+	case m.Role == llms.ChatMessageTypeHuman && !isFeedback(m):
+		f |= flagUser
+		z.users = append(z.users, i)
+	case f&flagCall != 0:
+		z.lastCaller = i
+		for _, p := range m.Parts {
+			if tc, ok := p.(llms.ToolCall); ok && tc.ID != "" {
+				z.owner[tc.ID] = i
+			}
+		}
+	case f&flagResult != 0:
+		g = z.exchangeOf(i, m)
+	}
+	if m.Role == llms.ChatMessageTypeSystem {
+		z.system = true
+	}
+	k, unit, talk := z.classify(i, g, m, f, c, saving)
+	z.flags = append(z.flags, f)
+	z.kind = append(z.kind, k)
+	z.group = append(z.group, g)
+	z.saving = append(z.saving, saving)
+	z.elide = append(z.elide, z.elide[i]+saving)
+	z.talk = append(z.talk, z.talk[i]+talk)
+	z.unit = append(z.unit, unit)
+	z.units.push(unit)
+	z.pinned = append(z.pinned, false)
+	z.stay = append(z.stay, false)
+	z.gone = append(z.gone, false)
+}
+
+// noteBulky notes the bulky tool results of message i, m, in z.bulky and
+// returns what eliding them saves.
+func (z *Compressor) noteBulky(i int, m llms.MessageContent) (saving int) {
+	for j, p := range m.Parts {
+		if tr, ok := p.(llms.ToolCallResponse); ok {
+			if t := trace.EstimateTokens(tr.Content); t > ElideMin {
+				if z.bulky == nil {
+					z.bulky = map[int][]bulkyPart{}
+				}
+				z.bulky[i] = append(z.bulky[i], bulkyPart{j, t})
+				saving += t - trace.EstimateTokens(elisionNote(t))
+			}
+		}
+	}
+	return saving
+}
+
+// exchangeOf returns the message heading the exchange that message i, m,
+// a tool result, belongs to: the one that made the first call it answers
+// by id, else the last message with tool calls; i when there is none, so
+// that it is a group of its own.
+func (z *Compressor) exchangeOf(i int, m llms.MessageContent) int {
+	for _, p := range m.Parts {
+		if tr, ok := p.(llms.ToolCallResponse); ok {
+			if o, ok := z.owner[tr.ToolCallID]; ok {
+				return o
+			}
+		}
+	}
+	if z.lastCaller < 0 {
+		return i // answers no call: a group of its own
+	}
+	return z.lastCaller
+}
+
+// classify returns what Compress may do with message i, m, of group g,
+// costing c of which eliding saves saving, and what dropping it saves the
+// second pass (unit) and the third (talk); it files the message under its
+// kind: as a member of its exchange, in z.humans or in z.others.
+func (z *Compressor) classify(i, g int, m llms.MessageContent, f uint8, c, saving int) (k uint8, unit, talk int) {
+	switch {
+	case g != i:
+		k = kindMember
+		if z.members == nil {
+			z.members = map[int][]int{}
+		}
+		z.members[g] = append(z.members[g], i)
+		z.unit[g] += c - saving
+		z.units.add(g, c-saving)
+	case f&(flagCall|flagResult) != 0:
+		k, unit = kindExchange, c-saving
+	case m.Role == llms.ChatMessageTypeAI || m.Role == llms.ChatMessageTypeGeneric:
+		k, unit = kindTalk, c
+	case m.Role == llms.ChatMessageTypeHuman:
+		k, talk = kindUserTalk, c
+		z.humans = append(z.humans, i)
+	default:
+		z.others = append(z.others, i)
+	}
+	return k, unit, talk
 }
 
 // messageOverhead is what a message costs beyond its parts: role and
