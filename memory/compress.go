@@ -292,7 +292,8 @@ type Compressor struct {
 	// false between calls
 	pinned, stay, gone []bool
 	kept, pins, stays  []int
-	tmp, sums, sums2   []int
+	tmp                []int
+	stayed, pinnedTalk []int // running sums: see sumStays
 }
 
 // lastCall is what a compression depends on besides the messages read.
@@ -397,44 +398,82 @@ func (z *Compressor) compress(messages []llms.MessageContent, budget, total int,
 	// 1. Elide bulky tool results, from the oldest, until they fit.
 	if need := total - budget; z.elide[tail] >= need {
 		stop := searchFirst(tail, func(x int) bool { return z.elide[x] >= need })
-		total -= z.elide[stop]
-		out := make([]llms.MessageContent, 0, n) // they fit: n is at most budget/messageOverhead
-		for i, m := range messages {
-			if i < stop && z.saving[i] > 0 {
-				m.Parts = z.note(messages, i)
-				r.Elided = append(r.Elided, i)
-			}
-			out = append(out, m)
-		}
-		r.Pinned = slices.Clone(z.pins)
-		r.TokensAfter = total
-		return out, r
+		return z.elideBefore(messages, stop, total-z.elide[stop], r)
 	}
 	total -= z.elide[tail]
+	z.markStays(tail, n)
+	z.sumStays()
 
-	// The exchanges before the tail that must stay: pinned ones, and
-	// those with a result at or after the tail.
-	z.stays = z.stays[:0]
-	stay := func(h int) {
-		if !z.stay[h] {
-			z.stay[h] = true
-			z.stays = append(z.stays, h)
-		}
+	// 2. Drop the oldest tool exchanges and the assistant's small talk;
+	// 3. then the oldest of the user's turns that state nothing pinned.
+	var kept []int
+	if need := total - budget; z.dropped2(tail) >= need {
+		var saved int
+		kept, saved = z.dropExchanges(tail, n, need)
+		total -= saved
+	} else {
+		total -= z.dropped2(tail)
+		var saved int
+		kept, saved = z.dropUserTurns(tail, n, total-budget)
+		total -= saved
+		r.OverBudget = total > budget
 	}
+	z.kept = kept
+	if len(kept) < n {
+		total -= z.dropOpening(messages, kept, tail)
+	}
+	return z.keptMessages(messages, kept, tail, total, r)
+}
+
+// elideBefore returns messages with the bulky tool results of those
+// before stop elided, and r completed with total, the tokens after: the
+// first pass alone makes them fit.
+func (z *Compressor) elideBefore(messages []llms.MessageContent, stop, total int, r CompressReport) ([]llms.MessageContent, CompressReport) {
+	out := make([]llms.MessageContent, 0, len(messages)) // they fit: there are at most budget/messageOverhead
+	for i, m := range messages {
+		if i < stop && z.saving[i] > 0 {
+			m.Parts = z.note(messages, i)
+			r.Elided = append(r.Elided, i)
+		}
+		out = append(out, m)
+	}
+	r.Pinned = slices.Clone(z.pins)
+	r.TokensAfter = total
+	return out, r
+}
+
+// markStays marks, in z.stay and, in increasing order, z.stays, the
+// exchanges before the tail that must stay: pinned ones, and those with a
+// result at or after the tail.
+func (z *Compressor) markStays(tail, n int) {
+	z.stays = z.stays[:0]
 	for _, i := range z.pins {
 		if z.kind[i] == kindExchange {
-			stay(i)
+			z.markStay(i)
 		}
 	}
 	for i := tail; i < n; i++ {
 		if z.kind[i] == kindMember && z.group[i] < tail {
-			stay(z.group[i])
+			z.markStay(z.group[i])
 		}
 	}
 	slices.Sort(z.stays)
-	// What the sums count of the exchanges that stay and the pinned user
-	// messages, running: stayed[k] of z.stays[:k], pinnedTalk[k] of z.pins[:k].
-	stayed, pinnedTalk := z.sums[:0], z.sums2[:0]
+}
+
+// markStay marks the exchange that message h heads as one that stays.
+func (z *Compressor) markStay(h int) {
+	if !z.stay[h] {
+		z.stay[h] = true
+		z.stays = append(z.stays, h)
+	}
+}
+
+// sumStays sets the running sums of what the passes' sums count and they
+// do not drop: z.stayed[k], the units of the exchanges z.stays[:k] that
+// stay; z.pinnedTalk[k], the cost of the user messages among the pinned
+// z.pins[:k].
+func (z *Compressor) sumStays() {
+	stayed, pinnedTalk := z.stayed[:0], z.pinnedTalk[:0]
 	stayed, pinnedTalk = append(stayed, 0), append(pinnedTalk, 0)
 	for k, h := range z.stays {
 		stayed = append(stayed, stayed[k]+z.unit[h])
@@ -446,83 +485,92 @@ func (z *Compressor) compress(messages []llms.MessageContent, budget, total int,
 		}
 		pinnedTalk = append(pinnedTalk, s)
 	}
-	z.sums, z.sums2 = stayed, pinnedTalk
-	// dropped2 is what the second pass saves on the messages before x.
-	dropped2 := func(x int) int { return z.units.sum(x) - stayed[lowerBound(z.stays, x)] }
-	// dropped3 is what the third pass saves on the messages before x.
-	dropped3 := func(x int) int { return z.talk[x] - pinnedTalk[lowerBound(z.pins, x)] }
+	z.stayed, z.pinnedTalk = stayed, pinnedTalk
+}
 
-	// 2. Drop the oldest tool exchanges and the assistant's small talk;
-	// 3. then the oldest of the user's turns that state nothing pinned.
-	kept := z.kept[:0]
-	if need := total - budget; dropped2(tail) >= need {
-		stop := searchFirst(tail, func(x int) bool { return dropped2(x) >= need })
-		total -= dropped2(stop)
-		// Before stop, the user's messages, the others and the exchanges
-		// that stay are kept; after it, all but the results of exchanges
-		// dropped before it.
-		kept = mergeSorted(kept, z.humans[:lowerBound(z.humans, stop)], z.others[:lowerBound(z.others, stop)])
-		kept = z.keepStays(kept, stop)
-		for i := stop; i < n; i++ {
-			if z.kind[i] == kindMember && i < tail {
-				if h := z.group[i]; h < stop && !z.stay[h] {
-					continue
-				}
-			}
-			kept = append(kept, i)
-		}
-	} else {
-		total -= dropped2(tail)
-		stop := tail
-		if need := total - budget; dropped3(tail) >= need {
-			stop = searchFirst(tail, func(x int) bool { return dropped3(x) >= need })
-		}
-		total -= dropped3(stop)
-		r.OverBudget = total > budget
-		// Before the tail, the pinned user messages, the user's after
-		// stop, the others and the exchanges that stay are kept.
-		users := z.tmp[:0]
-		for _, i := range z.pins[:lowerBound(z.pins, stop)] {
-			if z.kind[i] == kindUserTalk {
-				users = append(users, i)
-			}
-		}
-		users = append(users, z.humans[lowerBound(z.humans, stop):lowerBound(z.humans, tail)]...)
-		kept = mergeSorted(kept, users, z.others[:lowerBound(z.others, tail)])
-		z.tmp = users
-		kept = z.keepStays(kept, tail)
-		for i := tail; i < n; i++ {
-			kept = append(kept, i)
-		}
-	}
-	z.kept = kept
+// dropped2 returns what the second pass saves on the messages before x.
+func (z *Compressor) dropped2(x int) int { return z.units.sum(x) - z.stayed[lowerBound(z.stays, x)] }
 
-	// Open with the user: what is left before the first kept user message
-	// answers a question that was dropped.
-	if len(kept) < n {
-	open:
-		for _, i := range kept {
-			if i >= tail {
-				break
-			}
-			switch {
-			case z.gone[i] || messages[i].Role == llms.ChatMessageTypeSystem:
+// dropped3 returns what the third pass saves on the messages before x.
+func (z *Compressor) dropped3(x int) int { return z.talk[x] - z.pinnedTalk[lowerBound(z.pins, x)] }
+
+// dropExchanges is the second pass, which saves need: it returns the
+// messages it keeps, in increasing order, and what it saves. Before where
+// it stops, the user's messages, the others and the exchanges that stay
+// are kept; after it, all but the results of exchanges dropped before it.
+func (z *Compressor) dropExchanges(tail, n, need int) (kept []int, saved int) {
+	stop := searchFirst(tail, func(x int) bool { return z.dropped2(x) >= need })
+	kept = mergeSorted(z.kept[:0], z.humans[:lowerBound(z.humans, stop)], z.others[:lowerBound(z.others, stop)])
+	kept = z.keepStays(kept, stop)
+	for i := stop; i < n; i++ {
+		if z.kind[i] == kindMember && i < tail {
+			if h := z.group[i]; h < stop && !z.stay[h] {
 				continue
-			case messages[i].Role == llms.ChatMessageTypeHuman:
-				break open
-			case z.kind[i] == kindTalk:
-			case z.kind[i] == kindMember || z.pinned[i] || z.stay[i]:
-				break open
-			}
-			z.gone[i] = true
-			total -= z.cost[i] - z.saving[i]
-			for _, j := range z.members[i] {
-				z.gone[j] = true
-				total -= z.cost[j] - z.saving[j]
 			}
 		}
+		kept = append(kept, i)
 	}
+	return kept, z.dropped2(stop)
+}
 
+// dropUserTurns is the second pass over all it can drop and the third,
+// which saves need when it can: it returns the messages they keep, in
+// increasing order, and what the third saves. Before the tail, the pinned
+// user messages, the user's after where it stops, the others and the
+// exchanges that stay are kept.
+func (z *Compressor) dropUserTurns(tail, n, need int) (kept []int, saved int) {
+	stop := tail
+	if z.dropped3(tail) >= need {
+		stop = searchFirst(tail, func(x int) bool { return z.dropped3(x) >= need })
+	}
+	users := z.tmp[:0]
+	for _, i := range z.pins[:lowerBound(z.pins, stop)] {
+		if z.kind[i] == kindUserTalk {
+			users = append(users, i)
+		}
+	}
+	users = append(users, z.humans[lowerBound(z.humans, stop):lowerBound(z.humans, tail)]...)
+	kept = mergeSorted(z.kept[:0], users, z.others[:lowerBound(z.others, tail)])
+	z.tmp = users
+	kept = z.keepStays(kept, tail)
+	for i := tail; i < n; i++ {
+		kept = append(kept, i)
+	}
+	return kept, z.dropped3(stop)
+}
+
+// dropOpening marks in z.gone what is left before the first kept user
+// message, which answers a question that was dropped, so that the
+// conversation opens with the user; it returns what that saves.
+func (z *Compressor) dropOpening(messages []llms.MessageContent, kept []int, tail int) (saved int) {
+	for _, i := range kept {
+		if i >= tail {
+			break
+		}
+		switch {
+		case z.gone[i] || messages[i].Role == llms.ChatMessageTypeSystem:
+			continue
+		case messages[i].Role == llms.ChatMessageTypeHuman:
+			return saved
+		case z.kind[i] == kindTalk:
+		case z.kind[i] == kindMember || z.pinned[i] || z.stay[i]:
+			return saved
+		}
+		z.gone[i] = true
+		saved += z.cost[i] - z.saving[i]
+		for _, j := range z.members[i] {
+			z.gone[j] = true
+			saved += z.cost[j] - z.saving[j]
+		}
+	}
+	return saved
+}
+
+// keptMessages returns the kept messages that are not gone, with the bulky
+// tool results of those before the tail elided, and r completed with
+// them and total, the tokens after. It clears z.gone.
+func (z *Compressor) keptMessages(messages []llms.MessageContent, kept []int, tail, total int, r CompressReport) ([]llms.MessageContent, CompressReport) {
+	n := len(messages)
 	out := make([]llms.MessageContent, 0, len(kept))
 	r.Dropped = make(Runs, 0, min(len(kept), n-len(kept))+1) // a run before each message kept, at most
 	next := 0                                                // the first index not yet kept or dropped
@@ -681,11 +729,8 @@ func (f fenwick) add(i, d int) {
 // update reads the messages added since the last call, or all of them
 // when the conversation is not the one read before.
 func (z *Compressor) update(messages []llms.MessageContent) {
-	if z.read > len(messages) || z.read > 0 && (!z.seen.match(messages) || !sameMessage(messages[z.read-1], z.last)) {
-		*z = Compressor{
-			pinned: z.pinned[:0], stay: z.stay[:0], gone: z.gone[:0],
-			kept: z.kept[:0], pins: z.pins[:0], stays: z.stays[:0], tmp: z.tmp[:0], sums: z.sums[:0], sums2: z.sums2[:0],
-		}
+	if z.changed(messages) {
+		z.restart()
 	}
 	if z.owner == nil {
 		z.owner = map[string]int{}
@@ -693,102 +738,147 @@ func (z *Compressor) update(messages []llms.MessageContent) {
 		z.elide, z.talk = append(z.elide, 0), append(z.talk, 0)
 	}
 	if add := len(messages) - z.read; add > 0 {
-		z.cost, z.flags, z.kind, z.group = slices.Grow(z.cost, add), slices.Grow(z.flags, add), slices.Grow(z.kind, add), slices.Grow(z.group, add)
-		z.saving, z.elide, z.talk, z.unit = slices.Grow(z.saving, add), slices.Grow(z.elide, add), slices.Grow(z.talk, add), slices.Grow(z.unit, add)
-		z.units = slices.Grow(z.units, add)
-		z.pinned, z.stay, z.gone = slices.Grow(z.pinned, add), slices.Grow(z.stay, add), slices.Grow(z.gone, add)
+		z.grow(add)
 	}
 	for i := z.read; i < len(messages); i++ {
-		m := messages[i]
-		c := messageTokens(m)
-		z.cost = append(z.cost, c)
-		z.total += c
-		var f uint8
-		if hasToolCall(m) {
-			f |= flagCall
-		}
-		saving := 0
-		if isToolResult(m) {
-			f |= flagResult
-			for j, p := range m.Parts {
-				if tr, ok := p.(llms.ToolCallResponse); ok {
-					if t := trace.EstimateTokens(tr.Content); t > ElideMin {
-						if z.bulky == nil {
-							z.bulky = map[int][]bulkyPart{}
-						}
-						z.bulky[i] = append(z.bulky[i], bulkyPart{j, t})
-						saving += t - trace.EstimateTokens(elisionNote(t))
-					}
-				}
-			}
-		}
-		g := i
-		switch {
-		case m.Role == llms.ChatMessageTypeHuman && !isFeedback(m):
-			f |= flagUser
-			z.users = append(z.users, i)
-		case f&flagCall != 0:
-			z.lastCaller = i
-			for _, p := range m.Parts {
-				if tc, ok := p.(llms.ToolCall); ok && tc.ID != "" {
-					z.owner[tc.ID] = i
-				}
-			}
-		case f&flagResult != 0:
-			g = z.lastCaller
-			for _, p := range m.Parts {
-				if tr, ok := p.(llms.ToolCallResponse); ok {
-					if o, ok := z.owner[tr.ToolCallID]; ok {
-						g = o
-						break
-					}
-				}
-			}
-			if g < 0 {
-				g = i // answers no call: a group of its own
-			}
-		}
-		if m.Role == llms.ChatMessageTypeSystem {
-			z.system = true
-		}
-		var k uint8
-		unit, talk := 0, 0
-		switch {
-		case g != i:
-			k = kindMember
-			if z.members == nil {
-				z.members = map[int][]int{}
-			}
-			z.members[g] = append(z.members[g], i)
-			z.unit[g] += c - saving
-			z.units.add(g, c-saving)
-		case f&(flagCall|flagResult) != 0:
-			k, unit = kindExchange, c-saving
-		case m.Role == llms.ChatMessageTypeAI || m.Role == llms.ChatMessageTypeGeneric:
-			k, unit = kindTalk, c
-		case m.Role == llms.ChatMessageTypeHuman:
-			k, talk = kindUserTalk, c
-			z.humans = append(z.humans, i)
-		default:
-			z.others = append(z.others, i)
-		}
-		z.flags = append(z.flags, f)
-		z.kind = append(z.kind, k)
-		z.group = append(z.group, g)
-		z.saving = append(z.saving, saving)
-		z.elide = append(z.elide, z.elide[i]+saving)
-		z.talk = append(z.talk, z.talk[i]+talk)
-		z.unit = append(z.unit, unit)
-		z.units.push(unit)
-		z.pinned = append(z.pinned, false)
-		z.stay = append(z.stay, false)
-		z.gone = append(z.gone, false)
+		z.readMessage(i, messages[i])
 	}
 	if len(messages) > z.read {
 		z.seen = z.seen.add(messages[z.read:])
 		z.last = copyMessage(messages[len(messages)-1])
 	}
 	z.read = len(messages)
+}
+
+// changed reports whether messages are not the conversation z read:
+// fewer, or with one of those read replaced or changed.
+func (z *Compressor) changed(messages []llms.MessageContent) bool {
+	return z.read > len(messages) || z.read > 0 && (!z.seen.match(messages) || !sameMessage(messages[z.read-1], z.last))
+}
+
+// restart forgets every message z read, keeping its scratch space.
+func (z *Compressor) restart() {
+	*z = Compressor{
+		pinned: z.pinned[:0], stay: z.stay[:0], gone: z.gone[:0],
+		kept: z.kept[:0], pins: z.pins[:0], stays: z.stays[:0], tmp: z.tmp[:0], stayed: z.stayed[:0], pinnedTalk: z.pinnedTalk[:0],
+	}
+}
+
+// grow makes room for add more messages in what z keeps of each.
+func (z *Compressor) grow(add int) {
+	z.cost, z.flags, z.kind, z.group = slices.Grow(z.cost, add), slices.Grow(z.flags, add), slices.Grow(z.kind, add), slices.Grow(z.group, add)
+	z.saving, z.elide, z.talk, z.unit = slices.Grow(z.saving, add), slices.Grow(z.elide, add), slices.Grow(z.talk, add), slices.Grow(z.unit, add)
+	z.units = slices.Grow(z.units, add)
+	z.pinned, z.stay, z.gone = slices.Grow(z.pinned, add), slices.Grow(z.stay, add), slices.Grow(z.gone, add)
+}
+
+// readMessage reads message i, the next one: what it costs, what eliding
+// it saves, the exchange it belongs to and what Compress may do with it.
+func (z *Compressor) readMessage(i int, m llms.MessageContent) {
+	c := messageTokens(m)
+	z.cost = append(z.cost, c)
+	z.total += c
+	var f uint8
+	if hasToolCall(m) {
+		f |= flagCall
+	}
+	saving := 0
+	if isToolResult(m) {
+		f |= flagResult
+		saving = z.noteBulky(i, m)
+	}
+	g := i
+	switch {
+	case m.Role == llms.ChatMessageTypeHuman && !isFeedback(m):
+		f |= flagUser
+		z.users = append(z.users, i)
+	case f&flagCall != 0:
+		z.lastCaller = i
+		for _, p := range m.Parts {
+			if tc, ok := p.(llms.ToolCall); ok && tc.ID != "" {
+				z.owner[tc.ID] = i
+			}
+		}
+	case f&flagResult != 0:
+		g = z.exchangeOf(i, m)
+	}
+	if m.Role == llms.ChatMessageTypeSystem {
+		z.system = true
+	}
+	k, unit, talk := z.classify(i, g, m, f, c, saving)
+	z.flags = append(z.flags, f)
+	z.kind = append(z.kind, k)
+	z.group = append(z.group, g)
+	z.saving = append(z.saving, saving)
+	z.elide = append(z.elide, z.elide[i]+saving)
+	z.talk = append(z.talk, z.talk[i]+talk)
+	z.unit = append(z.unit, unit)
+	z.units.push(unit)
+	z.pinned = append(z.pinned, false)
+	z.stay = append(z.stay, false)
+	z.gone = append(z.gone, false)
+}
+
+// noteBulky notes the bulky tool results of message i, m, in z.bulky and
+// returns what eliding them saves.
+func (z *Compressor) noteBulky(i int, m llms.MessageContent) (saving int) {
+	for j, p := range m.Parts {
+		if tr, ok := p.(llms.ToolCallResponse); ok {
+			if t := trace.EstimateTokens(tr.Content); t > ElideMin {
+				if z.bulky == nil {
+					z.bulky = map[int][]bulkyPart{}
+				}
+				z.bulky[i] = append(z.bulky[i], bulkyPart{j, t})
+				saving += t - trace.EstimateTokens(elisionNote(t))
+			}
+		}
+	}
+	return saving
+}
+
+// exchangeOf returns the message heading the exchange that message i, m,
+// a tool result, belongs to: the one that made the first call it answers
+// by id, else the last message with tool calls; i when there is none, so
+// that it is a group of its own.
+func (z *Compressor) exchangeOf(i int, m llms.MessageContent) int {
+	for _, p := range m.Parts {
+		if tr, ok := p.(llms.ToolCallResponse); ok {
+			if o, ok := z.owner[tr.ToolCallID]; ok {
+				return o
+			}
+		}
+	}
+	if z.lastCaller < 0 {
+		return i // answers no call: a group of its own
+	}
+	return z.lastCaller
+}
+
+// classify returns what Compress may do with message i, m, of group g,
+// costing c of which eliding saves saving, and what dropping it saves the
+// second pass (unit) and the third (talk); it files the message under its
+// kind: as a member of its exchange, in z.humans or in z.others.
+func (z *Compressor) classify(i, g int, m llms.MessageContent, f uint8, c, saving int) (k uint8, unit, talk int) {
+	switch {
+	case g != i:
+		k = kindMember
+		if z.members == nil {
+			z.members = map[int][]int{}
+		}
+		z.members[g] = append(z.members[g], i)
+		z.unit[g] += c - saving
+		z.units.add(g, c-saving)
+	case f&(flagCall|flagResult) != 0:
+		k, unit = kindExchange, c-saving
+	case m.Role == llms.ChatMessageTypeAI || m.Role == llms.ChatMessageTypeGeneric:
+		k, unit = kindTalk, c
+	case m.Role == llms.ChatMessageTypeHuman:
+		k, talk = kindUserTalk, c
+		z.humans = append(z.humans, i)
+	default:
+		z.others = append(z.others, i)
+	}
+	return k, unit, talk
 }
 
 // messageOverhead is what a message costs beyond its parts: role and

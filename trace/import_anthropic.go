@@ -96,6 +96,8 @@ type (
 	}
 )
 
+// importAnthropic turns one Anthropic Messages log line into a Trace;
+// defaultID is its id when the line has none.
 func importAnthropic(line []byte, defaultID string) (*Trace, error) {
 	if line[0] != '{' {
 		return nil, errors.New("not a JSON object")
@@ -122,21 +124,42 @@ func importAnthropic(line []byte, defaultID string) (*Trace, error) {
 	if t.ID == "" {
 		t.ID = defaultID
 	}
-	for k, v := range l.Metadata {
+	t.Meta = anthropicMeta(l.Metadata, req.System)
+	if t.Tools, err = anthropicTools(req.Tools); err != nil {
+		return nil, err
+	}
+	if err := anthropicMessages(newConversation(t), req.Model, *req.Messages, l.Response); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// anthropicMeta returns the log's metadata that has text, and the system
+// prompt under "system", as Trace.Meta; nil when there is neither.
+func anthropicMeta(metadata map[string]json.RawMessage, system json.RawMessage) map[string]string {
+	var meta map[string]string
+	for k, v := range metadata {
 		if s := anyText(v); s != "" {
-			if t.Meta == nil {
-				t.Meta = map[string]string{}
+			if meta == nil {
+				meta = map[string]string{}
 			}
-			t.Meta[k] = s
+			meta[k] = s
 		}
 	}
-	if sys := contentText(req.System); sys != "" {
-		if t.Meta == nil {
-			t.Meta = map[string]string{}
+	if sys := contentText(system); sys != "" {
+		if meta == nil {
+			meta = map[string]string{}
 		}
-		t.Meta["system"] = sys
+		meta["system"] = sys
 	}
-	for _, tool := range req.Tools {
+	return meta
+}
+
+// anthropicTools returns the request's tools as ToolSpecs, their input
+// schemas compacted.
+func anthropicTools(tools []anthropicTool) ([]ToolSpec, error) {
+	var specs []ToolSpec
+	for _, tool := range tools {
 		spec := ToolSpec{Name: tool.Name, Description: tool.Description}
 		if p := bytes.TrimSpace(tool.InputSchema); len(p) > 0 && string(p) != "null" {
 			var b bytes.Buffer
@@ -145,55 +168,79 @@ func importAnthropic(line []byte, defaultID string) (*Trace, error) {
 			}
 			spec.Parameters = b.Bytes()
 		}
-		t.Tools = append(t.Tools, spec)
+		specs = append(specs, spec)
 	}
-	c := newConversation(t)
-	msgs := *req.Messages
-	if l.Response != nil {
-		msgs = append(msgs[:len(msgs):len(msgs)], *l.Response)
+	return specs, nil
+}
+
+// anthropicMessages adds the request's messages, and the response when
+// it was logged, to c: user text as user turns, tool results to the calls
+// they answer, assistant messages as model steps of model.
+func anthropicMessages(c *conversation, model string, msgs []anthropicMessage, resp *anthropicMessage) error {
+	if resp != nil {
+		msgs = append(msgs[:len(msgs):len(msgs)], *resp)
 	}
 	for i, m := range msgs {
 		blocks, err := anthropicBlocks(m.Content)
 		if err != nil {
-			return nil, fmt.Errorf("message %d: %w", i, err)
+			return fmt.Errorf("message %d: %w", i, err)
 		}
 		switch m.Role {
 		case "user":
-			var text []string
-			for _, b := range blocks {
-				switch b.Type {
-				case "text":
-					text = append(text, b.Text)
-				case "tool_result":
-					c.result(b.ToolUseID, "", contentText(b.Content), b.IsError)
-				}
-			}
-			if len(text) > 0 {
-				c.user(strings.Join(text, "\n"))
-			}
+			anthropicUser(c, blocks)
 		case "assistant":
-			s := &Step{Name: req.Model}
-			for _, b := range blocks {
-				switch b.Type {
-				case "text":
-					s.Result += b.Text
-				case "tool_use":
-					s.Calls = append(s.Calls, Call{ID: b.ID, Name: b.Name, Args: anyText(b.Input)})
-				}
-			}
-			if l.Response != nil && i == len(msgs)-1 {
-				r := l.Response
-				s.Name = cmp.Or(req.Model, r.Model)
-				s.Provider, s.ResponseID, s.ResponseModel, s.FinishReason = "anthropic", r.ID, r.Model, r.StopReason
-				s.TokensIn = r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens
-				s.TokensOut = r.Usage.OutputTokens
+			s := anthropicAssistant(model, blocks)
+			if resp != nil && i == len(msgs)-1 {
+				anthropicResponse(s, model, resp)
 			}
 			c.model(s)
 		default:
-			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
+			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
 	}
-	return t, nil
+	return nil
+}
+
+// anthropicUser adds a user message's blocks to c: its tool results to
+// the calls they answer, then its text, joined, as a user turn.
+func anthropicUser(c *conversation, blocks []anthropicBlock) {
+	var text []string
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			text = append(text, b.Text)
+		case "tool_result":
+			c.result(b.ToolUseID, "", contentText(b.Content), b.IsError)
+		}
+	}
+	if len(text) > 0 {
+		c.user(strings.Join(text, "\n"))
+	}
+}
+
+// anthropicAssistant returns the model step of an assistant message's
+// blocks: its text, and its tool_use blocks as calls.
+func anthropicAssistant(model string, blocks []anthropicBlock) *Step {
+	s := &Step{Name: model}
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			s.Result += b.Text
+		case "tool_use":
+			s.Calls = append(s.Calls, Call{ID: b.ID, Name: b.Name, Args: anyText(b.Input)})
+		}
+	}
+	return s
+}
+
+// anthropicResponse completes the model step of the logged response r: its
+// id, model, stop reason and token usage, the cached input tokens
+// included.
+func anthropicResponse(s *Step, model string, r *anthropicMessage) {
+	s.Name = cmp.Or(model, r.Model)
+	s.Provider, s.ResponseID, s.ResponseModel, s.FinishReason = "anthropic", r.ID, r.Model, r.StopReason
+	s.TokensIn = r.Usage.InputTokens + r.Usage.CacheCreationInputTokens + r.Usage.CacheReadInputTokens
+	s.TokensOut = r.Usage.OutputTokens
 }
 
 // anthropicBlocks reads a message's content: a string is one text block.

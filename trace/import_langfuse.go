@@ -143,85 +143,24 @@ type (
 	}
 )
 
+// langfuseTrace builds the Trace of a Langfuse trace and its observations.
 func langfuseTrace(lt *lfTrace) (*Trace, error) {
 	t := &Trace{ID: lt.ID, SessionID: lt.SessionID, Steps: []*Step{}}
 	var err error
 	if t.Start, err = parseTime(lt.Timestamp); err != nil {
 		return nil, fmt.Errorf("timestamp: %w", err)
 	}
-	if lt.Name != "" || lt.UserID != "" {
-		t.Meta = map[string]string{}
-		if lt.Name != "" {
-			t.Meta["name"] = lt.Name
-		}
-		if lt.UserID != "" {
-			t.Meta["user_id"] = lt.UserID
-		}
-	}
+	t.Meta = langfuseMeta(lt)
 	obs := lt.Observations
-	for i := range obs {
-		o := &obs[i]
-		if o.ID == "" {
-			return nil, fmt.Errorf("observation %d has no id", i)
-		}
-		if o.start, err = parseTime(o.StartTime); err != nil {
-			return nil, fmt.Errorf("observation %s: startTime: %w", o.ID, err)
-		}
-		if o.end, err = parseTime(o.EndTime); err != nil {
-			return nil, fmt.Errorf("observation %s: endTime: %w", o.ID, err)
-		}
+	if err := langfuseTimes(obs); err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(obs, func(a, b lfObservation) int { return a.start.Compare(b.start) })
-	for _, o := range obs {
-		s := &Step{Start: o.start, Turn: unknownTurn}
-		if !o.end.IsZero() && o.end.After(o.start) {
-			s.Duration = o.end.Sub(o.start)
+	for i := range obs {
+		if s := langfuseStep(t, &obs[i]); s != nil {
+			s.Index = len(t.Steps)
+			t.Steps = append(t.Steps, s)
 		}
-		if strings.EqualFold(o.Level, "ERROR") {
-			s.Error = cmp.Or(o.StatusMessage, "error")
-		}
-		switch strings.ToUpper(o.Type) {
-		case "GENERATION":
-			s.Kind, s.Name = KindModel, o.Model
-			u := o.UsageDetails
-			if u == (lfUsage{}) {
-				u = o.Usage
-			}
-			s.TokensIn, s.TokensOut = u.Input, u.Output
-			turns := userTurns(messageList(o.Input))
-			t.UserTurns = longer(t.UserTurns, turns)
-			if len(turns) > 0 {
-				s.Turn = len(turns) - 1
-			}
-			if m, ok := readMessage(o.Output); ok {
-				s.Result, s.Calls = m.text(), m.calls()
-			} else {
-				s.Result = contentText(o.Output)
-			}
-		case "TOOL":
-			s.Kind, s.Name, s.Args, s.Result = KindTool, o.Name, anyText(o.Input), anyText(o.Output)
-			if m, ok := readMessage(o.Output); ok && m.Role == roleTool {
-				s.Result, s.CallID = m.text(), m.ToolCallID
-			}
-		case "RETRIEVER":
-			s.Kind, s.Name, s.Args = KindRetrieval, o.Name, anyText(o.Input)
-			var docs []struct {
-				ID       string                     `json:"id"`
-				Metadata map[string]json.RawMessage `json:"metadata"`
-			}
-			out := o.Output
-			if v := lsRaw(out, "documents"); v != nil {
-				out = v
-			}
-			json.Unmarshal(out, &docs)
-			for i, d := range docs {
-				s.DocIDs = append(s.DocIDs, cmp.Or(d.ID, anyText(d.Metadata["id"]), anyText(d.Metadata["source"]), fmt.Sprint(i)))
-			}
-		default:
-			continue
-		}
-		s.Index = len(t.Steps)
-		t.Steps = append(t.Steps, s)
 	}
 	if len(t.UserTurns) == 0 {
 		if m := messageList(lt.Input); len(m) > 0 {
@@ -241,4 +180,104 @@ func langfuseTrace(lt *lfTrace) (*Trace, error) {
 		t.Start = t.Steps[0].Start
 	}
 	return t, nil
+}
+
+// langfuseMeta returns the trace's name and user id as Trace.Meta, or nil
+// when it has neither.
+func langfuseMeta(lt *lfTrace) map[string]string {
+	if lt.Name == "" && lt.UserID == "" {
+		return nil
+	}
+	meta := map[string]string{}
+	if lt.Name != "" {
+		meta["name"] = lt.Name
+	}
+	if lt.UserID != "" {
+		meta["user_id"] = lt.UserID
+	}
+	return meta
+}
+
+// langfuseTimes reads the start and end times of obs, each of which must
+// have an id.
+func langfuseTimes(obs []lfObservation) error {
+	for i := range obs {
+		o := &obs[i]
+		if o.ID == "" {
+			return fmt.Errorf("observation %d has no id", i)
+		}
+		var err error
+		if o.start, err = parseTime(o.StartTime); err != nil {
+			return fmt.Errorf("observation %s: startTime: %w", o.ID, err)
+		}
+		if o.end, err = parseTime(o.EndTime); err != nil {
+			return fmt.Errorf("observation %s: endTime: %w", o.ID, err)
+		}
+	}
+	return nil
+}
+
+// langfuseStep returns the step of a GENERATION, TOOL or RETRIEVER
+// observation, or nil for one of another type. The user turns a
+// generation saw join t.UserTurns when they are more.
+func langfuseStep(t *Trace, o *lfObservation) *Step {
+	s := &Step{Start: o.start, Turn: unknownTurn}
+	if !o.end.IsZero() && o.end.After(o.start) {
+		s.Duration = o.end.Sub(o.start)
+	}
+	if strings.EqualFold(o.Level, "ERROR") {
+		s.Error = cmp.Or(o.StatusMessage, "error")
+	}
+	switch strings.ToUpper(o.Type) {
+	case "GENERATION":
+		langfuseModel(s, o)
+		turns := userTurns(messageList(o.Input))
+		t.UserTurns = longer(t.UserTurns, turns)
+		if len(turns) > 0 {
+			s.Turn = len(turns) - 1
+		}
+	case "TOOL":
+		s.Kind, s.Name, s.Args, s.Result = KindTool, o.Name, anyText(o.Input), anyText(o.Output)
+		if m, ok := readMessage(o.Output); ok && m.Role == roleTool {
+			s.Result, s.CallID = m.text(), m.ToolCallID
+		}
+	case "RETRIEVER":
+		langfuseRetrieval(s, o)
+	default:
+		return nil
+	}
+	return s
+}
+
+// langfuseModel reads a GENERATION observation: model, tokens and answer.
+func langfuseModel(s *Step, o *lfObservation) {
+	s.Kind, s.Name = KindModel, o.Model
+	u := o.UsageDetails
+	if u == (lfUsage{}) {
+		u = o.Usage
+	}
+	s.TokensIn, s.TokensOut = u.Input, u.Output
+	if m, ok := readMessage(o.Output); ok {
+		s.Result, s.Calls = m.text(), m.calls()
+	} else {
+		s.Result = contentText(o.Output)
+	}
+}
+
+// langfuseRetrieval reads a RETRIEVER observation: the query, and the ids
+// of the documents it returned.
+func langfuseRetrieval(s *Step, o *lfObservation) {
+	s.Kind, s.Name, s.Args = KindRetrieval, o.Name, anyText(o.Input)
+	var docs []struct {
+		ID       string                     `json:"id"`
+		Metadata map[string]json.RawMessage `json:"metadata"`
+	}
+	out := o.Output
+	if v := lsRaw(out, "documents"); v != nil {
+		out = v
+	}
+	json.Unmarshal(out, &docs)
+	for i, d := range docs {
+		s.DocIDs = append(s.DocIDs, cmp.Or(d.ID, anyText(d.Metadata["id"]), anyText(d.Metadata["source"]), fmt.Sprint(i)))
+	}
 }

@@ -147,15 +147,10 @@ func (r *lsRun) meta(keys ...string) string {
 	return ""
 }
 
+// langsmithTrace builds the trace of one trace id from its runs.
 func langsmithTrace(id string, runs []*lsRun) (*Trace, error) {
-	for _, r := range runs {
-		var err error
-		if r.start, err = parseTime(r.StartTime); err != nil {
-			return nil, fmt.Errorf("run %s: start_time: %w", r.ID, err)
-		}
-		if r.end, err = parseTime(r.EndTime); err != nil {
-			return nil, fmt.Errorf("run %s: end_time: %w", r.ID, err)
-		}
+	if err := langsmithTimes(runs); err != nil {
+		return nil, err
 	}
 	slices.SortStableFunc(runs, func(a, b *lsRun) int {
 		if a.DottedOrder != "" && b.DottedOrder != "" {
@@ -164,66 +159,17 @@ func langsmithTrace(id string, runs []*lsRun) (*Trace, error) {
 		return a.start.Compare(b.start)
 	})
 	t := &Trace{ID: id, Steps: []*Step{}}
-	var root *lsRun
-	for _, r := range runs {
-		if r.ParentRunID == "" || r.ID == id {
-			root = r
-			break
-		}
-	}
-	if root == nil {
-		root = runs[0]
-	}
+	root := langsmithRoot(id, runs)
 	t.Start = root.start
 	t.SessionID = root.meta("thread_id", "session_id", "conversation_id")
 	if root.Name != "" {
 		t.Meta = map[string]string{"name": root.Name}
 	}
 	for _, r := range runs {
-		s := &Step{Start: r.start, Error: r.Error, Turn: unknownTurn}
-		if !r.end.IsZero() && r.end.After(r.start) {
-			s.Duration = r.end.Sub(r.start)
+		if s := langsmithStep(t, r); s != nil {
+			s.Index = len(t.Steps)
+			t.Steps = append(t.Steps, s)
 		}
-		switch r.RunType {
-		case "llm":
-			s.Kind = KindModel
-			s.Name = cmp.Or(r.meta("ls_model_name"), anyText(r.Extra.InvocationParams["model"]), anyText(r.Extra.InvocationParams["model_name"]))
-			s.Provider = r.meta("ls_provider")
-			s.TokensIn, s.TokensOut = r.PromptTokens, r.CompletionTokens
-			turns := userTurns(messageList(r.Inputs))
-			t.UserTurns = longer(t.UserTurns, turns)
-			s.Turn = len(turns) - 1
-			langsmithAnswer(s, r.Outputs)
-		case "tool":
-			s.Kind, s.Name = KindTool, r.Name
-			s.Args = lsField(r.Inputs, "input", "tool_input", "args")
-			out := lsField(r.Outputs, "output")
-			if m, ok := readMessage(lsRaw(r.Outputs, "output")); ok && m.Role == roleTool {
-				out, s.CallID = m.text(), m.ToolCallID
-				if m.Status == "error" && s.Error == "" {
-					s.Error = out
-				}
-			}
-			s.Result = out
-		case "retriever":
-			s.Kind, s.Name = KindRetrieval, r.Name
-			s.Args = lsField(r.Inputs, "query", "input")
-			var out struct {
-				Documents []struct {
-					ID       string                     `json:"id"`
-					Metadata map[string]json.RawMessage `json:"metadata"`
-				} `json:"documents"`
-			}
-			json.Unmarshal(r.Outputs, &out)
-			for i, d := range out.Documents {
-				id := cmp.Or(d.ID, anyText(d.Metadata["id"]), anyText(d.Metadata["source"]), fmt.Sprint(i))
-				s.DocIDs = append(s.DocIDs, id)
-			}
-		default:
-			continue
-		}
-		s.Index = len(t.Steps)
-		t.Steps = append(t.Steps, s)
 	}
 	if len(t.UserTurns) == 0 {
 		if in := lsField(root.Inputs, "input", "question", "query"); in != "" {
@@ -232,9 +178,109 @@ func langsmithTrace(id string, runs []*lsRun) (*Trace, error) {
 			t.UserTurns = turns
 		}
 	}
-	// A model input carries the conversation so far: a model step's turn
-	// is the number of user messages its model saw, less one; other steps
-	// take the turn of the step before them.
+	langsmithTurns(t)
+	if len(t.Steps) == 0 && len(runs) == 0 {
+		return nil, errors.New("no runs")
+	}
+	return t, nil
+}
+
+// langsmithTimes reads the start and end times of runs.
+func langsmithTimes(runs []*lsRun) error {
+	for _, r := range runs {
+		var err error
+		if r.start, err = parseTime(r.StartTime); err != nil {
+			return fmt.Errorf("run %s: start_time: %w", r.ID, err)
+		}
+		if r.end, err = parseTime(r.EndTime); err != nil {
+			return fmt.Errorf("run %s: end_time: %w", r.ID, err)
+		}
+	}
+	return nil
+}
+
+// langsmithRoot returns the root run of a trace's sorted runs: the first
+// without a parent or with the trace's id, else the first.
+func langsmithRoot(id string, runs []*lsRun) *lsRun {
+	for _, r := range runs {
+		if r.ParentRunID == "" || r.ID == id {
+			return r
+		}
+	}
+	return runs[0]
+}
+
+// langsmithStep returns the step of an llm, tool or retriever run, or nil
+// for a run of another type. The user turns a model run saw join
+// t.UserTurns when they are more.
+func langsmithStep(t *Trace, r *lsRun) *Step {
+	s := &Step{Start: r.start, Error: r.Error, Turn: unknownTurn}
+	if !r.end.IsZero() && r.end.After(r.start) {
+		s.Duration = r.end.Sub(r.start)
+	}
+	switch r.RunType {
+	case "llm":
+		langsmithModel(s, r)
+		turns := userTurns(messageList(r.Inputs))
+		t.UserTurns = longer(t.UserTurns, turns)
+		s.Turn = len(turns) - 1
+	case "tool":
+		langsmithTool(s, r)
+	case "retriever":
+		langsmithRetrieval(s, r)
+	default:
+		return nil
+	}
+	return s
+}
+
+// langsmithModel reads an llm run: model, provider, tokens and answer.
+func langsmithModel(s *Step, r *lsRun) {
+	s.Kind = KindModel
+	s.Name = cmp.Or(r.meta("ls_model_name"), anyText(r.Extra.InvocationParams["model"]), anyText(r.Extra.InvocationParams["model_name"]))
+	s.Provider = r.meta("ls_provider")
+	s.TokensIn, s.TokensOut = r.PromptTokens, r.CompletionTokens
+	langsmithAnswer(s, r.Outputs)
+}
+
+// langsmithTool reads a tool run: arguments, and the result, with its
+// call id and error when the output is a tool message.
+func langsmithTool(s *Step, r *lsRun) {
+	s.Kind, s.Name = KindTool, r.Name
+	s.Args = lsField(r.Inputs, "input", "tool_input", "args")
+	out := lsField(r.Outputs, "output")
+	if m, ok := readMessage(lsRaw(r.Outputs, "output")); ok && m.Role == roleTool {
+		out, s.CallID = m.text(), m.ToolCallID
+		if m.Status == "error" && s.Error == "" {
+			s.Error = out
+		}
+	}
+	s.Result = out
+}
+
+// langsmithRetrieval reads a retriever run: the query, and the ids of the
+// documents it returned.
+func langsmithRetrieval(s *Step, r *lsRun) {
+	s.Kind, s.Name = KindRetrieval, r.Name
+	s.Args = lsField(r.Inputs, "query", "input")
+	var out struct {
+		Documents []struct {
+			ID       string                     `json:"id"`
+			Metadata map[string]json.RawMessage `json:"metadata"`
+		} `json:"documents"`
+	}
+	json.Unmarshal(r.Outputs, &out)
+	for i, d := range out.Documents {
+		id := cmp.Or(d.ID, anyText(d.Metadata["id"]), anyText(d.Metadata["source"]), fmt.Sprint(i))
+		s.DocIDs = append(s.DocIDs, id)
+	}
+}
+
+// langsmithTurns sets the turn of the steps that have none. A model input
+// carries the conversation so far: a model step's turn is the number of
+// user messages its model saw, less one; other steps take the turn of the
+// step before them.
+func langsmithTurns(t *Trace) {
 	turn := len(t.UserTurns) - 1
 	if len(t.Steps) > 0 && t.Steps[0].Turn == unknownTurn {
 		turn = min(turn, 0)
@@ -245,10 +291,6 @@ func langsmithTrace(id string, runs []*lsRun) (*Trace, error) {
 		}
 		turn = s.Turn
 	}
-	if len(t.Steps) == 0 && len(runs) == 0 {
-		return nil, errors.New("no runs")
-	}
-	return t, nil
 }
 
 // langsmithAnswer reads an llm run's outputs: LangChain generations, an AI

@@ -271,9 +271,37 @@ func (m genAIMessage) text() string {
 // otlpTrace builds the trace of one trace id from its spans.
 func otlpTrace(id string, spans []*otlpSpan) (*Trace, error) {
 	t := &Trace{ID: id, Steps: []*Step{}}
-	indexed := true
-	var items []otlpItem
-	var root *otlpSpan
+	items, root, indexed := otlpSpanItems(t, spans)
+	if root != nil {
+		var rootIndexed bool
+		items, rootIndexed = otlpRoot(t, id, root, items)
+		indexed = indexed && rootIndexed
+	}
+	if len(t.UserTurns) == 0 {
+		t.UserTurns = otlpChatUserTurns(items)
+	}
+	if indexed {
+		otlpOrderByIndex(items)
+	} else {
+		items = otlpOrderByStart(items)
+	}
+	otlpNumber(t, items)
+	otlpFillTurns(t)
+	if len(t.Steps) == 0 && root == nil {
+		return nil, errors.New("no GenAI span (gen_ai.operation.name)")
+	}
+	if t.Start.IsZero() && len(t.Steps) > 0 {
+		t.Start = t.Steps[0].Start
+	}
+	return t, nil
+}
+
+// otlpSpanItems reads the step spans of a trace, in span order, each
+// followed by the gates of its evaluation events, and the session id into
+// t. It returns the invoke_agent span that is the trace's root, if any,
+// and whether every step span carries its original index.
+func otlpSpanItems(t *Trace, spans []*otlpSpan) (items []otlpItem, root *otlpSpan, indexed bool) {
+	indexed = true
 	for _, sp := range spans {
 		a := attrsOf(sp.Attributes)
 		op := a.str("gen_ai.operation.name")
@@ -283,38 +311,10 @@ func otlpTrace(id string, spans []*otlpSpan) (*Trace, error) {
 		if v := a.str("gen_ai.conversation.id"); v != "" && t.SessionID == "" {
 			t.SessionID = v
 		}
-		s := &Step{Start: unixNano(sp.Start), Turn: unknownTurn}
-		if end := unixNano(sp.End); !end.IsZero() && !s.Start.IsZero() && end.After(s.Start) {
-			s.Duration = end.Sub(s.Start)
-		}
-		switch op {
-		case "chat", "text_completion", "generate_content":
-			otlpModel(s, a)
-		case "execute_tool":
-			s.Kind, s.Name, s.CallID = KindTool, a.str("gen_ai.tool.name"), a.str("gen_ai.tool.call.id")
-			s.Args, s.Result, s.Blocked = a.str("gen_ai.tool.call.arguments"), a.str("gen_ai.tool.call.result"), a.bool("agentguard.blocked")
-			if d := a.str("gen_ai.tool.description"); d != "" {
-				t.Tools = addToolSpec(t.Tools, ToolSpec{Name: s.Name, Description: d})
-			}
-		case "retrieval":
-			s.Kind, s.Name, s.Args = KindRetrieval, a.str("gen_ai.data_source.id"), a.str("gen_ai.retrieval.query.text")
-			var docs []struct {
-				ID    string   `json:"id"`
-				Score *float64 `json:"score"`
-			}
-			if json.Unmarshal([]byte(a.str("gen_ai.retrieval.documents")), &docs) == nil {
-				for _, d := range docs {
-					score := 0.0 // the exporter leaves out scores that are not numbers
-					if d.Score != nil {
-						score = *d.Score
-					}
-					s.DocIDs, s.Scores = append(s.DocIDs, d.ID), append(s.Scores, score)
-				}
-			}
-		default:
+		s := otlpStep(t, sp, a, op)
+		if s == nil {
 			continue
 		}
-		otlpCommon(s, a, sp)
 		it := otlpItem{s: s, start: s.Start}
 		if n, ok := a.int("agentguard.step"); ok {
 			it.key = n
@@ -328,111 +328,198 @@ func otlpTrace(id string, spans []*otlpSpan) (*Trace, error) {
 			}
 		}
 	}
-	if root != nil {
-		a := attrsOf(root.Attributes)
-		t.ID = cmp.Or(a.str("agentguard.trace_id"), id)
-		t.Route = a.str("agentguard.route")
-		t.Start = unixNano(root.Start)
-		for _, name := range a.strs("agentguard.tools") {
-			t.Tools = addToolSpec(t.Tools, ToolSpec{Name: name})
+	return items, root, indexed
+}
+
+// otlpStep returns the step of a span of operation op — a model, tool or
+// retrieval step — or nil for a span of another operation. A tool
+// description it carries joins t.Tools.
+func otlpStep(t *Trace, sp *otlpSpan, a attrs, op string) *Step {
+	s := &Step{Start: unixNano(sp.Start), Turn: unknownTurn}
+	if end := unixNano(sp.End); !end.IsZero() && !s.Start.IsZero() && end.After(s.Start) {
+		s.Duration = end.Sub(s.Start)
+	}
+	switch op {
+	case "chat", "text_completion", "generate_content":
+		otlpModel(s, a)
+	case "execute_tool":
+		otlpTool(s, a)
+		if d := a.str("gen_ai.tool.description"); d != "" {
+			t.Tools = addToolSpec(t.Tools, ToolSpec{Name: s.Name, Description: d})
 		}
-		var defs []struct {
-			Name        string          `json:"name"`
-			Description string          `json:"description"`
-			Parameters  json.RawMessage `json:"parameters"`
+	case "retrieval":
+		otlpRetrieval(s, a)
+	default:
+		return nil
+	}
+	otlpCommon(s, a, sp)
+	return s
+}
+
+// otlpTool reads an execute_tool span.
+func otlpTool(s *Step, a attrs) {
+	s.Kind, s.Name, s.CallID = KindTool, a.str("gen_ai.tool.name"), a.str("gen_ai.tool.call.id")
+	s.Args, s.Result, s.Blocked = a.str("gen_ai.tool.call.arguments"), a.str("gen_ai.tool.call.result"), a.bool("agentguard.blocked")
+}
+
+// otlpRetrieval reads a retrieval span: the query, and the ids and scores
+// of the documents.
+func otlpRetrieval(s *Step, a attrs) {
+	s.Kind, s.Name, s.Args = KindRetrieval, a.str("gen_ai.data_source.id"), a.str("gen_ai.retrieval.query.text")
+	var docs []struct {
+		ID    string   `json:"id"`
+		Score *float64 `json:"score"`
+	}
+	if json.Unmarshal([]byte(a.str("gen_ai.retrieval.documents")), &docs) == nil {
+		for _, d := range docs {
+			score := 0.0 // the exporter leaves out scores that are not numbers
+			if d.Score != nil {
+				score = *d.Score
+			}
+			s.DocIDs, s.Scores = append(s.DocIDs, d.ID), append(s.Scores, score)
 		}
-		if json.Unmarshal([]byte(a.str("gen_ai.tool.definitions")), &defs) == nil {
-			for _, d := range defs {
-				spec := ToolSpec{Name: d.Name, Description: d.Description}
-				if p := bytes.TrimSpace(d.Parameters); len(p) > 0 && string(p) != "null" {
-					var b bytes.Buffer
-					if json.Compact(&b, p) == nil {
-						spec.Parameters = b.Bytes()
-					}
-				}
-				t.Tools = addToolSpec(t.Tools, spec)
+	}
+}
+
+// otlpRoot reads the invoke_agent span into t — the trace's id, route,
+// start, tools and user turns — and appends to items the gates and steps
+// of its events. It reports whether every event carries its step index.
+func otlpRoot(t *Trace, id string, root *otlpSpan, items []otlpItem) ([]otlpItem, bool) {
+	a := attrsOf(root.Attributes)
+	t.ID = cmp.Or(a.str("agentguard.trace_id"), id)
+	t.Route = a.str("agentguard.route")
+	t.Start = unixNano(root.Start)
+	for _, name := range a.strs("agentguard.tools") {
+		t.Tools = addToolSpec(t.Tools, ToolSpec{Name: name})
+	}
+	t.Tools = otlpToolDefinitions(t.Tools, a.str("gen_ai.tool.definitions"))
+	t.UserTurns = genAIUserTurns(a.str("gen_ai.input.messages"))
+	indexed := true
+	for i, ev := range root.Events {
+		ea := attrsOf(ev.Attributes)
+		n, ok := ea.int("agentguard.step")
+		if !ok {
+			indexed = false
+		}
+		switch ev.Name {
+		case "gen_ai.evaluation.result":
+			items = append(items, otlpItem{s: otlpGate(ev), key: n, gate: 1 + i, start: unixNano(ev.Time), run: true})
+		case "agentguard.memory", "agentguard.step":
+			s := otlpEventStep(ev, ea)
+			items = append(items, otlpItem{s: s, key: n, start: s.Start})
+		}
+	}
+	return items, indexed
+}
+
+// otlpToolDefinitions adds to specs the tools of gen_ai.tool.definitions,
+// defs, when it is a JSON array of them.
+func otlpToolDefinitions(specs []ToolSpec, defs string) []ToolSpec {
+	var ds []struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	if json.Unmarshal([]byte(defs), &ds) != nil {
+		return specs
+	}
+	for _, d := range ds {
+		spec := ToolSpec{Name: d.Name, Description: d.Description}
+		if p := bytes.TrimSpace(d.Parameters); len(p) > 0 && string(p) != "null" {
+			var b bytes.Buffer
+			if json.Compact(&b, p) == nil {
+				spec.Parameters = b.Bytes()
 			}
 		}
-		for _, m := range genAIMessages(a.str("gen_ai.input.messages")) {
-			if m.Role == "user" {
-				t.UserTurns = append(t.UserTurns, m.text())
-			}
+		specs = addToolSpec(specs, spec)
+	}
+	return specs
+}
+
+// otlpEventStep reads an agentguard.memory or agentguard.step event of the
+// agent span, whose attributes are a, as the step it records.
+func otlpEventStep(ev otlpEvent, a attrs) *Step {
+	return &Step{Kind: Kind(cmp.Or(a.str("agentguard.step.kind"), string(KindMemory))), Name: a.str("agentguard.step.name"),
+		Args: a.str("agentguard.step.args"), Result: a.str("agentguard.step.result"), Error: a.str("agentguard.step.error"),
+		Truncated: a.bool("agentguard.truncated"), Start: unixNano(ev.Time), Turn: unknownTurn}
+}
+
+// genAIUserTurns returns the text of the user messages of msgs, a
+// gen_ai.input.messages value.
+func genAIUserTurns(msgs string) []string {
+	var turns []string
+	for _, m := range genAIMessages(msgs) {
+		if m.Role == "user" {
+			turns = append(turns, m.text())
 		}
-		for i, ev := range root.Events {
-			ea := attrsOf(ev.Attributes)
-			n, ok := ea.int("agentguard.step")
-			if !ok {
-				indexed = false
-			}
-			switch ev.Name {
-			case "gen_ai.evaluation.result":
-				items = append(items, otlpItem{s: otlpGate(ev), key: n, gate: 1 + i, start: unixNano(ev.Time), run: true})
-			case "agentguard.memory", "agentguard.step":
-				s := &Step{Kind: Kind(cmp.Or(ea.str("agentguard.step.kind"), string(KindMemory))), Name: ea.str("agentguard.step.name"),
-					Args: ea.str("agentguard.step.args"), Result: ea.str("agentguard.step.result"), Error: ea.str("agentguard.step.error"),
-					Truncated: ea.bool("agentguard.truncated"), Start: unixNano(ev.Time), Turn: unknownTurn}
-				items = append(items, otlpItem{s: s, key: n, start: s.Start})
+	}
+	return turns
+}
+
+// otlpChatUserTurns returns the user turns of the longest chat input
+// among the model steps of items: how other instrumentations record them.
+func otlpChatUserTurns(items []otlpItem) []string {
+	var longest []string
+	for _, it := range items {
+		if in := it.s.Args; it.s.Kind == KindModel && in != "" {
+			if turns := genAIUserTurns(in); len(turns) > len(longest) {
+				longest = turns
 			}
 		}
 	}
-	if len(t.UserTurns) == 0 {
-		// Other instrumentations: the user turns of the longest chat input.
-		for _, it := range items {
-			if in := it.s.Args; it.s.Kind == KindModel && in != "" {
-				var turns []string
-				for _, m := range genAIMessages(in) {
-					if m.Role == "user" {
-						turns = append(turns, m.text())
-					}
-				}
-				if len(turns) > len(t.UserTurns) {
-					t.UserTurns = turns
+	return longest
+}
+
+// otlpOrderByIndex sorts items by their original indexes, each step
+// followed by its gates. A finding about the run, not about a step, goes
+// where its time puts it: after the last step that started before it.
+func otlpOrderByIndex(items []otlpItem) {
+	steps := map[int]bool{}
+	for _, it := range items {
+		if it.gate == 0 {
+			steps[it.key] = true
+		}
+	}
+	for i := range items {
+		if it := &items[i]; it.run && !steps[it.key] {
+			it.key, it.gate = -1, 1<<20+it.gate
+			for _, o := range items {
+				if o.gate == 0 && !o.start.After(it.start) && o.key > it.key {
+					it.key = o.key
 				}
 			}
 		}
 	}
-	if indexed {
-		// A finding about the run, not about a step, goes where its time
-		// puts it: after the last step that started before it.
-		steps := map[int]bool{}
-		for _, it := range items {
-			if it.gate == 0 {
-				steps[it.key] = true
-			}
-		}
-		for i := range items {
-			if it := &items[i]; it.run && !steps[it.key] {
-				it.key, it.gate = -1, 1<<20+it.gate
-				for _, o := range items {
-					if o.gate == 0 && !o.start.After(it.start) && o.key > it.key {
-						it.key = o.key
-					}
-				}
-			}
-		}
-		slices.SortStableFunc(items, func(x, y otlpItem) int {
-			return cmp.Or(cmp.Compare(x.key, y.key), cmp.Compare(x.gate, y.gate))
-		})
-	} else {
-		// In start order, each step followed by the gates that judged it.
-		var steps []otlpItem
-		gates := map[*Step][]otlpItem{}
-		for _, it := range items {
-			if it.judged != nil {
-				gates[it.judged] = append(gates[it.judged], it)
-			} else {
-				steps = append(steps, it)
-			}
-		}
-		slices.SortStableFunc(steps, func(x, y otlpItem) int { return x.start.Compare(y.start) })
-		items = items[:0]
-		for i, it := range steps {
-			it.key, it.gate = i, 0
-			items = append(items, it)
-			items = append(items, gates[it.s]...)
+	slices.SortStableFunc(items, func(x, y otlpItem) int {
+		return cmp.Or(cmp.Compare(x.key, y.key), cmp.Compare(x.gate, y.gate))
+	})
+}
+
+// otlpOrderByStart returns items in start order, each step followed by
+// the gates that judged it, keyed by position; it reuses items' array.
+func otlpOrderByStart(items []otlpItem) []otlpItem {
+	var steps []otlpItem
+	gates := map[*Step][]otlpItem{}
+	for _, it := range items {
+		if it.judged != nil {
+			gates[it.judged] = append(gates[it.judged], it)
+		} else {
+			steps = append(steps, it)
 		}
 	}
-	// Number the steps; a gate's Finding.Step follows its judged step.
+	slices.SortStableFunc(steps, func(x, y otlpItem) int { return x.start.Compare(y.start) })
+	items = items[:0]
+	for i, it := range steps {
+		it.key, it.gate = i, 0
+		items = append(items, it)
+		items = append(items, gates[it.s]...)
+	}
+	return items
+}
+
+// otlpNumber appends the steps of the ordered items to t.Steps, numbered;
+// a gate's Finding.Step follows its judged step.
+func otlpNumber(t *Trace, items []otlpItem) {
 	newIndex := map[int]int{}
 	for i, it := range items {
 		if it.gate == 0 {
@@ -456,9 +543,12 @@ func otlpTrace(id string, spans []*otlpSpan) (*Trace, error) {
 		}
 		t.Steps = append(t.Steps, s)
 	}
-	// A step without a turn (a memory step, a tool span of another
-	// instrumentation) takes the turn of the step after it, or, last, of
-	// the step before.
+}
+
+// otlpFillTurns gives a step without a turn (a memory step, a tool span of
+// another instrumentation) the turn of the step after it, or, last, of the
+// step before.
+func otlpFillTurns(t *Trace) {
 	next := unknownTurn
 	for i := len(t.Steps) - 1; i >= 0; i-- {
 		if s := t.Steps[i]; s.Turn == unknownTurn {
@@ -474,13 +564,6 @@ func otlpTrace(id string, spans []*otlpSpan) (*Trace, error) {
 		}
 		prev = s.Turn
 	}
-	if len(t.Steps) == 0 && root == nil {
-		return nil, errors.New("no GenAI span (gen_ai.operation.name)")
-	}
-	if t.Start.IsZero() && len(t.Steps) > 0 {
-		t.Start = t.Steps[0].Start
-	}
-	return t, nil
 }
 
 // otlpModel reads a chat span.

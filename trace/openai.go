@@ -140,18 +140,42 @@ func importChat(line []byte, defaultID string) (*Trace, error) {
 	if t.ID == "" {
 		t.ID = defaultID
 	}
-	for k, v := range l.Metadata {
+	if t.Meta, err = chatMeta(l.Metadata); err != nil {
+		return nil, err
+	}
+	if t.Tools, err = chatTools(l.Tools, l.Functions); err != nil {
+		return nil, err
+	}
+	if err := chatMessages(newConversation(t), l.Model, *l.Messages); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// chatMeta returns the line's metadata values that are not null, as text,
+// with room for the system prompt; nil when there are none.
+func chatMeta(metadata map[string]json.RawMessage) (map[string]string, error) {
+	var meta map[string]string
+	for k, v := range metadata {
 		if string(v) == "null" {
 			continue
 		}
-		if t.Meta == nil {
-			t.Meta = make(map[string]string, len(l.Metadata)+1)
+		if meta == nil {
+			meta = make(map[string]string, len(metadata)+1)
 		}
-		if t.Meta[k], err = jsonText(v); err != nil {
+		var err error
+		if meta[k], err = jsonText(v); err != nil {
 			return nil, fmt.Errorf("metadata %q: %w", k, err)
 		}
 	}
-	for i, tool := range l.Tools {
+	return meta, nil
+}
+
+// chatTools returns the line's tools, then its legacy functions, as
+// ToolSpecs.
+func chatTools(tools []chatTool, functions []chatFunction) ([]ToolSpec, error) {
+	var specs []ToolSpec
+	for i, tool := range tools {
 		f := tool.Function
 		if f == nil {
 			f = &tool.chatFunction
@@ -160,64 +184,52 @@ func importChat(line []byte, defaultID string) (*Trace, error) {
 		if err != nil {
 			return nil, fmt.Errorf("tool %d: %w", i, err)
 		}
-		t.Tools = append(t.Tools, spec)
+		specs = append(specs, spec)
 	}
-	for i, f := range l.Functions {
+	for i, f := range functions {
 		spec, err := f.spec()
 		if err != nil {
 			return nil, fmt.Errorf("function %d: %w", i, err)
 		}
-		t.Tools = append(t.Tools, spec)
+		specs = append(specs, spec)
 	}
+	return specs, nil
+}
 
-	add := func(s *Step) *Step {
-		s.Index = len(t.Steps)
-		s.Turn = len(t.UserTurns) - 1
-		t.Steps = append(t.Steps, s)
-		return s
-	}
+// chatMessages adds the messages to c's trace: user turns, model steps of
+// model with a tool step per call, tool results to the calls they answer,
+// and the system and developer messages, joined, as Meta["system"].
+func chatMessages(c *conversation, model string, msgs []chatMessage) error {
 	var system []string
-	var pending pendingCalls
-	for i, m := range *l.Messages {
+	for i, m := range msgs {
 		text, refusal, err := m.text()
 		if err != nil {
-			return nil, fmt.Errorf("message %d: %w", i, err)
+			return fmt.Errorf("message %d: %w", i, err)
 		}
 		switch m.Role {
 		case "system", "developer":
 			system = append(system, text)
 		case "user":
-			t.UserTurns = append(t.UserTurns, text)
+			c.user(text)
 		case "assistant":
 			calls, err := m.calls()
 			if err != nil {
-				return nil, fmt.Errorf("message %d: %w", i, err)
+				return fmt.Errorf("message %d: %w", i, err)
 			}
-			add(&Step{Kind: KindModel, Name: l.Model, Result: text, Refusal: refusal, Calls: calls})
-			for _, c := range calls {
-				pending.push(add(&Step{Kind: KindTool, Name: c.Name, CallID: c.ID, Args: c.Args}))
-			}
+			c.model(&Step{Name: model, Result: text, Refusal: refusal, Calls: calls})
 		case "tool", "function":
-			s := pending.answer(m.ToolCallID)
-			if s == nil {
-				add(&Step{Kind: KindTool, Name: m.Name, CallID: m.ToolCallID, Result: text, Error: unmatchedResult})
-				continue
-			}
-			s.Result = text
-			if s.Name == "" {
-				s.Name = m.Name
-			}
+			c.result(m.ToolCallID, m.Name, text, false)
 		default:
-			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
+			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
 	}
 	if system != nil {
-		if t.Meta == nil {
-			t.Meta = make(map[string]string, 1)
+		if c.t.Meta == nil {
+			c.t.Meta = make(map[string]string, 1)
 		}
-		t.Meta["system"] = strings.Join(system, "\n\n")
+		c.t.Meta["system"] = strings.Join(system, "\n\n")
 	}
-	return t, nil
+	return nil
 }
 
 // pendingCalls holds the tool steps of a conversation, to match tool

@@ -121,20 +121,8 @@ func binomialBTPE(rng *rand.Rand, n int, p float64) int {
 		k := math.Abs(y - m)
 		if k <= 20 || k >= npq/2-1 {
 			// Near the mode, or a wide distribution's far tail: the exact
-			// ratio f(y)/f(m) by recursion.
-			s := p / q
-			aa := s * (fn + 1)
-			f := 1.0
-			if m < y {
-				for i := m + 1; i <= y; i++ {
-					f *= aa/i - s
-				}
-			} else if m > y {
-				for i := y + 1; i <= m; i++ {
-					f /= aa/i - s
-				}
-			}
-			if v <= f {
+			// ratio f(y)/f(m).
+			if v <= pmfRatio(fn, p, q, m, y) {
 				return int(y)
 			}
 			continue
@@ -151,16 +139,42 @@ func binomialBTPE(rng *rand.Rand, n int, p float64) int {
 		if logV > t+rho {
 			continue
 		}
-		x1 := y + 1
-		f1 := m + 1
-		z := fn + 1 - m
-		w := fn - y + 1
-		bound := xm*math.Log(f1/x1) + (fn-m+0.5)*math.Log(z/w) + (y-m)*math.Log(w*p/(x1*q)) +
-			stirlingTail(f1) + stirlingTail(z) + stirlingTail(x1) + stirlingTail(w)
-		if logV <= bound {
+		if logV <= stirlingLogRatio(fn, p, q, m, y) {
 			return int(y)
 		}
 	}
+}
+
+// pmfRatio returns f(y)/f(m), the ratio of the probabilities of y and m
+// under B(n, p) for fn = n and q = 1-p, by the recursion f(i)/f(i-1) =
+// ((n+1)·p/q)/i - p/q: exact up to rounding, and cheap for y near m.
+func pmfRatio(fn, p, q, m, y float64) float64 {
+	s := p / q
+	aa := s * (fn + 1)
+	f := 1.0
+	if m < y {
+		for i := m + 1; i <= y; i++ {
+			f *= aa/i - s
+		}
+	} else if m > y {
+		for i := y + 1; i <= m; i++ {
+			f /= aa/i - s
+		}
+	}
+	return f
+}
+
+// stirlingLogRatio returns log(f(y)/f(m)) for B(n, p), fn = n and q =
+// 1-p, with the factorials from Stirling's series: BTPE's final acceptance
+// bound, for y far from m.
+func stirlingLogRatio(fn, p, q, m, y float64) float64 {
+	xm := m + 0.5
+	x1 := y + 1
+	f1 := m + 1
+	z := fn + 1 - m
+	w := fn - y + 1
+	return xm*math.Log(f1/x1) + (fn-m+0.5)*math.Log(z/w) + (y-m)*math.Log(w*p/(x1*q)) +
+		stirlingTail(f1) + stirlingTail(z) + stirlingTail(x1) + stirlingTail(w)
 }
 
 // stirlingTail is the correction term of Stirling's series used by BTPE's

@@ -216,20 +216,47 @@ func Select(traces []*trace.Trace, cfg Sampling) *Selection {
 func selectRound(traces []*trace.Trace, cfg Sampling, privileged func(*trace.Trace) bool) *Selection {
 	cfg = cfg.withDefaults()
 	sel := &Selection{Routes: map[string]RouteCost{}}
-	// info is what the sampler keeps of a trace; it holds no pointers, so
-	// a million of them cost the garbage collector nothing.
-	type info struct {
-		cost  float64
-		key   float64
-		idx   int32 // into traces
-		route int32
-		bands Band
+	infos, routeNames, routeCosts, dups := sampleInfos(traces, cfg, privileged)
+	sel.Duplicates = dups
+	sel.Traces = len(infos)
+	if len(infos) == 0 {
+		return sel
 	}
-	infos := make([]info, 0, len(traces))
-	dup := duplicates(traces)
-	routeIndex := map[string]int32{}
+	thresholds := overCostThresholds(routeNames, routeCosts, cfg, sel.Routes)
+	markOverCostAndHead(infos, thresholds, cfg.HeadRate)
+	if n := cfg.TailPerRoute; n > 0 {
+		markTail(infos, traces, len(routeNames), n)
+	}
+	for i := range infos {
+		if in := &infos[i]; in.bands != 0 {
+			sel.Samples = append(sel.Samples, Sample{Trace: traces[in.idx], Bands: in.bands, Cost: in.cost, Key: in.key})
+		}
+	}
+	return sel
+}
+
+// sampleInfo is what the sampler keeps of a trace; it holds no pointers,
+// so a million of them cost the garbage collector nothing.
+type sampleInfo struct {
+	cost  float64
+	key   float64
+	idx   int32 // into traces
+	route int32
+	bands Band
+}
+
+// sampleInfos returns what the sampler keeps of each trace of the round,
+// in input order — its cost, head key, route and forced bands — leaving
+// out nil traces and repeated ids; the routes in the order they first
+// appear, with the costs of their traces; and how many traces repeated an
+// earlier id.
+func sampleInfos(traces []*trace.Trace, cfg Sampling, privileged func(*trace.Trace) bool) ([]sampleInfo, []string, [][]float64, int) {
+	infos := make([]sampleInfo, 0, len(traces))
 	var routeNames []string
 	var routeCosts [][]float64
+	dups := 0
+	dup := duplicates(traces)
+	routeIndex := map[string]int32{}
 	var rng *rand.Rand
 	if !cfg.HashConsistent {
 		rng = rand.New(rand.NewPCG(cfg.Seed, streamKeys))
@@ -239,10 +266,10 @@ func selectRound(traces []*trace.Trace, cfg Sampling, privileged func(*trace.Tra
 			continue
 		}
 		if dup[i] {
-			sel.Duplicates++
+			dups++
 			continue
 		}
-		in := info{idx: int32(i)}
+		in := sampleInfo{idx: int32(i)}
 		in.cost, in.bands = forcedBands(t, cfg.MinConfidence, privileged)
 		r, ok := routeIndex[t.Route]
 		if !ok {
@@ -260,12 +287,13 @@ func selectRound(traces []*trace.Trace, cfg Sampling, privileged func(*trace.Tra
 		}
 		infos = append(infos, in)
 	}
-	sel.Traces = len(infos)
-	if len(infos) == 0 {
-		return sel
-	}
+	return infos, routeNames, routeCosts, dups
+}
 
-	// Over-cost thresholds, per route.
+// overCostThresholds returns each route's over-cost threshold, and records
+// how the band judged the route in routes, by name: its percentile cost
+// from cfg.RouteCost or from routeCosts, which it sorts and then lets go.
+func overCostThresholds(routeNames []string, routeCosts [][]float64, cfg Sampling, routes map[string]RouteCost) []float64 {
 	thresholds := make([]float64, len(routeNames))
 	for r, name := range routeNames {
 		rc := RouteCost{Traces: len(routeCosts[r])}
@@ -279,18 +307,23 @@ func selectRound(traces []*trace.Trace, cfg Sampling, privileged func(*trace.Tra
 			rc.Threshold = rc.Percentile * cfg.CostMultiplier
 		}
 		thresholds[r] = rc.Threshold
-		sel.Routes[name] = rc
+		routes[name] = rc
 		routeCosts[r] = nil
 	}
+	return thresholds
+}
 
-	// Forced bands and the head.
+// markOverCostAndHead adds BandOverCost to the traces that cost more than
+// their route's threshold, and BandHead to those whose key is below
+// headRate or, when there is none, to the one with the smallest key.
+func markOverCostAndHead(infos []sampleInfo, thresholds []float64, headRate float64) {
 	minKey, head := 0, 0
 	for i := range infos {
 		in := &infos[i]
 		if th := thresholds[in.route]; th > 0 && in.cost > th {
 			in.bands |= BandOverCost
 		}
-		if in.key < cfg.HeadRate {
+		if in.key < headRate {
 			in.bands |= BandHead
 			head++
 		}
@@ -301,48 +334,42 @@ func selectRound(traces []*trace.Trace, cfg Sampling, privileged func(*trace.Tra
 	if head == 0 {
 		infos[minKey].bands |= BandHead
 	}
+}
 
-	// Tail: the most expensive normal traces of each route.
-	if n := cfg.TailPerRoute; n > 0 {
-		tops := make([][]int, len(routeNames))
-		more := func(a, b int) bool { // a is more expensive than b
-			x, y := &infos[a], &infos[b]
-			if x.cost != y.cost {
-				return x.cost > y.cost
-			}
-			return traces[x.idx].ID < traces[y.idx].ID
+// markTail adds BandTail to the n most expensive normal traces of each of
+// the round's routes, ties broken by id.
+func markTail(infos []sampleInfo, traces []*trace.Trace, routes, n int) {
+	tops := make([][]int, routes)
+	more := func(a, b int) bool { // a is more expensive than b
+		x, y := &infos[a], &infos[b]
+		if x.cost != y.cost {
+			return x.cost > y.cost
 		}
-		for i := range infos {
-			if infos[i].bands.Has(Forced) {
-				continue
-			}
-			top := tops[infos[i].route]
-			if len(top) == n && !more(i, top[n-1]) {
-				continue
-			}
-			if len(top) < n {
-				top = append(top, i)
-			} else {
-				top[n-1] = i
-			}
-			for j := len(top) - 1; j > 0 && more(top[j], top[j-1]); j-- {
-				top[j], top[j-1] = top[j-1], top[j]
-			}
-			tops[infos[i].route] = top
-		}
-		for _, top := range tops {
-			for _, i := range top {
-				infos[i].bands |= BandTail
-			}
-		}
+		return traces[x.idx].ID < traces[y.idx].ID
 	}
-
 	for i := range infos {
-		if in := &infos[i]; in.bands != 0 {
-			sel.Samples = append(sel.Samples, Sample{Trace: traces[in.idx], Bands: in.bands, Cost: in.cost, Key: in.key})
+		if infos[i].bands.Has(Forced) {
+			continue
+		}
+		top := tops[infos[i].route]
+		if len(top) == n && !more(i, top[n-1]) {
+			continue
+		}
+		if len(top) < n {
+			top = append(top, i)
+		} else {
+			top[n-1] = i
+		}
+		for j := len(top) - 1; j > 0 && more(top[j], top[j-1]); j-- {
+			top[j], top[j-1] = top[j-1], top[j]
+		}
+		tops[infos[i].route] = top
+	}
+	for _, top := range tops {
+		for _, i := range top {
+			infos[i].bands |= BandTail
 		}
 	}
-	return sel
 }
 
 // duplicates marks the traces whose id an earlier trace has. It sorts

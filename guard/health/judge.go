@@ -207,21 +207,42 @@ func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionS
 	}
 	todo := s.screenedCases()
 	jr.Screened, jr.Cases = len(todo), s.caseCount()
+	jr.Calls = s.askAll(ctx, todo, raters)
+	overrides, verdicts := jr.tally(todo)
+	for _, d := range judged {
+		js := JudgedScore{Dimension: d, Verdicts: verdicts[d]}
+		for _, c := range computed {
+			if c.Dimension == d {
+				js.Computed = c.Score
+			}
+		}
+		js.Failed, js.Recovered, js.Minor = s.sharesWith(d, overrides[d])
+		js.Judged, js.Reason = rubric.Score(js.Failed, js.Recovered, js.Minor)
+		jr.Dimensions = append(jr.Dimensions, js)
+	}
+	return jr
+}
+
+// askAll asks the raters about every case of todo, opts.JudgeParallel
+// cases at a time (4 when not set), and returns how many model calls
+// that made.
+func (s *scorer) askAll(ctx context.Context, todo []*screenedCase, raters []Rater) int {
 	parallel := s.opts.JudgeParallel
 	if parallel <= 0 {
 		parallel = 4
 	}
 	var (
-		wg   sync.WaitGroup
-		jobs = make(chan *screenedCase)
-		mu   sync.Mutex
+		wg    sync.WaitGroup
+		jobs  = make(chan *screenedCase)
+		mu    sync.Mutex
+		total int
 	)
 	for range min(parallel, len(todo)) {
 		wg.Go(func() {
 			for sc := range jobs {
 				calls := s.ask(ctx, sc, raters)
 				mu.Lock()
-				jr.Calls += calls
+				total += calls
 				mu.Unlock()
 			}
 		})
@@ -231,7 +252,14 @@ func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionS
 	}
 	close(jobs)
 	wg.Wait()
+	return total
+}
 
+// tally adds the verdicts on the judged cases to jr — the cases, their
+// cost, the reviews, errors, confirmations and disputes — and returns,
+// per judged dimension, the outcome each verdict gives the screened runs
+// it covers, by trace id, and how many verdicts enter the dimension.
+func (jr *JudgeReport) tally(todo []*screenedCase) (map[trace.Dimension]map[string]Outcome, map[trace.Dimension]int) {
 	overrides := map[trace.Dimension]map[string]Outcome{}
 	verdicts := map[trace.Dimension]int{}
 	for _, sc := range todo {
@@ -267,18 +295,7 @@ func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionS
 			}
 		}
 	}
-	for _, d := range judged {
-		js := JudgedScore{Dimension: d, Verdicts: verdicts[d]}
-		for _, c := range computed {
-			if c.Dimension == d {
-				js.Computed = c.Score
-			}
-		}
-		js.Failed, js.Recovered, js.Minor = s.sharesWith(d, overrides[d])
-		js.Judged, js.Reason = rubric.Score(js.Failed, js.Recovered, js.Minor)
-		jr.Dimensions = append(jr.Dimensions, js)
-	}
-	return jr
+	return overrides, verdicts
 }
 
 func (s *scorer) caseCount() int {

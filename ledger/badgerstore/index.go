@@ -547,61 +547,15 @@ func (l *Store) Reindex(ctx context.Context) (int, error) {
 // key goes first and comes back last, so that a reindex cut short is
 // redone by the next Open.
 func (l *Store) reindex(ctx context.Context) (int, error) {
-	if err := l.db.Update(func(txn *badger.Txn) error { return txn.Delete([]byte(metaIndexKey)) }); err != nil {
-		return 0, translate(err)
+	if err := l.dropIndexes(); err != nil {
+		return 0, err
 	}
-	l.indexed.Store(false)
-	if err := l.db.DropPrefix([]byte(indexPrefix), []byte(bucketPrefix), []byte(lessonPrefix)); err != nil {
-		return 0, translate(err)
-	}
-	l.lmu.Lock()
-	l.lessons = lessonMap{}
-	l.dirty = bucketMap{}
-	l.lessonSeq = 0
-	l.lmu.Unlock()
-
 	lessons, buckets := lessonMap{}, bucketMap{}
 	w := &txnWriter{db: l.db}
 	defer w.discard()
-	n, size := 0, 0
-	var after, lastSeq uint64
-	var kbuf []byte
-	for {
-		page, last, end, err := l.scanPage(ctx, after, 1024)
-		if err != nil {
-			return n, err
-		}
-		for _, ent := range page {
-			e := encodedOf(nil, &ent.Violation)
-			set := func(kind byte, value string) error {
-				if value == "" {
-					return nil
-				}
-				kbuf = binary.BigEndian.AppendUint64(appendIndexPrefix(kbuf[:0], kind, value), ent.Seq)
-				return w.set(slices.Clone(kbuf), nil)
-			}
-			err := errors.Join(set('t', e.traceID), set('s', e.sessionID), set('r', e.rule))
-			for _, tag := range e.tags {
-				err = errors.Join(err, set('g', tag))
-			}
-			if err != nil {
-				return n, err
-			}
-			lessons.add(&e)
-			buckets.add(minuteOf(e.time), ent.Seq, ent.Seq)
-			lastSeq = ent.Seq
-			n++
-			if size += e.cost(); size > 16<<20 {
-				if err := l.space.check(size); err != nil {
-					return n, err
-				}
-				size = 0
-			}
-		}
-		if end {
-			break
-		}
-		after = last
+	n, lastSeq, err := l.indexEntries(ctx, w, lessons, buckets)
+	if err != nil {
+		return n, err
 	}
 	for m, b := range buckets {
 		if err := w.set(bucketKey(m), bucketValue(b)); err != nil {
@@ -627,6 +581,78 @@ func (l *Store) reindex(ctx context.Context) (int, error) {
 	l.lmu.Unlock()
 	l.indexed.Store(true)
 	return n, nil
+}
+
+// dropIndexes deletes the index version key, then the index keys, the
+// minute buckets and the lessons, on disk and in memory.
+func (l *Store) dropIndexes() error {
+	if err := l.db.Update(func(txn *badger.Txn) error { return txn.Delete([]byte(metaIndexKey)) }); err != nil {
+		return translate(err)
+	}
+	l.indexed.Store(false)
+	if err := l.db.DropPrefix([]byte(indexPrefix), []byte(bucketPrefix), []byte(lessonPrefix)); err != nil {
+		return translate(err)
+	}
+	l.lmu.Lock()
+	l.lessons = lessonMap{}
+	l.dirty = bucketMap{}
+	l.lessonSeq = 0
+	l.lmu.Unlock()
+	return nil
+}
+
+// indexEntries reads every entry, in sequence order, writing its index
+// keys with w and adding it to lessons and its minute to buckets. It
+// returns how many entries it read and the last one's sequence number,
+// and checks the free space every 16 MB written.
+func (l *Store) indexEntries(ctx context.Context, w *txnWriter, lessons lessonMap, buckets bucketMap) (int, uint64, error) {
+	n, size := 0, 0
+	var after, lastSeq uint64
+	var kbuf []byte
+	for {
+		page, last, end, err := l.scanPage(ctx, after, 1024)
+		if err != nil {
+			return n, lastSeq, err
+		}
+		for _, ent := range page {
+			e := encodedOf(nil, &ent.Violation)
+			if kbuf, err = setIndexKeys(w, kbuf, ent.Seq, &e); err != nil {
+				return n, lastSeq, err
+			}
+			lessons.add(&e)
+			buckets.add(minuteOf(e.time), ent.Seq, ent.Seq)
+			lastSeq = ent.Seq
+			n++
+			if size += e.cost(); size > 16<<20 {
+				if err := l.space.check(size); err != nil {
+					return n, lastSeq, err
+				}
+				size = 0
+			}
+		}
+		if end {
+			return n, lastSeq, nil
+		}
+		after = last
+	}
+}
+
+// setIndexKeys writes with w the index keys of the entry seq, encoded as
+// e: by trace id, session id, rule and tag. kbuf is scratch space for the
+// keys, returned for the next entry.
+func setIndexKeys(w *txnWriter, kbuf []byte, seq uint64, e *encoded) ([]byte, error) {
+	set := func(kind byte, value string) error {
+		if value == "" {
+			return nil
+		}
+		kbuf = binary.BigEndian.AppendUint64(appendIndexPrefix(kbuf[:0], kind, value), seq)
+		return w.set(slices.Clone(kbuf), nil)
+	}
+	err := errors.Join(set('t', e.traceID), set('s', e.sessionID), set('r', e.rule))
+	for _, tag := range e.tags {
+		err = errors.Join(err, set('g', tag))
+	}
+	return kbuf, err
 }
 
 // scanPage reads up to max entries after the sequence number after, in

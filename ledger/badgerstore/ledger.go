@@ -140,36 +140,12 @@ func Open(dir string, opts Options) (*Store, error) {
 		path = ""
 	}
 	fail := func(err error) error { return &ledger.Error{Op: "open", Path: path, Err: err} }
-	switch {
-	case opts.InMemory && opts.ReadOnly:
-		return nil, fail(errors.New("a ledger cannot be both in memory and read-only"))
-	case opts.InMemory:
-	case dir == "":
-		return nil, fail(errors.New("empty directory name"))
-	case opts.ReadOnly:
-		if _, err := os.Stat(dir); err != nil {
-			return nil, fail(err)
-		}
-	default:
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fail(err)
-		}
-		if err := claimDir(dir); err != nil {
-			return nil, fail(err)
-		}
+	if err := prepareDir(dir, opts); err != nil {
+		return nil, fail(err)
 	}
-	var sp *space
-	if !opts.InMemory && !opts.ReadOnly && opts.DiskReserve >= 0 {
-		sp = &space{dir: dir, reserve: uint64(opts.DiskReserve), free: opts.freeSpace}
-		if sp.reserve == 0 {
-			sp.reserve = DefaultDiskReserve
-		}
-		if sp.free == nil {
-			sp.free = diskFree
-		}
-		if err := sp.check(0); err != nil {
-			return nil, fail(err)
-		}
+	sp, err := diskSpace(dir, opts)
+	if err != nil {
+		return nil, fail(err)
 	}
 	bo := badgerOptions(path, opts)
 	if !opts.InMemory {
@@ -181,6 +157,68 @@ func Open(dir string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fail(err)
 	}
+	l := newStore(db, path, sp, opts)
+	indexed, version, err := l.loadIndex()
+	if err == nil {
+		l.indexed.Store(indexed)
+		if !opts.ReadOnly {
+			err = l.readyForAppends(dir, indexed, version, opts)
+		}
+	}
+	if err != nil {
+		db.Close()
+		return nil, fail(err)
+	}
+	return l, nil
+}
+
+// prepareDir checks that opts and dir can open a ledger, and creates and
+// claims dir for a read-write one on disk.
+func prepareDir(dir string, opts Options) error {
+	switch {
+	case opts.InMemory && opts.ReadOnly:
+		return errors.New("a ledger cannot be both in memory and read-only")
+	case opts.InMemory:
+	case dir == "":
+		return errors.New("empty directory name")
+	case opts.ReadOnly:
+		if _, err := os.Stat(dir); err != nil {
+			return err
+		}
+	default:
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		if err := claimDir(dir); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// diskSpace returns what keeps opts.DiskReserve free on the disk of dir,
+// after checking that it is free now; nil in memory, read-only, or with a
+// negative reserve.
+func diskSpace(dir string, opts Options) (*space, error) {
+	if opts.InMemory || opts.ReadOnly || opts.DiskReserve < 0 {
+		return nil, nil
+	}
+	sp := &space{dir: dir, reserve: uint64(opts.DiskReserve), free: opts.freeSpace}
+	if sp.reserve == 0 {
+		sp.reserve = DefaultDiskReserve
+	}
+	if sp.free == nil {
+		sp.free = diskFree
+	}
+	if err := sp.check(0); err != nil {
+		return nil, err
+	}
+	return sp, nil
+}
+
+// newStore returns the Store of db, with the defaults of the options
+// left zero.
+func newStore(db *badger.DB, path string, sp *space, opts Options) *Store {
 	l := &Store{db: db, path: path, maxEvidence: opts.MaxEvidence, redact: opts.Redact, readOnly: opts.ReadOnly,
 		space: sp, maxTraceBytes: opts.MaxTraceBytes}
 	if l.maxEvidence == 0 {
@@ -195,16 +233,15 @@ func Open(dir string, opts Options) (*Store, error) {
 	if l.redact == nil {
 		l.redact = redact.String
 	}
-	indexed, version, err := l.loadIndex()
-	if err != nil {
-		db.Close()
-		return nil, fail(err)
-	}
-	l.indexed.Store(indexed)
-	if opts.ReadOnly {
-		return l, nil
-	}
-	last, err := lastSeq(db)
+	return l
+}
+
+// readyForAppends readies a read-write ledger, whose index loadIndex
+// found indexed at version, for appends: it builds or upgrades the
+// indexes, reserves sequence numbers after the last one (on disk),
+// restricts the files' modes and, with Durable, starts the committer.
+func (l *Store) readyForAppends(dir string, indexed bool, version string, opts Options) error {
+	last, err := lastSeq(l.db)
 	if err == nil && !indexed {
 		err = l.migrate(last, opts.Logger)
 	} else if err == nil && version != indexVersion {
@@ -217,17 +254,15 @@ func Open(dir string, opts Options) (*Store, error) {
 		err = restrictModes(dir)
 	}
 	if err != nil {
-		db.Close()
-		return nil, fail(err)
+		return err
 	}
 	l.next = last + 1
 	if opts.Durable {
 		if l.gc, err = startCommitter(l); err != nil {
-			db.Close()
-			return nil, fail(err)
+			return err
 		}
 	}
-	return l, nil
+	return nil
 }
 
 // badgerOptions are the badger options for a ledger in dir.

@@ -375,6 +375,24 @@ func (e *Exporter) agentAttrs(t *trace.Trace) []attribute.KeyValue {
 // stepSpan returns the name, kind and attributes of the span of a model,
 // tool or retrieval step.
 func (e *Exporter) stepSpan(t *trace.Trace, s *trace.Step) (string, oteltrace.SpanKind, []attribute.KeyValue) {
+	attrs := stepAttrs(s)
+	switch s.Kind {
+	case trace.KindTool:
+		return spanName(OpExecuteTool, s.Name), oteltrace.SpanKindInternal, e.toolAttrs(attrs, t, s)
+	case trace.KindRetrieval:
+		return spanName(OpRetrieval, s.Name), oteltrace.SpanKindClient, e.retrievalAttrs(attrs, s)
+	default: // trace.KindModel
+		model := s.Name
+		if model == "" {
+			model = e.opts.Model
+		}
+		return spanName(OpChat, model), oteltrace.SpanKindClient, e.modelAttrs(attrs, s, model)
+	}
+}
+
+// stepAttrs returns the attributes every step span may carry: its place,
+// cost, flags and intent.
+func stepAttrs(s *trace.Step) []attribute.KeyValue {
 	attrs := []attribute.KeyValue{AttrStep.Int(s.Index), AttrTurn.Int(s.Turn)}
 	if s.Cost > 0 {
 		attrs = append(attrs, AttrCost.Float64(s.Cost))
@@ -394,99 +412,107 @@ func (e *Exporter) stepSpan(t *trace.Trace, s *trace.Step) (string, oteltrace.Sp
 	if s.Blocked && s.Kind != trace.KindTool { // tool spans always say
 		attrs = append(attrs, AttrBlocked.Bool(true))
 	}
-	switch s.Kind {
-	case trace.KindTool:
-		attrs = append(attrs,
-			semconv.GenAIOperationNameExecuteTool,
-			semconv.GenAIToolName(s.Name),
-			semconv.GenAIToolType("function"),
-			AttrBlocked.Bool(s.Blocked))
-		if s.CallID != "" {
-			attrs = append(attrs, semconv.GenAIToolCallID(s.CallID))
-		}
-		for _, spec := range t.Tools {
-			if spec.Name == s.Name && spec.Description != "" {
-				attrs = append(attrs, semconv.GenAIToolDescription(spec.Description))
-				break
-			}
-		}
-		if e.opts.RecordContent {
-			if s.Args != "" {
-				attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(e.text(s.Args)))
-			}
-			if s.Result != "" {
-				attrs = append(attrs, semconv.GenAIToolCallResultKey.String(e.text(s.Result)))
-			}
-		}
-		return spanName(OpExecuteTool, s.Name), oteltrace.SpanKindInternal, attrs
+	return attrs
+}
 
-	case trace.KindRetrieval:
-		attrs = append(attrs, semconv.GenAIOperationNameKey.String(OpRetrieval))
-		if s.Name != "" {
-			attrs = append(attrs, semconv.GenAIDataSourceID(s.Name))
-		}
-		if len(s.DocIDs) > 0 {
-			// Ids and scores only: the step holds no document text.
-			docs := make([]document, len(s.DocIDs))
-			for i, id := range s.DocIDs {
-				docs[i].ID = id
-				if i < len(s.Scores) && !math.IsNaN(s.Scores[i]) && !math.IsInf(s.Scores[i], 0) {
-					docs[i].Score = &s.Scores[i]
-				}
-			}
-			attrs = append(attrs, AttrRetrievalDocuments.String(jsonString(docs)))
-		}
-		if e.opts.RecordContent && s.Args != "" {
-			attrs = append(attrs, AttrRetrievalQuery.String(e.text(s.Args)))
-		}
-		return spanName(OpRetrieval, s.Name), oteltrace.SpanKindClient, attrs
-
-	default: // trace.KindModel
-		attrs = append(attrs, semconv.GenAIOperationNameChat)
-		provider := s.Provider
-		if provider == "" {
-			provider = e.opts.Provider
-		}
-		if provider != "" {
-			attrs = append(attrs, semconv.GenAIProviderNameKey.String(provider))
-		}
-		model := s.Name
-		if model == "" {
-			model = e.opts.Model
-		}
-		if model != "" {
-			attrs = append(attrs, semconv.GenAIRequestModel(model))
-		}
-		if s.ResponseModel != "" {
-			attrs = append(attrs, semconv.GenAIResponseModel(s.ResponseModel))
-		}
-		if s.ResponseID != "" {
-			attrs = append(attrs, semconv.GenAIResponseID(s.ResponseID))
-		}
-		if s.FinishReason != "" {
-			attrs = append(attrs, semconv.GenAIResponseFinishReasons(s.FinishReason))
-		}
-		if s.TokensIn > 0 || s.TokensOut > 0 {
-			attrs = append(attrs, semconv.GenAIUsageInputTokens(s.TokensIn), semconv.GenAIUsageOutputTokens(s.TokensOut))
-		}
-		if len(s.Calls) > 0 {
-			names := make([]string, len(s.Calls))
-			for i, c := range s.Calls {
-				names[i] = c.Name
-			}
-			attrs = append(attrs, AttrToolCalls.StringSlice(names))
-		}
-		if s.Refusal {
-			attrs = append(attrs, AttrRefusal.Bool(true))
-		}
-		if len(s.Citations) > 0 {
-			attrs = append(attrs, AttrCitations.StringSlice(s.Citations))
-		}
-		if e.opts.RecordContent && s.Error == "" {
-			attrs = append(attrs, semconv.GenAIOutputMessagesKey.String(jsonString([]message{e.output(s)})))
-		}
-		return spanName(OpChat, model), oteltrace.SpanKindClient, attrs
+// toolAttrs appends to attrs the attributes of a tool step's
+// execute_tool span: the tool, its description in t, whether it was
+// blocked and, with content, its arguments and result.
+func (e *Exporter) toolAttrs(attrs []attribute.KeyValue, t *trace.Trace, s *trace.Step) []attribute.KeyValue {
+	attrs = append(attrs,
+		semconv.GenAIOperationNameExecuteTool,
+		semconv.GenAIToolName(s.Name),
+		semconv.GenAIToolType("function"),
+		AttrBlocked.Bool(s.Blocked))
+	if s.CallID != "" {
+		attrs = append(attrs, semconv.GenAIToolCallID(s.CallID))
 	}
+	for _, spec := range t.Tools {
+		if spec.Name == s.Name && spec.Description != "" {
+			attrs = append(attrs, semconv.GenAIToolDescription(spec.Description))
+			break
+		}
+	}
+	if e.opts.RecordContent {
+		if s.Args != "" {
+			attrs = append(attrs, semconv.GenAIToolCallArgumentsKey.String(e.text(s.Args)))
+		}
+		if s.Result != "" {
+			attrs = append(attrs, semconv.GenAIToolCallResultKey.String(e.text(s.Result)))
+		}
+	}
+	return attrs
+}
+
+// retrievalAttrs appends to attrs the attributes of a retrieval step's
+// span: the data source, the documents' ids and scores and, with content,
+// the query.
+func (e *Exporter) retrievalAttrs(attrs []attribute.KeyValue, s *trace.Step) []attribute.KeyValue {
+	attrs = append(attrs, semconv.GenAIOperationNameKey.String(OpRetrieval))
+	if s.Name != "" {
+		attrs = append(attrs, semconv.GenAIDataSourceID(s.Name))
+	}
+	if len(s.DocIDs) > 0 {
+		// Ids and scores only: the step holds no document text.
+		docs := make([]document, len(s.DocIDs))
+		for i, id := range s.DocIDs {
+			docs[i].ID = id
+			if i < len(s.Scores) && !math.IsNaN(s.Scores[i]) && !math.IsInf(s.Scores[i], 0) {
+				docs[i].Score = &s.Scores[i]
+			}
+		}
+		attrs = append(attrs, AttrRetrievalDocuments.String(jsonString(docs)))
+	}
+	if e.opts.RecordContent && s.Args != "" {
+		attrs = append(attrs, AttrRetrievalQuery.String(e.text(s.Args)))
+	}
+	return attrs
+}
+
+// modelAttrs appends to attrs the attributes of a model step's chat span,
+// whose request model is model: provider, response, usage, the calls it
+// proposed, refusal, citations and, with content, its answer.
+func (e *Exporter) modelAttrs(attrs []attribute.KeyValue, s *trace.Step, model string) []attribute.KeyValue {
+	attrs = append(attrs, semconv.GenAIOperationNameChat)
+	provider := s.Provider
+	if provider == "" {
+		provider = e.opts.Provider
+	}
+	if provider != "" {
+		attrs = append(attrs, semconv.GenAIProviderNameKey.String(provider))
+	}
+	if model != "" {
+		attrs = append(attrs, semconv.GenAIRequestModel(model))
+	}
+	if s.ResponseModel != "" {
+		attrs = append(attrs, semconv.GenAIResponseModel(s.ResponseModel))
+	}
+	if s.ResponseID != "" {
+		attrs = append(attrs, semconv.GenAIResponseID(s.ResponseID))
+	}
+	if s.FinishReason != "" {
+		attrs = append(attrs, semconv.GenAIResponseFinishReasons(s.FinishReason))
+	}
+	if s.TokensIn > 0 || s.TokensOut > 0 {
+		attrs = append(attrs, semconv.GenAIUsageInputTokens(s.TokensIn), semconv.GenAIUsageOutputTokens(s.TokensOut))
+	}
+	if len(s.Calls) > 0 {
+		names := make([]string, len(s.Calls))
+		for i, c := range s.Calls {
+			names[i] = c.Name
+		}
+		attrs = append(attrs, AttrToolCalls.StringSlice(names))
+	}
+	if s.Refusal {
+		attrs = append(attrs, AttrRefusal.Bool(true))
+	}
+	if len(s.Citations) > 0 {
+		attrs = append(attrs, AttrCitations.StringSlice(s.Citations))
+	}
+	if e.opts.RecordContent && s.Error == "" {
+		attrs = append(attrs, semconv.GenAIOutputMessagesKey.String(jsonString([]message{e.output(s)})))
+	}
+	return attrs
 }
 
 // output is a model step's answer in the conventions' output message shape.
