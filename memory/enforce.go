@@ -129,6 +129,11 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		out[i].Step = s.Index
 		out[i].Dimension, out[i].Severity = trace.Memory, trace.SeverityError
 		out[i].Evidence, _ = trace.Truncate(s.Args, 256)
+		for j := range out[i].Facts {
+			if f := &out[i].Facts[j]; f.Kind != trace.FactCard {
+				f.Step = s.Index // the call's
+			}
+		}
 	}
 	return out
 }
@@ -307,13 +312,22 @@ func (c toolCall) prohibited(p Constraint) *trace.Finding {
 			Rule:    RuleProhibition,
 			Message: fmt.Sprintf("%s at %s, and the user prohibited %s %s in turn %d", how, at, p.Key, w, p.Turn),
 			Tags:    []string{"memory", "prohibition", p.Key},
+			Facts:   []trace.Fact{{Kind: trace.FactCall, Where: c.name, Says: how + " at " + at}, cardFact(p, "prohibition "+p.Key)},
 		}
 	}
 	return &trace.Finding{
 		Rule:    RuleProhibition,
 		Message: fmt.Sprintf("%s, which the user prohibited in turn %d: %q", how, p.Turn, p.Value),
 		Tags:    []string{"memory", "prohibition", p.Key},
+		Facts:   []trace.Fact{{Kind: trace.FactCall, Where: c.name, Says: how}, cardFact(p, "prohibition "+p.Key)},
 	}
+}
+
+// cardFact is the fact of a constraint on the card: the user turn that set
+// it, what it is and its value.
+func cardFact(c Constraint, what string) trace.Fact {
+	text, _ := trace.Truncate(c.Value, trace.MaxFactText)
+	return trace.Fact{Kind: trace.FactCard, Step: -1, Turn: c.Turn, Where: what, Text: text}
 }
 
 // keyNamesTool reports whether every word of a prohibition's key is a word
@@ -430,6 +444,7 @@ func (c toolCall) outside(r Constraint) *trace.Finding {
 		Rule:    RuleTimeRange,
 		Message: fmt.Sprintf("%s for %s is outside the %s window %s the user gave in turn %d", c.name, at, r.Key, w, r.Turn),
 		Tags:    []string{"memory", "time-range"},
+		Facts:   []trace.Fact{{Kind: trace.FactArgument, Where: c.name, Text: at, Says: "outside the window"}, cardFact(r, "time range "+r.Key)},
 	}
 }
 
@@ -464,13 +479,18 @@ func (c toolCall) staleAddresses(card *Card, r lexicon.Replies) []trace.Finding 
 		now := card.all[cur]
 		msg := fmt.Sprintf("%s uses address %q, which is not the user's current %s address %q (stated in turn %d)", c.name, a.value, key, now.Value, now.Turn)
 		tag := "unknown-address"
+		value, _ := trace.Truncate(a.value, trace.MaxFactText)
+		facts := []trace.Fact{{Kind: trace.FactArgument, Where: c.name + " " + a.key, Text: value}, cardFact(now, "current "+key+" address")}
 		for _, e := range card.all {
 			if e.Kind == KindAddress && e.Key == key && e.Status == Superseded && sameAddress(a.value, e.Value) {
 				msg = fmt.Sprintf("%s uses address %q, which the user replaced in turn %d by %q", c.name, a.value, e.Ended, now.Value)
 				tag = "stale-address"
+				old := cardFact(e, "replaced "+key+" address")
+				old.Says = fmt.Sprintf("replaced in turn %d", e.Ended)
+				facts = append(facts, old)
 			}
 		}
-		f := trace.Finding{Rule: RuleStaleAddress, Verdict: trace.Clarify, Message: msg, Tags: []string{"memory", tag}}
+		f := trace.Finding{Rule: RuleStaleAddress, Verdict: trace.Clarify, Message: msg, Tags: []string{"memory", tag}, Facts: facts}
 		if r.AddressChanged != "" {
 			f.Question = fmt.Sprintf(r.AddressChanged, a.value, now.Value)
 		}
@@ -488,6 +508,9 @@ func addressArg(key string) (string, bool) {
 	ts := tokens(key)
 	if hasToken(ts, "email", "ip", "mac", "wallet", "web", "url") || strings.Contains(key, "email") || strings.Contains(key, "邮箱") {
 		return "", false
+	}
+	if strings.HasSuffix(key, "2") || hasToken(ts, "line2") {
+		return "", false // the second line (a suite, a unit): no address of its own
 	}
 	if hasToken(ts, "billing", "invoice") || strings.Contains(key, "账单") {
 		return "billing", true

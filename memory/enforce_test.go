@@ -200,6 +200,8 @@ func TestEnforcer(t *testing.T) {
 			{"update_address", `{"address":"48 Pine Ave., Shelbyville"}`, ""},
 			{"submit_return", `{"order":{"pickup_address":"9 Elm Road, Ogdenville"}}`, `memory-stale-address: is not the user's current delivery address "48 Pine Avenue, Shelbyville" (stated in turn 1)`},
 			{"update_profile", `{"email_address":"a@b.c"}`, ""},
+			{"modify_user_address", `{"address1":"48 Pine Avenue","address2":"Suite 394","city":"Shelbyville"}`, ""}, // the second line is no address of its own
+			{"modify_user_address", `{"address_line_2":"Apt 5"}`, ""},
 		}},
 		{"address superseded in Chinese", []string{"我的地址是北京市朝阳区建国路88号", "地址改成上海市浦东新区世纪大道100号"}, []check{
 			{"update_address", `{"地址":"北京市朝阳区建国路88号"}`, "memory-stale-address: replaced in turn 1"},
@@ -232,6 +234,11 @@ func TestEnforcer(t *testing.T) {
 			for _, c := range tt.checks {
 				s := &trace.Step{Index: 0, Kind: trace.KindTool, Name: c.tool, Args: c.args, Turn: len(tt.turns) - 1}
 				got := (Enforcer{}).Check(tr, s)
+				for _, f := range got {
+					if len(f.Facts) < 2 || f.Facts[len(f.Facts)-1].Kind != trace.FactCard && f.Facts[1].Kind != trace.FactCard {
+						t.Errorf("%s %s: facts %+v, want the call and the card's constraint", c.tool, c.args, f.Facts)
+					}
+				}
 				if c.want == "" {
 					if len(got) != 0 {
 						t.Errorf("%s %s: findings %+v, want none", c.tool, c.args, got)
