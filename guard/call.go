@@ -13,6 +13,7 @@ import (
 
 	"github.com/agentguard/agentguard/guard/internal/calls"
 	"github.com/agentguard/agentguard/guard/internal/detect"
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/sony/gobreaker/v2"
@@ -92,6 +93,7 @@ func (g *Guard) judgeCall(rec *trace.Recorder, s *trace.Step, unknown bool) tool
 		findings = append(findings, trace.Finding{
 			Rule: rules.AllowList, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 			Message: fmt.Sprintf("tool %q does not exist", s.Name), Evidence: s.Name, Tags: []string{"unknown-tool"},
+			Facts: []trace.Fact{rulekit.CallFact(s, "no tool of this name was given to the agent")},
 		})
 		v = g.enforced(findings)
 	}
@@ -452,6 +454,7 @@ func outcomeFindings(s *trace.Step) []trace.Finding {
 		return []trace.Finding{{
 			Rule: rules.Breaker, Step: s.Index, Verdict: trace.Block, Dimension: trace.Stability, Severity: trace.SeverityError,
 			Message: fmt.Sprintf("tool %q is failing and its circuit breaker is open", s.Name), Tags: []string{"breaker-open"},
+			Facts: []trace.Fact{rulekit.CallFact(s, rulekit.FirstLine(s.Error))},
 		}}
 	}
 	return failureFindings(s)

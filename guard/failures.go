@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -54,6 +55,7 @@ func invalidResult(s *trace.Step) trace.Finding {
 	return trace.Finding{
 		Rule: rules.Malformed, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityWarning,
 		Message: fmt.Sprintf("tool %q returned invalid UTF-8; it was replaced before reaching the model", s.Name), Tags: []string{"invalid-utf8"},
+		Facts: []trace.Fact{rulekit.ResultFact(s, "", "", "invalid UTF-8, repaired")},
 	}
 }
 
@@ -74,6 +76,7 @@ func oversized(s *trace.Step) trace.Finding {
 	return trace.Finding{
 		Rule: rules.Malformed, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityWarning,
 		Message: fmt.Sprintf("tool %q returned an oversized result; it was cut before reaching the model", s.Name), Tags: []string{"oversized-result"},
+		Facts: []trace.Fact{rulekit.ResultFact(s, "", "", "longer than Resilience.MaxToolResult, cut")},
 	}
 }
 
@@ -86,6 +89,7 @@ func malformedCalls(s *trace.Step, choice *llms.ContentChoice) []trace.Finding {
 			out = append(out, trace.Finding{
 				Rule: rules.Malformed, Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityWarning,
 				Message: fmt.Sprintf("the model's tool call %d (id %q) names no function; it was dropped", i, tc.ID), Evidence: tc.ID, Tags: []string{"call-without-function"},
+				Facts: []trace.Fact{{Kind: trace.FactAnswer, Step: s.Index, Where: fmt.Sprintf("tool call %d", i), Text: rulekit.FactText(tc.ID), Says: "names no function"}},
 			})
 		}
 	}
@@ -105,7 +109,8 @@ func failureFindings(s *trace.Step) []trace.Finding {
 		return out
 	}
 	msg, _, _ := strings.Cut(s.Error, "\n")
-	f := trace.Finding{Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityError, Message: msg}
+	f := trace.Finding{Step: s.Index, Verdict: trace.Allow, Dimension: trace.Stability, Severity: trace.SeverityError, Message: msg,
+		Facts: []trace.Fact{rulekit.CallFact(s, msg)}}
 	switch s.Kind {
 	case trace.KindTool:
 		f.Rule = rules.ToolError

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 
+	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
@@ -166,6 +168,7 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 	f := trace.Finding{
 		Rule: rules.Iterations, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
 		Message: fmt.Sprintf("no final answer after %d model turns", limit), Tags: []string{"step-budget"},
+		Facts: []trace.Fact{rulekit.PolicyFact("model turns per run (2 × gates.max_steps)", strconv.Itoa(limit))},
 	}
 	if g.cfg.Shadow {
 		f.Shadow = true

@@ -43,6 +43,7 @@ type checksRule struct {
 // check is one compiled check.
 type check struct {
 	name      string
+	src       string // the require expression, as written
 	tool      string // "" for every tool
 	when      cel.Program
 	require   cel.Program
@@ -95,12 +96,14 @@ func (r *checksRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if err == nil && v == types.True {
 			continue
 		}
-		msg := c.message
+		msg, outcome := c.message, "false"
 		switch {
 		case err != nil:
 			msg += " (not established: " + err.Error() + ")"
+			outcome = "not established: " + err.Error()
 		case v != types.False:
 			msg += fmt.Sprintf(" (require gave %v, not a boolean)", v)
+			outcome = fmt.Sprintf("%v, not a boolean", v)
 		}
 		tags := c.tags
 		if len(tags) == 0 {
@@ -109,6 +112,10 @@ func (r *checksRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		out = append(out, trace.Finding{
 			Rule: c.name, Step: s.Index, Verdict: c.verdict, Dimension: c.dimension, Severity: c.severity,
 			Message: msg, Evidence: rulekit.Clip(s.Args, rulekit.MaxEvidence), Tags: tags,
+			Facts: []trace.Fact{
+				rulekit.CallFact(s, ""),
+				{Kind: trace.FactPolicy, Step: -1, Where: "check " + c.name, Text: rulekit.FactText(c.src), Says: outcome},
+			},
 		})
 	}
 	return out
@@ -220,7 +227,7 @@ func (e *Error) where() string {
 }
 
 func compileCheck(d *decoder, tool, path string, pc policyCheck) (*check, error) {
-	c := &check{name: pc.Name, tool: tool, message: pc.Message, tags: pc.Tags,
+	c := &check{name: pc.Name, src: pc.Require.src, tool: tool, message: pc.Message, tags: pc.Tags,
 		verdict: trace.Block, severity: trace.SeverityError, dimension: trace.Accuracy}
 	switch {
 	case pc.Name == "":

@@ -81,6 +81,7 @@ func (r *Arguments) CheckWith(t *trace.Trace, s *trace.Step, c Compiled, known b
 			Rule: rules.Arguments, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 			Message:  fmt.Sprintf("arguments of %q: %v", s.Name, err),
 			Evidence: s.Args, Tags: []string{"bad-arguments"},
+			Facts: []trace.Fact{rulekit.CallFact(s, "against the tool's schema: "+err.Error())},
 		}}
 	}
 	return nil

@@ -3,6 +3,8 @@ package calls
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
@@ -26,10 +28,19 @@ func NewAllowList(allowed ...string) rulekit.ScopedFunc {
 				return nil
 			}
 		}
+		list := rulekit.PolicyFact("gates.allowed_tools", strings.Join(allowed, ", "))
+		if len(allowed) == 0 {
+			names := make([]string, len(t.Tools))
+			for i, ts := range t.Tools {
+				names[i] = ts.Name
+			}
+			list = rulekit.PolicyFact("the tools the agent was given", strings.Join(names, ", "))
+		}
 		return []trace.Finding{{
 			Rule: rules.AllowList, Step: s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityError,
 			Message:  fmt.Sprintf("tool %q is not on the allow-list", s.Name),
 			Evidence: s.Name, Tags: []string{"unknown-tool"},
+			Facts: []trace.Fact{rulekit.CallFact(s, "not on the list"), list},
 		}}
 	}}}
 }
@@ -72,6 +83,7 @@ func NewLoopLimit(n int) rulekit.ScopedFunc {
 			Rule: rules.Loop, Step: s.Index, Verdict: trace.Block, Dimension: trace.Efficiency, Severity: trace.SeverityWarning,
 			Message:  fmt.Sprintf("tool %q called %d times in a row with the same arguments", s.Name, same),
 			Evidence: s.Args, Tags: tagsLoop,
+			Facts: []trace.Fact{rulekit.CallFact(s, fmt.Sprintf("call %d of the same in a row", same)), rulekit.PolicyFact("gates.loop_limit", strconv.Itoa(n))},
 		}}
 	}
 	return r
@@ -120,6 +132,7 @@ func (r *MaxSteps) CheckHot(t *trace.Trace, s *trace.Step, h *rulekit.Hot) []tra
 		Rule: rules.MaxSteps, Step: s.Index, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
 		Message: fmt.Sprintf("tool call %d exceeds the limit of %d per run", calls, r.n),
 		Tags:    []string{"step-budget"},
+		Facts:   []trace.Fact{rulekit.CallFact(s, fmt.Sprintf("tool call %d of the run", calls)), rulekit.PolicyFact("gates.max_steps", strconv.Itoa(r.n))},
 	}}
 }
 

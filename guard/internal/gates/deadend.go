@@ -58,6 +58,7 @@ func NewDeadEnd(tools *rulekit.Tools, verdict trace.Verdict) rulekit.ScopedFunc 
 			Rule: rules.ToolFailure, Step: s.Index, Verdict: verdict, Dimension: trace.Coherence, Severity: trace.SeverityError,
 			Message:  fmt.Sprintf("tool %q failed (%s) and the answer ends there: correct the call, ask the user, or hand the conversation to a person", failed.Name, reason),
 			Evidence: failed.Name + " " + failed.Args, Tags: []string{"cascade", "tool-failure"},
+			Facts: []trace.Fact{rulekit.CallFact(failed, "failed: "+reason), rulekit.AnswerFact(s, s.Result, "ends the turn without it")},
 		}}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
@@ -53,6 +54,10 @@ func NewSimilarity(tools *rulekit.Tools, min float64, byRoute map[string]float64
 		return []trace.Finding{{
 			Rule: rules.Similarity, Step: s.Index, Verdict: trace.Refuse, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 			Message: msg, Evidence: last.Args, Tags: []string{"weak-evidence"},
+			Facts: []trace.Fact{
+				rulekit.ResultFact(last, "", last.Result, msg),
+				rulekit.PolicyFact("gates.min_similarity", strconv.FormatFloat(threshold, 'g', -1, 64)),
+			},
 		}}
 	})
 }
@@ -108,6 +113,10 @@ func NewGrounding(tools *rulekit.Tools) rulekit.ScopedFunc {
 					Rule: rules.Grounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
 					Message:  fmt.Sprintf("cites %q, which no retrieval in this trace returned", c),
 					Evidence: c, Tags: []string{"fabrication", "bad-citation"},
+					Facts: []trace.Fact{
+						rulekit.AnswerFact(s, c, "cited"),
+						rulekit.AbsentFact(c, strings.Join(retrieved, ", "), "among the documents retrieved in this trace"),
+					},
 				})
 			}
 		}
@@ -119,6 +128,10 @@ func NewGrounding(tools *rulekit.Tools) rulekit.ScopedFunc {
 					Rule: rules.Grounding, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
 					Message:  fmt.Sprintf("quotes %q, which appears in no retrieved document", ref.Text),
 					Evidence: ref.Text, Tags: []string{"fabrication", "invented-clause"},
+					Facts: []trace.Fact{
+						rulekit.AnswerFact(s, ref.Text, "quoted"),
+						rulekit.AbsentFact("number "+num, strings.Join(retrieved, ", "), "in the documents retrieved in this trace"),
+					},
 				})
 			}
 		}

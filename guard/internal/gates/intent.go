@@ -69,6 +69,10 @@ func (r *Intent) CheckHot(t *trace.Trace, s *trace.Step, h *rulekit.Hot) []trace
 	return []trace.Finding{{
 		Rule: rules.Intent, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Coherence, Severity: trace.SeverityWarning,
 		Message: why, Question: clarifyingQuestion(r.w, candidates, user), Evidence: src.Intent, Tags: []string{"low-confidence-intent"},
+		Facts: []trace.Fact{
+			{Kind: trace.FactResult, Step: src.Index, Where: "intent", Text: src.Intent, Says: why},
+			rulekit.UserFact(t, s.Turn, "the turn the intent was read from"),
+		},
 	}}
 }
 
