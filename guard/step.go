@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
 )
@@ -54,6 +55,7 @@ func (g *Guard) judgeWith(rec *trace.Recorder, s *trace.Step, rules []Rule, hot 
 			if g.dropped {
 				ff = g.keep(ff)
 			}
+			factsOfCustom(ff, s)
 			if out == nil {
 				out = ff // most steps have at most one rule to say something
 			} else {
@@ -68,6 +70,30 @@ func (g *Guard) judgeWith(rec *trace.Recorder, s *trace.Step, rules []Rule, hot 
 	}
 	return out, v
 }
+
+// factsOfCustom gives a finding of a rule of the guard's user that names
+// no facts the one fact every finding has: the step it judged. The
+// built-in rules name their own (TestEveryFindingHasFacts).
+func factsOfCustom(ff []trace.Finding, s *trace.Step) {
+	for i := range ff {
+		if f := &ff[i]; len(f.Facts) == 0 && !builtinNames[f.Rule] {
+			if s.Kind == trace.KindTool {
+				f.Facts = []trace.Fact{rulekit.CallFact(s, "")}
+			} else {
+				f.Facts = []trace.Fact{rulekit.AnswerFact(s, s.Result, "")}
+			}
+		}
+	}
+}
+
+// builtinNames are the names the built-in rules file findings under.
+var builtinNames = func() map[string]bool {
+	m := map[string]bool{rules.ToolFailure: true}
+	for _, n := range append(rules.Builtin(), rules.Runtime()...) {
+		m[n] = true
+	}
+	return m
+}()
 
 // keep returns ff without the findings Config.Disable names, in place.
 func (g *Guard) keep(ff []trace.Finding) []trace.Finding {
