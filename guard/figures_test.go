@@ -47,6 +47,11 @@ func TestBenchmarkFigures(t *testing.T) {
 		}, sizeBase(n)})
 	}
 	for _, n := range sizes {
+		figures = append(figures, figure{"a user turn of a conversation of n turns, each naming a new order (BenchmarkConversation)", fmt.Sprintf("%d turns", n), func(b *testing.B) {
+			benchConversation(b, n)
+		}, sizeBaseTurns(n)})
+	}
+	for _, n := range sizes {
 		figures = append(figures, figure{"a write's provenance check at step n (BenchmarkProvenanceWrite)", fmt.Sprintf("%d steps", n), func(b *testing.B) { benchProvenanceWrite(b, n) }, sizeBase(n)})
 	}
 	type result struct {
@@ -95,4 +100,12 @@ func sizeBase(n int) string {
 		return ""
 	}
 	return "10 steps"
+}
+
+// sizeBaseTurns names the baseline of a table by turns: its smallest size.
+func sizeBaseTurns(n int) string {
+	if n == 10 {
+		return ""
+	}
+	return "10 turns"
 }

@@ -113,26 +113,28 @@ func stripBlocks(s string) string {
 // caller's messages are the ones it read (the same parts, by address: no
 // allocation, about a nanosecond a message); when the caller replaced one,
 // or sent fewer, it starts over. Its results are
-// those of Inject; a conversation without a system message, or whose
-// system message holds only a card, goes to Inject.
+// those of Inject. A conversation without a system message gets one first,
+// holding the card, kept the same way; one whose system message holds only
+// a card goes to Inject.
 //
 // The zero value is ready to use. An Injector is not safe for concurrent
 // use.
 type Injector struct {
 	sys  int                   // index of the first system message in out
+	lead int                   // 1 when out starts with a system message of the card's own
 	seen marks                 // the messages read
 	out  []llms.MessageContent // the messages read, with the card in out[sys]; nil when none kept
 }
 
 // Inject is Inject for the conversation j follows.
 func (j *Injector) Inject(messages []llms.MessageContent, c *Card) []llms.MessageContent {
-	read := len(j.out)
-	if read == 0 || !j.seen.match(messages) {
-		j.out, read = nil, 0
+	read := len(j.out) - j.lead
+	if len(j.out) == 0 || !j.seen.match(messages) {
+		j.out, read, j.lead = nil, 0, 0
 		j.sys = slices.IndexFunc(messages, func(m llms.MessageContent) bool { return m.Role == llms.ChatMessageTypeSystem })
 	}
 	if j.sys < 0 {
-		return Inject(messages, c)
+		return j.injectFirst(messages, c, read)
 	}
 	head := Inject(messages[:j.sys+1], c)
 	if len(head) != j.sys+1 { // the system message held only a card
@@ -152,4 +154,43 @@ func (j *Injector) Inject(messages []llms.MessageContent, c *Card) []llms.Messag
 		j.seen = j.seen.add(messages[read:])
 	}
 	return j.out[:len(j.out):len(j.out)]
+}
+
+// injectFirst is Inject for a conversation without a system message: the
+// card goes into one of its own, put first. What it returned last is kept
+// and appended to while the card's text stays the same.
+func (j *Injector) injectFirst(messages []llms.MessageContent, c *Card, read int) []llms.MessageContent {
+	var text string
+	if c != nil {
+		text = c.Text()
+	}
+	if text == "" {
+		j.out, j.lead = nil, 0
+		return slices.Clip(messages)
+	}
+	block := CardBegin + "\n" + text + "\n" + CardEnd
+	if len(j.out) == 0 || j.lead != 1 || !isText(j.out[0], block) {
+		j.out = make([]llms.MessageContent, 0, len(messages)+len(messages)/2+8)
+		j.out = append(j.out, llms.TextParts(llms.ChatMessageTypeSystem, block))
+		j.out = append(j.out, messages...)
+		j.lead = 1
+		j.seen = j.seen[:0].add(messages)
+	} else {
+		if slices.ContainsFunc(messages[read:], func(m llms.MessageContent) bool { return m.Role == llms.ChatMessageTypeSystem }) {
+			j.out, j.lead = nil, 0 // a system message came: the card goes into it
+			return j.Inject(messages, c)
+		}
+		j.out = append(j.out, messages[read:]...)
+		j.seen = j.seen.add(messages[read:])
+	}
+	return j.out[:len(j.out):len(j.out)]
+}
+
+// isText reports whether m holds one part, the text s.
+func isText(m llms.MessageContent, s string) bool {
+	if len(m.Parts) != 1 {
+		return false
+	}
+	t, ok := m.Parts[0].(llms.TextContent)
+	return ok && t.Text == s
 }
