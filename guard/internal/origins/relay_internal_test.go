@@ -118,3 +118,30 @@ func checkRelayFacts(t *testing.T, f trace.Finding) {
 		t.Errorf("%s: no origin fact of third-party text: %v", f.Message, f.Facts)
 	}
 }
+
+// FuzzRecommendations holds the reader of an answer's recommendations to
+// what it returns: names that are words of the answer, each looked up by
+// forms that end where the name does, on any text.
+func FuzzRecommendations(f *testing.F) {
+	for _, s := range []string{
+		"You should stay at Harbour View Hotel, it's beautiful.", "I recommend the **Harbour View Hotel** in Porto.",
+		"Casa Amarela Guesthouse is worth a visit.", "我推荐您入住河畔景观酒店。", "住宿推荐：山城云顶酒店。",
+		"另外我推荐「云上小馆」。", "我建议您去 Riverside Garden Hotel 看看。", "I recommend China Garden (Authentic Chinese cuisine).",
+		"Try \"Le Petit\" — or don't miss the Blue Door Bakery!", "推荐\xff酒店酒店", "",
+	} {
+		f.Add(s)
+	}
+	lx := &lexicon.Default().Compiled().Recommendations
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, n := range recommendations(lx, text) {
+			if !strings.Contains(text, n.text) || len(n.variants) == 0 {
+				t.Fatalf("%q: recommendation %q not in the text", text, n.text)
+			}
+			for _, v := range n.variants {
+				if !strings.HasSuffix(n.text, v) && !strings.Contains(text, v) {
+					t.Fatalf("%q: variant %q of %q", text, v, n.text)
+				}
+			}
+		}
+	})
+}
