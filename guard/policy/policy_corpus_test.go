@@ -264,7 +264,7 @@ func TestAgentDojoProfiles(t *testing.T) {
 	}
 	t.Logf("all suites: successful injections flagged %v, clean runs flagged %v, failed injections flagged %v", all.success, all.clean, all.failed)
 	// Measured: 42/43 successful injections flagged (98%), 0/24 clean
-	// runs, 9/43 failed injections; the default guard (TestCorpusAgentDojo)
+	// runs, 7/43 failed injections; the default guard (TestCorpusAgentDojo)
 	// flags 34/43 and 0/24.
 	if all.success.Value() < 0.95 {
 		t.Errorf("successful injections flagged %v, want at least 95%%", all.success)

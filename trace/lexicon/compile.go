@@ -33,6 +33,8 @@ type Compiled struct {
 	Keys               KeyPatterns
 	Time               TimePatterns
 
+	Recommendations Recommendations // plain words: lower case, each list longest first
+
 	replies  map[Lang]Replies
 	scripts  []script
 	ascii    bool // some script holds ASCII letters
@@ -207,6 +209,7 @@ func build(lx *Lexicon) (*Compiled, error) {
 		Authority:          lx.Authority,
 	}
 	c.Memory = buildMemory(&lx.Memory)
+	c.Recommendations = buildRecommendations(&lx.Recommendations)
 	c.Claims = mergeClaims(Claims{}, lx.Claims) // a copy
 	c.Results = lowerResults(lx.Results)
 	c.Keys = KeyPatterns{

@@ -86,6 +86,10 @@ type Lexicon struct {
 	// writes, destructive actions, yes and no, content a user points at.
 	Authority Authority
 
+	// Recommendations is how an answer recommends a place, a product or a
+	// company by its name.
+	Recommendations Recommendations
+
 	// Memory is the vocabulary of the memory card's rule-based extractor.
 	Memory Memory
 	// Time is how dates, times of day and windows are written.
@@ -401,6 +405,7 @@ func Merge(ls ...*Lexicon) *Lexicon {
 		}
 		out.Affirmation = union(out.Affirmation, l.Affirmation)
 		out.Authority = mergeAuthority(out.Authority, l.Authority)
+		out.Recommendations = mergeRecommendations(out.Recommendations, l.Recommendations)
 		out.Memory = mergeMemory(out.Memory, l.Memory)
 		out.Time = mergeTime(out.Time, l.Time)
 		for lang, r := range l.Replies {
