@@ -67,9 +67,12 @@ func (r *checksRule) withNow(t time.Time) *checksRule {
 }
 
 // Check runs the checks of s's tool. A check whose when is false, or
-// cannot be evaluated, does not apply; one whose require is false, or
-// cannot be evaluated (a record never fetched, a key it lacks), gives a
-// finding: the agent acted on what it had not established.
+// cannot be evaluated, does not apply. One whose require is false gives a
+// finding with the check's verdict: the records it read show the policy
+// broken. One whose require cannot be evaluated (a record never fetched, a
+// key it lacks) gives a warning, recorded and not enforced: the agent acted
+// on what it had not established, which is not proof that the policy was
+// broken.
 func (r *checksRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if s.Kind != trace.KindTool {
 		return nil
@@ -109,8 +112,13 @@ func (r *checksRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		if len(tags) == 0 {
 			tags = tagsPolicy
 		}
+		verdict, severity := c.verdict, c.severity
+		if err != nil {
+			verdict, severity = trace.Allow, trace.SeverityWarning
+			tags = append(slices.Clip(tags), "not-established")
+		}
 		out = append(out, trace.Finding{
-			Rule: c.name, Step: s.Index, Verdict: c.verdict, Dimension: c.dimension, Severity: c.severity,
+			Rule: c.name, Step: s.Index, Verdict: verdict, Dimension: c.dimension, Severity: severity,
 			Message: msg, Evidence: rulekit.Clip(s.Args, rulekit.MaxEvidence), Tags: tags,
 			Facts: []trace.Fact{
 				rulekit.CallFact(s, ""),

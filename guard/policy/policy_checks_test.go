@@ -34,12 +34,16 @@ func checksOnly(p *policy.Policy) *guard.Guard {
 }
 
 // fired returns "step:rule" for every finding that is not Allow.
+// fired lists the findings of g on tr as "step:rule", a warning (a check
+// that could not be established) as "step:rule?".
 func fired(g *guard.Guard, tr *trace.Trace) []string {
 	var out []string
 	for _, f := range g.Evaluate(tr).Findings {
-		if f.Verdict != trace.Allow {
-			out = append(out, fmt.Sprintf("%d:%s", f.Step, f.Rule))
+		mark := ""
+		if f.Verdict == trace.Allow {
+			mark = "?"
 		}
+		out = append(out, fmt.Sprintf("%d:%s%s", f.Step, f.Rule, mark))
 	}
 	return out
 }
@@ -87,9 +91,9 @@ func TestCheckLast(t *testing.T) {
 			tool("cancel_reservation", `{"reservation_id":"R1"}`, `ok`)), nil},
 		{"another reservation's record does not count", numbered(
 			tool("get_reservation", `{"reservation_id":"R2"}`, `{"created_at":"2024-05-15T14:00:00","cabin":"economy","insurance":"no"}`),
-			tool("cancel_reservation", `{"reservation_id":"R1"}`, `ok`)), []string{"1:cancel-within-24h"}},
+			tool("cancel_reservation", `{"reservation_id":"R1"}`, `ok`)), []string{"1:cancel-within-24h?"}}, // not established: a warning
 		{"never looked up", numbered(
-			tool("cancel_reservation", `{"reservation_id":"R1"}`, `ok`)), []string{"0:cancel-within-24h"}},
+			tool("cancel_reservation", `{"reservation_id":"R1"}`, `ok`)), []string{"0:cancel-within-24h?"}},
 		{"the latest record counts", numbered(
 			tool("get_reservation", `{"reservation_id":"R1"}`, `{"created_at":"2024-05-13T14:00:00","cabin":"business","insurance":"no"}`),
 			tool("get_reservation", `{"reservation_id":"R1"}`, `{"created_at":"2024-05-13T14:00:00","cabin":"economy","insurance":"no"}`),
@@ -100,7 +104,7 @@ func TestCheckLast(t *testing.T) {
 			tool("cancel_reservation", `{"reservation_id":"R1"}`, `ok`)), nil},
 		{"a record fetched after the call does not count", numbered(
 			tool("cancel_reservation", `{"reservation_id":"R1"}`, `ok`),
-			tool("get_reservation", `{"reservation_id":"R1"}`, `{"created_at":"2024-05-15T14:00:00","cabin":"economy","insurance":"no"}`)), []string{"0:cancel-within-24h"}},
+			tool("get_reservation", `{"reservation_id":"R1"}`, `{"created_at":"2024-05-15T14:00:00","cabin":"economy","insurance":"no"}`)), []string{"0:cancel-within-24h?"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := fired(g, &trace.Trace{ID: "t", Steps: tc.steps})
@@ -138,9 +142,10 @@ tools:
 		t.Errorf("finding\n\t%+v\nwant\n\t%+v", got, want)
 	}
 	// Defaults: block, error, accuracy, tag "policy"; an expression that
-	// cannot be evaluated says why.
+	// cannot be evaluated says why, and is a warning: what the agent did
+	// not establish is no proof the policy was broken.
 	got := fs[1]
-	if got.Verdict != trace.Block || got.Severity != trace.SeverityError || got.Dimension != trace.Accuracy || !slices.Equal(got.Tags, []string{"policy"}) ||
+	if got.Verdict != trace.Allow || got.Severity != trace.SeverityWarning || got.Dimension != trace.Accuracy || !slices.Equal(got.Tags, []string{"policy", "not-established"}) ||
 		got.Message != `policy check refund-record failed (not established: no get_order result for "#1" earlier in the trace)` {
 		t.Errorf("default finding %+v", got)
 	}
@@ -157,29 +162,30 @@ func TestCheckFunctionsAndVariables(t *testing.T) {
 		name, expr string
 		args       string
 		want       bool // the check holds
+		warning    bool // it fails as a warning: it cannot be evaluated
 	}{
-		{"calls by entity", `size(calls('exchange_items', args.order_id)) == 1`, `{"order_id":"#1"}`, true},
-		{"blocked calls do not count", `size(calls('exchange_items', '#1')) == 1`, `{}`, true},
-		{"calls of a tool", `size(calls('exchange_items')) == 2`, `{}`, true},
-		{"calls' arguments", `calls('exchange_items', '#1')[0].items == ['a']`, `{}`, true},
-		{"results by entity", `results('exchange_items', '#2')[0].startsWith('Error')`, `{}`, true},
-		{"results of a tool", `results('get_order').all(r, r.status == 'delivered')`, `{}`, true},
-		{"sum of mixed numbers", `sum(last('get_order', '#1').items.map(i, i.price)) == 12.5`, `{}`, true},
-		{"sum of ints is an int", `sum([1, 2]) * 2 == 6`, `{}`, true},
-		{"num of text", `num('3.5') == 3.5`, `{}`, true},
-		{"integer arguments compare with ints", `args.n + 1 == 3`, `{"n":2}`, true},
-		{"fractions compare with ints", `args.n > 2`, `{"n":2.5}`, true},
-		{"numbers as entities", `size(calls('get_order', args.n)) == 0`, `{"n":7}`, true},
-		{"tables", `tables.limits[args.tier] >= 3`, `{"tier":"gold"}`, true},
-		{"tool", `tool == 'act'`, `{}`, true},
-		{"user turns so far", `user.size() == 1 && user[0].contains('exchange')`, `{}`, true},
-		{"time and duration", `time('2024-05-16') - time('2024-05-15T12:00:00') == duration('12h')`, `{}`, true},
-		{"time with a zone", `time('2024-05-15T15:00:00-05:00') == time('2024-05-15T20:00:00Z')`, `{}`, true},
-		{"now from the policy", `now == time('2024-05-15T15:00:00')`, `{}`, true},
-		{"optional fields", `last('get_order', '#1').?refund.orValue('none') == 'none'`, `{}`, true},
-		{"a missing key fails", `args.missing == 1`, `{}`, false},
-		{"arguments that are no object are empty", `size(args) == 0`, `not json`, true},
-		{"a non-boolean fails", `dyn(args.n)`, `{"n":1}`, false},
+		{"calls by entity", `size(calls('exchange_items', args.order_id)) == 1`, `{"order_id":"#1"}`, true, false},
+		{"blocked calls do not count", `size(calls('exchange_items', '#1')) == 1`, `{}`, true, false},
+		{"calls of a tool", `size(calls('exchange_items')) == 2`, `{}`, true, false},
+		{"calls' arguments", `calls('exchange_items', '#1')[0].items == ['a']`, `{}`, true, false},
+		{"results by entity", `results('exchange_items', '#2')[0].startsWith('Error')`, `{}`, true, false},
+		{"results of a tool", `results('get_order').all(r, r.status == 'delivered')`, `{}`, true, false},
+		{"sum of mixed numbers", `sum(last('get_order', '#1').items.map(i, i.price)) == 12.5`, `{}`, true, false},
+		{"sum of ints is an int", `sum([1, 2]) * 2 == 6`, `{}`, true, false},
+		{"num of text", `num('3.5') == 3.5`, `{}`, true, false},
+		{"integer arguments compare with ints", `args.n + 1 == 3`, `{"n":2}`, true, false},
+		{"fractions compare with ints", `args.n > 2`, `{"n":2.5}`, true, false},
+		{"numbers as entities", `size(calls('get_order', args.n)) == 0`, `{"n":7}`, true, false},
+		{"tables", `tables.limits[args.tier] >= 3`, `{"tier":"gold"}`, true, false},
+		{"tool", `tool == 'act'`, `{}`, true, false},
+		{"user turns so far", `user.size() == 1 && user[0].contains('exchange')`, `{}`, true, false},
+		{"time and duration", `time('2024-05-16') - time('2024-05-15T12:00:00') == duration('12h')`, `{}`, true, false},
+		{"time with a zone", `time('2024-05-15T15:00:00-05:00') == time('2024-05-15T20:00:00Z')`, `{}`, true, false},
+		{"now from the policy", `now == time('2024-05-15T15:00:00')`, `{}`, true, false},
+		{"optional fields", `last('get_order', '#1').?refund.orValue('none') == 'none'`, `{}`, true, false},
+		{"a missing key fails", `args.missing == 1`, `{}`, false, true},
+		{"arguments that are no object are empty", `size(args) == 0`, `not json`, true, false},
+		{"a non-boolean fails", `dyn(args.n)`, `{"n":1}`, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := checkPolicy(t, fmt.Sprintf("now: '2024-05-15T15:00:00'\ntables:\n  limits: {gold: 3, silver: 1}\nchecks:\n  - name: c\n    require: %q\n", tc.expr))
@@ -191,6 +197,9 @@ func TestCheckFunctionsAndVariables(t *testing.T) {
 			var want []string
 			if !tc.want {
 				want = []string{fmt.Sprintf("%d:c", act.Index)}
+				if tc.warning {
+					want[0] += "?"
+				}
 			}
 			// The history's own tool calls are judged too (checks with no
 			// tool run on every call): keep only the last call's.
