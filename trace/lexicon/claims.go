@@ -134,6 +134,10 @@ type ClaimChannel struct {
 	// Keys are argument keys that give the channel when name and
 	// description do not.
 	Keys []string
+	// Also are argument keys with which a call that happened, of whatever
+	// channel, had this channel's effect too: a flight change called with
+	// a payment_method_id paid or refunded the difference.
+	Also []string
 	// Noun names the channel in an answer; with a completion marker it is
 	// a claim.
 	Noun []string
@@ -231,6 +235,7 @@ func mergeChannel(a, b ClaimChannel) ClaimChannel {
 		Absent:    a.Absent || b.Absent,
 		Tool:      union(a.Tool, b.Tool),
 		Keys:      union(a.Keys, b.Keys),
+		Also:      union(a.Also, b.Also),
 		Noun:      union(a.Noun, b.Noun),
 		Did:       union(a.Did, b.Did),
 		Verb:      union(a.Verb, b.Verb),

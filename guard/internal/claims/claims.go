@@ -472,6 +472,9 @@ type vocab struct {
 	// messaging is the set of channels that carry a message to someone;
 	// absent those that may be claimed when no call was made.
 	messaging, absent channelSet
+	// also maps an argument key (lower case) to the channels a call with
+	// it has an effect on besides its own (lexicon.ClaimChannel.Also).
+	also map[string]channelSet
 }
 
 type vocabKey struct{}
@@ -508,6 +511,12 @@ func newVocab(lc *lexicon.Claims) *vocab {
 		}
 		if ch.Absent {
 			v.absent |= bit
+		}
+		for _, k := range ch.Also {
+			if v.also == nil {
+				v.also = map[string]channelSet{}
+			}
+			v.also[strings.ToLower(k)] |= bit
 		}
 		for _, w := range ch.Noun {
 			add(w, kindNoun, bit)

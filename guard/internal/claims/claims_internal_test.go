@@ -140,6 +140,9 @@ var claimCases = []claimCase{
 	{name: "refund the tool reports", user: "Swap my earbuds please, and refund the difference.", offered: []string{"issue_refund"},
 		calls:  []call{{"exchange_items", `{"order_id":"A1001"}`, `{"status":"exchange requested","note":"difference refunded to paypal"}`}},
 		answer: "A $13.75 refund has been initiated to your PayPal."},
+	{name: "paid by the call that happened", user: "Please change my flight and pay with my gift card.", offered: []string{"modify_order_payment"},
+		calls:  []call{{"update_reservation_flights", `{"reservation_id":"ZFA04Y","payment_id":"gift_card_1"}`, `{"status":"ok"}`}},
+		answer: "The payment for the price difference has been processed using your gift card."},
 	{name: "a plan", user: "Please adjust my rent payment.", offered: []string{"update_scheduled_transaction"},
 		answer: "First, let's check your scheduled transactions to find the rent payment."},
 	{name: "a condition", user: "Please email me the return instructions.", offered: []string{"send_email"},
@@ -148,6 +151,7 @@ var claimCases = []claimCase{
 		answer: "You will receive separate emails with the return instructions shortly."},
 	{name: "an e-mail the user does not remember, zh", user: "我不记得账户上的邮箱了，请用姓名帮我验证。", offered: []string{"send_email"},
 		answer: "稍后您会收到一封退货说明邮件。"},
+	{name: "a money tool", calls: []call{{"send_money", payArgs, "error"}}, answer: "I've sent the money to your landlord.", want: "retry"},
 	{name: "JSON answer, a claim", calls: []call{{"send_sms", smsArgs, "error"}}, answer: `{"summary": "I've texted the code to you."}`, want: "retry"},
 }
 

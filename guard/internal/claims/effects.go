@@ -60,7 +60,8 @@ type effectFacts struct {
 	proposed []effect
 	// readBack holds the channels whose completion a result reports: a
 	// look-up that says the order is cancelled or the refund issued, a
-	// write that says it refunded the difference.
+	// write that says it refunded the difference or was paid with a
+	// payment method (vocab.alsoOf).
 	readBack channelSet
 }
 
@@ -260,9 +261,11 @@ func (d *derivation) next(s *trace.Step) {
 		if why := resultSaysFailed(&r.tools.Words().Results, s.Result); why != "" {
 			e.outcome, e.reason = resultFailed, why
 		} else {
-			// What a write that happened reports done: an exchange whose
-			// result says the difference was refunded.
-			d.f.readBack |= r.v.readBackOf(s.Result)
+			// What a write that happened reports done (an exchange whose
+			// result says the difference was refunded), and what else its
+			// arguments say it did (a flight change paid with a
+			// payment_method_id).
+			d.f.readBack |= r.v.readBackOf(s.Result) | r.v.alsoOf(s.Args)
 		}
 	}
 	d.own()
@@ -380,6 +383,44 @@ func (v *vocab) readBackOf(result string) channelSet {
 		return true
 	})
 	return set
+}
+
+// alsoOf returns the channels a call with arguments args had an effect on
+// besides its own, by their keys (vocab.also).
+func (v *vocab) alsoOf(args string) channelSet {
+	if len(v.also) == 0 || !strings.HasPrefix(strings.TrimSpace(args), "{") {
+		return 0
+	}
+	maybe := false // decode only arguments that may hold such a key
+	for k := range v.also {
+		if containsFold(args, k) {
+			maybe = true
+			break
+		}
+	}
+	if !maybe {
+		return 0
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return 0
+	}
+	var set channelSet
+	for k := range m {
+		set |= v.also[strings.ToLower(k)]
+	}
+	return set
+}
+
+// containsFold reports whether s holds sub, ASCII letters matched in
+// either case, without a copy of s.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // supersededBy reports whether a later call on one of e's channels
