@@ -59,6 +59,56 @@ type Claims struct {
 	// Neutral are phrases that hold a channel's word and name something
 	// else: "return address", "退货地址".
 	Neutral []string
+
+	// Who did it. A claim is the agent's own: its actor is the agent ("I've
+	// sent", "已为您申请"), or it has none ("your refund has been
+	// processed"); a clause whose actor is the user or someone else claims
+	// nothing of the agent's. The lists below find the actor of a Did or
+	// Done word from the words around it.
+
+	// Agent are subjects that make the agent the actor: in English, of the
+	// verb right after them, Aux words aside ("I've sent", "we have
+	// refunded"); in scripts without spaces, of a claim anywhere in its
+	// clause with no Future word (我, 为您, 帮您). A claim in that form of an
+	// effect no tool was called for at all is a first-person claim: complete
+	// evidence.
+	Agent []string
+	// Aux are words that may stand between a subject and its verb: "have",
+	// "just", "successfully".
+	Aux []string
+	// Passive are the auxiliaries of the passive voice ("has been", "was"):
+	// right before a Did word they make the subject the thing acted on.
+	Passive []string
+	// ThirdParty are subjects and objects that name someone else ("he",
+	// "they", "who", "him"): "the employees who sent them" claims nothing of
+	// the agent's.
+	ThirdParty []string
+	// Possessive, before the word right before a Did word, makes that word
+	// someone else: "your colleague transferred".
+	Possessive []string
+	// Source, after a Did or Done word in its sentence, names its actor
+	// when an e-mail address, a ThirdParty word or a Possessive and a word
+	// follows: "sent from security@…", "paid by your landlord".
+	Source []string
+	// Reported marks what follows in its sentence as what a document, a
+	// message or someone says: "the note says the rent was paid".
+	Reported []string
+	// Instruction marks a sentence as telling the user how to do something
+	// ("here's how to return your items"), and, when it ends with a colon,
+	// the list items that follow it.
+	Instruction []string
+	// Future marks a clause as what will happen. An English one claims an
+	// effect no tool was called for only as a delivery to the user ("you'll
+	// get a text"): "a refund will be issued" states a policy.
+	Future []string
+
+	// What the user asked for. A claim of an effect no tool was called for
+	// that is not first-person is weak evidence (a warning), and only when
+	// the user asked for the effect: a user sentence with a Request word
+	// (or that starts with the channel's word) holds one of the channel's
+	// words, not followed by a Copula word ("my email is …" asks for
+	// nothing).
+	Request, Copula []string
 }
 
 // ClaimChannel is one kind of effect a tool can have, and how an answer
@@ -84,6 +134,10 @@ type ClaimChannel struct {
 	// Keys are argument keys that give the channel when name and
 	// description do not.
 	Keys []string
+	// Also are argument keys with which a call that happened, of whatever
+	// channel, had this channel's effect too: a flight change called with
+	// a payment_method_id paid or refunded the difference.
+	Also []string
 	// Noun names the channel in an answer; with a completion marker it is
 	// a claim.
 	Noun []string
@@ -156,6 +210,18 @@ func mergeClaims(a, b Claims) Claims {
 		Courtesy:  union(a.Courtesy, b.Courtesy),
 		Breaks:    union(a.Breaks, b.Breaks),
 		Neutral:   union(a.Neutral, b.Neutral),
+
+		Agent:       union(a.Agent, b.Agent),
+		Aux:         union(a.Aux, b.Aux),
+		Passive:     union(a.Passive, b.Passive),
+		ThirdParty:  union(a.ThirdParty, b.ThirdParty),
+		Possessive:  union(a.Possessive, b.Possessive),
+		Source:      union(a.Source, b.Source),
+		Reported:    union(a.Reported, b.Reported),
+		Instruction: union(a.Instruction, b.Instruction),
+		Future:      union(a.Future, b.Future),
+		Request:     union(a.Request, b.Request),
+		Copula:      union(a.Copula, b.Copula),
 	}
 }
 
@@ -169,6 +235,7 @@ func mergeChannel(a, b ClaimChannel) ClaimChannel {
 		Absent:    a.Absent || b.Absent,
 		Tool:      union(a.Tool, b.Tool),
 		Keys:      union(a.Keys, b.Keys),
+		Also:      union(a.Also, b.Also),
 		Noun:      union(a.Noun, b.Noun),
 		Did:       union(a.Did, b.Did),
 		Verb:      union(a.Verb, b.Verb),

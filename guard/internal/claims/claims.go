@@ -34,12 +34,29 @@ import (
 //     texted you", "you'll get an e-mail shortly", "退款已原路退回",
 //     "短信发过去了"), not negated ("couldn't", "没", "失败") and not an
 //     offer, question, attempt or condition ("shall I text you?",
-//     "要不要我发短信"). The words are the lexicon's (lexicon.Claims).
+//     "要不要我发短信").
+//   - A claim is the agent's own (voice.go): its actor is the agent ("I've
+//     sent", "已为您申请") or no one ("your refund has been processed"),
+//     not the user ("what you paid") or someone else ("the employees who
+//     sent them", "sent from security@…"), and it is not quoted, what a
+//     document says, or an instruction ("here's how to return your
+//     items"). The words are the lexicon's (lexicon.Claims).
 //
-// The verdict is Retry: the agent is asked to answer truthfully. The rule
-// reads only the trace before the answer, so it finds the same online and
-// offline; what it derives from the steps is kept in the trace's memo, so
-// judging an answer does not cost more as the trace grows.
+// The verdict is Retry (an error: the agent is asked to answer
+// truthfully) when the evidence is complete: the claim is of a call that
+// failed, was blocked, was rejected by its result or never ran, or, of a
+// tool never called at all, it is told in the first person, past ("I've
+// texted you"). A claim of a tool never called that names no actor ("you
+// should see a text from us any second now") is a warning (Allow), and
+// only when the user asked for that effect; a promise or a policy ("a
+// refund will be issued") is none. Each finding carries its facts: the
+// answer's sentence, the call and what became of it (or that there was
+// none), and, for a warning, the user's request.
+//
+// The rule reads only the trace before the answer, so it finds the same
+// online and offline; what it derives from the steps is kept in the
+// trace's memo, so judging an answer does not cost more as the trace
+// grows.
 func New(tools *rulekit.Tools) *Rule {
 	r := &Rule{tools: tools, v: vocabOf(tools.Words()), named: tools.Listed()}
 	r.profiles = make(map[string]toolProfile, len(r.named))
@@ -88,24 +105,56 @@ func (r *Rule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if len(claims) == 0 {
 		return nil
 	}
+	// tried holds the channels some call reached or tried to: a word
+	// several channels share ("I've pinged your phone") is about one of
+	// them, not about a tool never called.
+	tried := ever
+	for _, e := range missed {
+		if e.outcome != neverCalled {
+			tried |= e.channels
+		}
+	}
 	var out []trace.Finding
 	var reported []string
 	for _, e := range missed {
 		if slices.Contains(reported, e.tool) {
 			continue
 		}
-		for _, c := range claims {
-			if !c.contradicts(e, s.Turn, now, ever, r.v.messaging) {
+		var found *claim
+		var how strength
+		for i := range claims {
+			if k := claims[i].contradicts(e, s.Turn, now, ever, tried, r.v.messaging); k > how {
+				found, how = &claims[i], k
+				if k == complete {
+					break
+				}
+			}
+		}
+		if how == noClaim {
+			continue
+		}
+		f := trace.Finding{
+			Rule: rules.FalseClaim, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
+			Message:  fmt.Sprintf("the answer claims %q happened, but %s", e.tool, e.what()),
+			Evidence: rulekit.Clip(found.sentence, rulekit.MaxEvidence), Tags: []string{"false-claim"},
+		}
+		says := "claims " + r.v.channelNames(e.channels) + " happened"
+		if how == complete && e.outcome == neverCalled {
+			says += ", in the first person"
+		}
+		f.Facts = []trace.Fact{rulekit.AnswerFact(s, found.sentence, says), e.fact(r.v.channelNames(e.channels))}
+		if how == weak {
+			// Not told in the first person: the user's asking for it is
+			// what makes it a claim at all, and the finding a warning.
+			turn, ok := r.asked(t, s.Turn, e.channels)
+			if !ok {
 				continue
 			}
-			reported = append(reported, e.tool)
-			out = append(out, trace.Finding{
-				Rule: rules.FalseClaim, Step: s.Index, Verdict: trace.Retry, Dimension: trace.Accuracy, Severity: trace.SeverityError,
-				Message:  fmt.Sprintf("the answer claims %q happened, but %s", e.tool, e.what()),
-				Evidence: rulekit.Clip(c.sentence, rulekit.MaxEvidence), Tags: []string{"false-claim"},
-			})
-			break
+			f.Verdict, f.Severity = trace.Allow, trace.SeverityWarning
+			f.Facts = append(f.Facts, rulekit.UserFact(t, turn, "asks for "+r.v.channelNames(e.channels)))
 		}
+		reported = append(reported, e.tool)
+		out = append(out, f)
 	}
 	return out
 }
@@ -137,6 +186,45 @@ func (v *vocab) mayClaim(answer string, channels channelSet) bool {
 	return found
 }
 
+// fact is the fact of the trace that e did not happen: its call, with what
+// became of it, or, for a tool never called, that no call of it is in the
+// trace. channel names e's channels.
+func (e effect) fact(channel string) trace.Fact {
+	f := trace.Fact{Kind: trace.FactCall, Step: e.step, Where: e.tool, Text: e.args}
+	switch e.outcome {
+	case failed:
+		f.Says = "failed: " + e.reason
+	case blocked:
+		f.Says = "blocked by the guard"
+		if e.reason != "" {
+			f.Says = "blocked by " + e.reason
+		}
+	case resultFailed:
+		f.Says = "its result says it did not happen: " + e.reason
+	case notRun:
+		f.Says = "proposed, never ran"
+	default:
+		where := "offered to the agent"
+		if !e.offered {
+			where = "named by the policy"
+		}
+		return rulekit.AbsentFact(e.tool, "no call of "+e.tool+" ("+channel+") in this trace", where)
+	}
+	f.Says = rulekit.FactText(f.Says)
+	return f
+}
+
+// channelNames names the channels of ch: "sms", "email or chat".
+func (v *vocab) channelNames(ch channelSet) string {
+	var names []string
+	for i, c := range v.channels {
+		if ch&(channelSet(1)<<i) != 0 {
+			names = append(names, c.Name)
+		}
+	}
+	return strings.Join(names, " or ")
+}
+
 // what says how an effect did not happen, for a finding's message.
 func (e effect) what() string {
 	switch e.outcome {
@@ -163,7 +251,7 @@ type claim struct {
 	// terms holds, for each term of the clause that claims a channel
 	// ("texted", "短信…已发送"), the channels it claims: more than one for
 	// a word several channels share ("message", "手机").
-	terms []channelSet
+	terms []term
 	sent  bool // "sent it to you", and no messaging channel named
 	bare  bool // "Done." and no channel named
 	// done is set when the clause holds a completion marker; ownDone holds
@@ -174,48 +262,83 @@ type claim struct {
 	// personal is set when the clause speaks to the user or for the agent
 	// (claimLexicon.Person).
 	personal bool
+	// future is set when the clause says what will happen (Future);
+	// toUser when that is a delivery to the user ("you'll get a text").
+	future, toUser bool
+	// agented is set when the clause names the agent (Agent): what it
+	// claims with no actor is then not what the agent did ("I've found the
+	// following in your inbox").
+	agented bool
 }
 
-// contradicts reports whether c claims effect e, which did not happen, in
-// an answer in turn. now and ever are the channels some effect reached in
-// this turn and in the whole trace.
-func (c claim) contradicts(e effect, turn int, now, ever, messaging channelSet) bool {
+// term is one term of a claim: the channels it claims, and whether it
+// claims them in the first person ("I've texted you", "已为您申请退款").
+type term struct {
+	chans channelSet
+	first bool
+}
+
+// strength is how strongly a claim contradicts an effect.
+type strength uint8
+
+const (
+	noClaim  strength = iota
+	weak              // an effect never called, claimed not in the first person: a warning, if the user asked for it
+	complete          // a call that failed, was blocked, was rejected or never ran, or a first-person claim of one never called
+)
+
+// contradicts reports how c claims effect e, which did not happen, in an
+// answer in turn. now and ever are the channels some effect reached in
+// this turn and in the whole trace, tried those some call reached or
+// tried to.
+func (c claim) contradicts(e effect, turn int, now, ever, tried, messaging channelSet) strength {
 	reached := ever
 	if e.outcome != neverCalled && e.turn == turn {
 		reached = now // next to a failure in this turn, a claim is about this turn
 	}
-	for _, ch := range c.terms {
-		switch {
-		case ch&e.channels == 0:
-		case e.outcome == neverCalled && (bits.OnesCount32(uint32(ch)) > 1 || !c.personal || pastFact(c.clause)):
-			// "a message": not enough to say which tool was never called;
-			// "refunds take 14 days": a policy, not a claim; "your order
-			// was paid by gift card": a fact about the past, not an action
-			// of this conversation
-		case ch&reached == 0 || mentionsTarget(c.clause, e.targets):
+	if e.outcome == neverCalled {
+		// No call at all: a first-person claim ("I've texted you") is
+		// complete, when no call tried any channel its word may mean;
+		// one with no actor named, in a clause that does not name
+		// the agent, is weak, when it is about this one tool ("a message" is
+		// not enough to say which), speaks to the user ("refunds take 14
+		// days" is a policy), is not a fact about the past ("your order was
+		// paid by gift card") and, said of what will happen, is a delivery
+		// to the user ("you'll get a text", not "a refund will be issued").
+		best := noClaim
+		for _, t := range c.terms {
+			switch {
+			case t.chans&e.channels == 0 || t.chans&reached != 0:
+			case t.first && t.chans&tried == 0:
+				return complete
+			case bits.OnesCount32(uint32(t.chans)) == 1 && c.personal && !c.agented && !pastFact(c.clause) && (!c.future || c.toUser):
+				best = weak
+			}
+		}
+		return best
+	}
+	for _, t := range c.terms {
+		if t.chans&e.channels != 0 && (t.chans&reached == 0 || mentionsTarget(c.clause, e.targets)) {
 			// No effect of the claimed channel happened, or the clause names
 			// what this one acted on.
-			return true
+			return complete
 		}
-	}
-	if e.outcome == neverCalled {
-		return false
 	}
 	// "The notes are on their way to team-atlas", "your parcel will now go
 	// to 22 Baker Lane": the clause names where the call was to take effect.
 	if (c.done || c.ownDone&e.channels != 0) && mentionsTarget(c.clause, e.dest) {
-		return true
+		return complete
 	}
 	if e.turn != turn {
-		return false
+		return noClaim
 	}
 	switch {
-	case c.sent && e.channels&messaging != 0:
-		return now&messaging == 0
-	case c.bare && len(c.terms) == 0:
-		return now == 0
+	case c.sent && e.channels&messaging != 0 && now&messaging == 0:
+		return complete
+	case c.bare && len(c.terms) == 0 && now == 0:
+		return complete
 	}
-	return false
+	return noClaim
 }
 
 // mentionsTarget reports whether a clause names one of a call's targets
@@ -248,6 +371,9 @@ const (
 	setSent
 	setBare
 	setWeak
+	setReported
+	setInstruction
+	setFuture
 	setChannelDone // then one per channel
 )
 
@@ -283,6 +409,25 @@ func (x *termSets) in(s string) uint64 {
 	return found
 }
 
+// listSpan is where a term of one of a termSets' lists is in a text.
+type listSpan struct{ list, i, j int }
+
+// scan is in, and also returns where the terms of the lists keep
+// selects are.
+func (x *termSets) scan(s string, keep func(list int) bool) (uint64, []listSpan) {
+	var found uint64
+	var spans []listSpan
+	x.ix.each(s, func(k, i, j int) bool {
+		l := x.list[k]
+		found |= 1 << l
+		if keep(l) {
+			spans = append(spans, listSpan{l, i, j})
+		}
+		return true
+	})
+	return found, spans
+}
+
 type lexTerm struct {
 	text   string
 	prefix bool // a trailing *: any ending
@@ -316,11 +461,20 @@ type vocab struct {
 	// one pass.
 	sets                               *termSets
 	breaks, courtesy, userDid, forUser []lexTerm // short lists, scanned
-	channelDone                        []bool    // per channel: it has a Done list of its own (setChannelDone+i)
-	place, weak                        []string  // lower case
+	// The actor's words (see actorOf), scanned: agent, third, possessive
+	// and source in Latin script; agentWide and futureWide are the Agent
+	// and Future words in other scripts, found anywhere in a clause.
+	agent, aux, passive, third, possessive, source []lexTerm
+	agentWide, futureWide                          []lexTerm
+	request, copula                                []lexTerm // a user's request (askedIn)
+	channelDone                                    []bool    // per channel: it has a Done list of its own (setChannelDone+i)
+	place, weak                                    []string  // lower case
 	// messaging is the set of channels that carry a message to someone;
 	// absent those that may be claimed when no call was made.
 	messaging, absent channelSet
+	// also maps an argument key (lower case) to the channels a call with
+	// it has an effect on besides its own (lexicon.ClaimChannel.Also).
+	also map[string]channelSet
 }
 
 type vocabKey struct{}
@@ -358,6 +512,12 @@ func newVocab(lc *lexicon.Claims) *vocab {
 		if ch.Absent {
 			v.absent |= bit
 		}
+		for _, k := range ch.Also {
+			if v.also == nil {
+				v.also = map[string]channelSet{}
+			}
+			v.also[strings.ToLower(k)] |= bit
+		}
 		for _, w := range ch.Noun {
 			add(w, kindNoun, bit)
 		}
@@ -383,10 +543,24 @@ func newVocab(lc *lexicon.Claims) *vocab {
 		setNeg: compileTerms(lc.Negation), setHedge: compileTerms(lc.Hedge), setAside: compileTerms(lc.Aside),
 		setCondition: compileTerms(lc.Condition), setPerson: compileTerms(lc.Person), setDone: compileTerms(lc.Done),
 		setSent: compileTerms(lc.Sent), setBare: compileTerms(lc.Bare), setWeak: compileTerms(lc.Weak),
+		setReported: compileTerms(lc.Reported), setInstruction: compileTerms(lc.Instruction), setFuture: compileTerms(lc.Future),
 	}
 	v.sets = newTermSets(slices.Concat(lists, done[:min(len(done), 64-setChannelDone)])...)
 	v.breaks, v.courtesy = compileTerms(lc.Breaks), compileTerms(lc.Courtesy)
 	v.userDid, v.forUser = compileTerms(lc.UserDid), compileTerms(lc.ForUser)
+	latin := func(ts []lexTerm, want bool) []lexTerm {
+		return slices.DeleteFunc(ts, func(t lexTerm) bool { return t.latin != want })
+	}
+	v.agent, v.agentWide = latin(compileTerms(lc.Agent), true), latin(compileTerms(lc.Agent), false)
+	v.futureWide = latin(compileTerms(lc.Future), false)
+	v.aux, v.passive = compileTerms(lc.Aux), compileTerms(lc.Passive)
+	v.third, v.possessive, v.source = compileTerms(lc.ThirdParty), compileTerms(lc.Possessive), compileTerms(lc.Source)
+	v.request, v.copula = compileTerms(lc.Request), compileTerms(lc.Copula)
+	// Longest first, so that "has been" is cut before "been" and "i have"
+	// before "have".
+	for _, ts := range [][]lexTerm{v.agent, v.aux, v.passive, v.third} {
+		slices.SortStableFunc(ts, func(a, b lexTerm) int { return len(b.text) - len(a.text) })
+	}
 	lower := func(ws []string) []string {
 		out := make([]string, len(ws))
 		for i, w := range ws {
@@ -574,37 +748,73 @@ func isWordByte(b byte) bool {
 	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '\''
 }
 
-// readClaims returns the clauses of answer that claim something happened.
+// readClaims returns the clauses of answer that claim something happened,
+// in the agent's own voice: an answer written as JSON is read by its
+// string values; quotations, markdown quotes ("> …"), what a document or
+// someone says (Reported) and instructions (Instruction, and the list a
+// sentence of them opens with a colon) claim nothing.
 func (v *vocab) readClaims(answer string) []claim {
 	var out []claim
-	for _, sent := range rulekit.Sentences(answer) {
-		norm := normaliseAnswer(sent)
+	text := answerText(answer)
+	quoted := quotes(text)
+	cursor := 0
+	list := false   // in the list an instruction opened
+	marker := false // the sentence before is a list item's number alone
+	for _, sent := range rulekit.Sentences(text) {
+		at := cursor + max(strings.Index(text[cursor:], sent), 0)
+		cursor = at + len(sent)
+		// "1. Pack them" is two sentences: the number, then the item.
+		item := isListItem(sent) || marker
+		marker = isListMarker(sent)
+		if list && item || strings.HasPrefix(sent, ">") {
+			continue
+		}
+		list = false
+		norm := normaliseAnswer(unquoted(text, at, at+len(sent), quoted))
 		clauses := v.splitClauses(norm)
 		// A negated clause takes back what the clauses before it in the
 		// sentence claimed, unless it speaks to the user (an aside, a
 		// hedge): "I've sent the text, but it bounced". What comes after
 		// it stands: "The text bounced, so I've e-mailed you".
 		start := len(out)
-		conditional := false
+		// quoting is set from a clause on that says what someone else says
+		// (Reported) or tells the user how to do something (Instruction):
+		// the rest of the sentence is not the agent's claim.
+		conditional, quoting := false, false
+		from := 0
 		for _, cl := range clauses {
+			off := from + max(strings.Index(norm[from:], cl), 0)
+			from = off + len(cl)
+			tail := norm[from:]
 			cl = v.dropCourtesy(cl)
-			sets := v.sets.in(cl)
+			sets, spans := v.sets.scan(cl, v.spanned)
 			conditional = conditional || sets&(1<<setCondition) != 0
+			if sets&(1<<setInstruction) != 0 {
+				end := strings.TrimSpace(sent)
+				quoting, list = true, strings.HasSuffix(end, ":") || strings.HasSuffix(end, "：")
+			}
+			quoting = quoting || sets&(1<<setReported) != 0
 			neg := sets&(1<<setNeg) != 0
-			aside := conditional || sets&(1<<setHedge|1<<setAside) != 0 || endsQuestion(cl)
+			aside := quoting || conditional || sets&(1<<setHedge|1<<setAside) != 0 || endsQuestion(cl)
 			if neg && !aside {
 				out = out[:start]
 			}
 			if neg || aside {
 				continue
 			}
-			if c, ok := v.readClause(cl, sets); ok {
+			if c, ok := v.readClause(cl, sets, spans, tail); ok {
 				c.sentence = strings.TrimSpace(sent)
 				out = append(out, c)
 			}
 		}
 	}
 	return out
+}
+
+// spanned selects the lists whose terms readClause needs the places of:
+// the completion markers, general and per channel, and Future.
+func (v *vocab) spanned(list int) bool {
+	return list == setDone || list == setFuture || list >= setChannelDone
 }
 
 // byUser reports whether the text before a Did word makes the user its
@@ -657,49 +867,56 @@ func (v *vocab) dropCourtesy(cl string) string {
 	return cl
 }
 
-// readClause reads one normalised clause that is neither negated nor
-// hedged; sets are the lists of clauseWords it holds.
-func (v *vocab) readClause(cl string, sets uint64) (claim, bool) {
-	type span struct{ i, j int }
-	var taken []span
-	free := func(i, j int) bool {
-		for _, s := range taken {
-			if i < s.j && s.i < j && (i != s.i || j != s.j) { // the same word may serve several channels
-				return false
-			}
-		}
-		return true
-	}
-	var mention, verb, nounThenWeak channelSet
-	type found struct {
-		chans channelSet
-		did   bool
-	}
-	var terms []found
-	type match struct{ k, i, j int }
-	var matches []match
+// termMatch is a term of v.terms (k) at cl[i:j].
+type termMatch struct{ k, i, j int }
+
+// claimTerms returns the channel terms of a normalised text, longest
+// first, each where no longer term took its words: "email address" takes
+// its words before "address" can; the same word may serve several
+// channels.
+func (v *vocab) claimTerms(cl string) []termMatch {
+	var matches []termMatch
 	v.index.each(cl, func(k, i, j int) bool {
-		matches = append(matches, match{k, i, j})
+		matches = append(matches, termMatch{k, i, j})
 		return true
 	})
-	// Longest terms first, as claimTerms is ordered: "email address" takes
-	// its words before "address" can.
-	slices.SortFunc(matches, func(a, b match) int {
+	slices.SortFunc(matches, func(a, b termMatch) int {
 		if a.k != b.k {
 			return a.k - b.k
 		}
 		return a.i - b.i
 	})
+	kept := matches[:0]
 	for _, m := range matches {
-		t, i, j := v.terms[m.k], m.i, m.j
-		if !free(i, j) {
-			continue
+		if !slices.ContainsFunc(kept, func(o termMatch) bool {
+			return m.i < o.j && o.i < m.j && (m.i != o.i || m.j != o.j)
+		}) {
+			kept = append(kept, m)
 		}
-		taken = append(taken, span{i, j})
+	}
+	return kept
+}
+
+// readClause reads one normalised clause that is neither negated nor
+// hedged: sets are the lists of clauseWords it holds, spans where the
+// terms of the lists v.spanned selects are, and tail the rest of its
+// sentence.
+func (v *vocab) readClause(cl string, sets uint64, spans []listSpan, tail string) (claim, bool) {
+	var mention, verb, nounThenWeak channelSet
+	type found struct {
+		chans channelSet
+		did   bool
+		first bool      // a Did word whose actor is the agent
+		at    termMatch // a noun's place
+	}
+	var terms []found
+	nounRank, nounTop := -1, channelSet(0) // the channels of the highest rank the clause names by a noun
+	for _, m := range v.claimTerms(cl) {
+		t, i, j := v.terms[m.k], m.i, m.j
 		switch t.kind {
 		case kindNoun:
 			mention |= t.chans
-			terms = append(terms, found{t.chans, false})
+			terms = append(terms, found{chans: t.chans, at: m})
 			// 退款了, 邮箱里了, 手机上了
 			rest := cl[j:]
 			if w := startsWith(rest, v.place); w != "" {
@@ -708,17 +925,25 @@ func (v *vocab) readClause(cl string, sets uint64) (claim, bool) {
 			if startsWith(rest, v.weak) != "" {
 				nounThenWeak |= t.chans
 			}
+			if r := v.rank(t.chans); r > nounRank {
+				nounRank, nounTop = r, t.chans
+			} else if r == nounRank {
+				nounTop |= t.chans
+			}
 		case kindDid:
 			mention |= t.chans
-			if !v.byUser(cl[:i]) {
-				terms = append(terms, found{t.chans, true})
+			switch v.actorOf(cl, i, j, tail) {
+			case actorAgent:
+				terms = append(terms, found{chans: t.chans, did: true, first: true})
+			case actorNone:
+				terms = append(terms, found{chans: t.chans, did: true})
 			}
 		case kindVerb:
 			verb |= t.chans
 		}
 	}
 	has := func(set int) bool { return sets&(1<<set) != 0 }
-	c := claim{clause: cl, personal: has(setPerson)}
+	c := claim{clause: cl, personal: has(setPerson), agented: containsTerm(cl, v.agent) || containsTerm(cl, v.agentWide)}
 	strong := has(setDone)
 	c.sent = mention&v.messaging == 0 && has(setSent)
 	c.bare = mention == 0 && has(setBare) && shortClause(cl)
@@ -726,6 +951,16 @@ func (v *vocab) readClause(cl string, sets uint64) (claim, bool) {
 	for i, done := range v.channelDone {
 		if done && has(setChannelDone+i) {
 			c.ownDone |= channelSet(1) << i
+		}
+	}
+	for _, sp := range spans {
+		// In English, what will happen: a claim only as a delivery to the
+		// user ("you'll get", "you will receive"). In Chinese the Future
+		// words only keep a claim from being the agent's (actorOf):
+		// "稍后您的邮箱里会有一封确认邮件" is a delivery all the same.
+		if sp.list == setFuture && cl[sp.i] < utf8.RuneSelf {
+			c.future = true
+			c.toUser = c.toUser || v.actorOf(cl, sp.i, sp.j, tail) == actorUser
 		}
 	}
 	// The channels whose mention this clause completes.
@@ -745,12 +980,85 @@ func (v *vocab) readClause(cl string, sets uint64) (claim, bool) {
 	}
 	for _, f := range terms {
 		if f.did {
-			c.terms = append(c.terms, f.chans)
-		} else if ch := f.chans & complete; ch != 0 {
-			c.terms = append(c.terms, ch)
+			// A Did word claims, as a tool's name does, the channel of the
+			// highest rank its clause names, when that is a channel no
+			// claim of which stands on a call's absence alone (a hand-off,
+			// an address): "I've transferred your case to a human agent"
+			// is a hand-off, not a payment.
+			if nounRank > v.rank(f.chans) && nounTop&v.absent == 0 {
+				f.chans = nounTop
+			}
+			c.terms = append(c.terms, term{f.chans, f.first})
+			continue
+		}
+		ch := f.chans & complete
+		if ch == 0 {
+			continue
+		}
+		switch v.completedBy(cl, f.at, ch, spans, tail) {
+		case actorAgent:
+			c.terms = append(c.terms, term{ch, true})
+		case actorNone:
+			c.terms = append(c.terms, term{ch, false})
 		}
 	}
 	return c, len(c.terms) > 0 || c.sent || c.bare || c.done || c.ownDone != 0
+}
+
+// completedBy returns the actor of the completion of the noun at m in cl,
+// of channels ch: the agent when one of its markers has the agent as its
+// subject ("I've sent the e-mail"), someone else when every one has
+// ("he has sent the e-mail"), else no one. In scripts without spaces, and
+// for a noun a Weak particle completes (退款了), the actor of the noun.
+func (v *vocab) completedBy(cl string, m termMatch, ch channelSet, spans []listSpan, tail string) actor {
+	if cl[m.i] >= utf8.RuneSelf {
+		return v.actorOf(cl, m.i, m.j, tail)
+	}
+	n, others := 0, 0
+	for _, sp := range spans {
+		if !v.completes(sp.list, ch) {
+			continue
+		}
+		n++
+		switch a := v.actorOf(cl, sp.i, sp.j, tail); {
+		case a == actorAgent && !endsWithAny(cl[sp.i:sp.j], v.aux):
+			return actorAgent // "I've already": an Aux word is not the verb
+		case a == actorOther || a == actorUser:
+			others++
+		}
+	}
+	if n > 0 && others == n {
+		return actorOther
+	}
+	if n == 0 {
+		return v.actorOf(cl, m.i, m.j, tail)
+	}
+	return actorNone
+}
+
+// completes reports whether a term of list completes a noun of one of
+// channels ch: the general Done list, or a channel's own.
+func (v *vocab) completes(list int, ch channelSet) bool {
+	for i := range v.channels {
+		if ch&(channelSet(1)<<i) == 0 {
+			continue
+		}
+		if v.channelDone[i] && list == setChannelDone+i || !v.channelDone[i] && list == setDone {
+			return true
+		}
+	}
+	return false
+}
+
+// rank returns the highest rank of channels ch.
+func (v *vocab) rank(ch channelSet) int {
+	r := -1
+	for i, c := range v.channels {
+		if ch&(channelSet(1)<<i) != 0 && c.Rank > r {
+			r = c.Rank
+		}
+	}
+	return r
 }
 
 // startsWith returns the word of words that s starts with, or "".

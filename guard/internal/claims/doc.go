@@ -4,5 +4,9 @@
 // ran, or was never made. What did not happen comes from the steps'
 // structure (effects.go); what an answer claims from the guard's lexicon
 // (lexicon.Claims: each kind of effect's nouns and verbs, and the markers
-// of completion, negation and hedging), read clause by clause.
+// of completion, negation and hedging), read clause by clause; who a
+// claim is told of, and what the user asked for, from the same lexicon
+// (voice.go). A claim of a call that did not happen is an error; a claim
+// of a tool never called is one only in the first person, else a warning
+// when the user asked for it.
 package claims

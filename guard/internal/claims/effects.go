@@ -45,6 +45,8 @@ type effect struct {
 	targets  []string // its identifying argument values, normalised (see argFacts)
 	dest     []string // where it takes effect: recipients, addresses (see argFacts)
 	callID   string   // for proposals: the call's id
+	args     string   // its arguments, as a fact's text (rulekit.FactText)
+	offered  bool     // for a tool never called: offered to the agent, not only named by the policy
 }
 
 // effectFacts are the effects a trace shows up to some step. A value is
@@ -56,8 +58,10 @@ type effectFacts struct {
 	// proposed holds write calls a model step proposed that no tool step
 	// has run yet, oldest first, at most maxEffects of them.
 	proposed []effect
-	// readBack holds the channels whose completion a read result reports:
-	// a look-up that says the order is cancelled or the refund issued.
+	// readBack holds the channels whose completion a result reports: a
+	// look-up that says the order is cancelled or the refund issued, a
+	// write that says it refunded the difference or was paid with a
+	// payment method (vocab.alsoOf).
 	readBack channelSet
 }
 
@@ -84,6 +88,9 @@ type factsCache struct {
 	// offeredOf), its channels if it changes state, else none.
 	offered   []channelSet
 	offeredOf *trace.ToolSpec
+	// asked holds, for each user turn read so far, the channels it asks
+	// for (vocab.askedIn).
+	asked []channelSet
 }
 
 // offered returns the channels of each tool t offers that changes state,
@@ -226,7 +233,7 @@ func (d *derivation) next(s *trace.Step) {
 			d.own()
 			d.f.proposed = capped(append(d.f.proposed, effect{
 				tool: c.Name, channels: d.channels(c.Name), outcome: notRun,
-				step: s.Index, turn: s.Turn, callID: c.ID, targets: targets, dest: dest,
+				step: s.Index, turn: s.Turn, callID: c.ID, targets: targets, dest: dest, args: rulekit.FactText(c.Args),
 			}))
 		}
 		return
@@ -238,7 +245,7 @@ func (d *derivation) next(s *trace.Step) {
 		d.f.readBack |= r.v.readBackOf(s.Result)
 		return
 	}
-	e := effect{tool: s.Name, channels: d.channels(s.Name), step: s.Index, turn: s.Turn}
+	e := effect{tool: s.Name, channels: d.channels(s.Name), step: s.Index, turn: s.Turn, args: rulekit.FactText(s.Args)}
 	k := proposalOf(d.f.proposed, s)
 	if k >= 0 && s.CallID != "" && s.CallID == d.f.proposed[k].callID {
 		e.targets, e.dest = d.f.proposed[k].targets, d.f.proposed[k].dest // the arguments the proposal had
@@ -253,6 +260,12 @@ func (d *derivation) next(s *trace.Step) {
 	default:
 		if why := resultSaysFailed(&r.tools.Words().Results, s.Result); why != "" {
 			e.outcome, e.reason = resultFailed, why
+		} else {
+			// What a write that happened reports done (an exchange whose
+			// result says the difference was refunded), and what else its
+			// arguments say it did (a flight change paid with a
+			// payment_method_id).
+			d.f.readBack |= r.v.readBackOf(s.Result) | r.v.alsoOf(s.Args)
 		}
 	}
 	d.own()
@@ -320,26 +333,42 @@ func (r *Rule) unhappened(t *trace.Trace, turn int) (missed []effect, now, ever 
 	// Tools with no call at all: those the agent was offered, then those
 	// the policy names.
 	skip := attempted | f.readBack | ^r.v.absent
-	add := func(name string, ch channelSet) {
+	add := func(name string, ch channelSet, offered bool) {
 		ch &^= skip
 		if ch == 0 {
 			return
 		}
 		skip |= ch
-		missed = append(missed, effect{tool: name, channels: ch, outcome: neverCalled, step: -1, turn: -1})
+		missed = append(missed, effect{tool: name, channels: ch, outcome: neverCalled, step: -1, turn: -1, offered: offered})
 	}
 	for i, ch := range r.offered(t) {
-		add(t.Tools[i].Name, ch)
+		add(t.Tools[i].Name, ch, true)
 	}
 	for _, name := range r.named {
 		if r.tools.Writes(name) {
-			add(name, r.profile(t, name).channels)
+			add(name, r.profile(t, name).channels, false)
 		}
 	}
 	return missed, now, ever | f.readBack
 }
 
-// readBackOf returns the channels whose completion a read result reports,
+// asked returns the latest user turn, up to turn, that asks for one of
+// channels ch (vocab.askedIn). Each user turn is read once, into the
+// rule's cache in t's memo.
+func (r *Rule) asked(t *trace.Trace, turn int, ch channelSet) (int, bool) {
+	c := r.cache(t)
+	for len(c.asked) <= turn && len(c.asked) < len(t.UserTurns) {
+		c.asked = append(c.asked, r.v.askedIn(t.UserTurns[len(c.asked)]))
+	}
+	for i := min(turn, len(c.asked)-1); i >= 0; i-- {
+		if c.asked[i]&ch != 0 {
+			return i, true
+		}
+	}
+	return 0, false
+}
+
+// readBackOf returns the channels whose completion a result reports,
 // by the words an answer would claim them with ("cancelled_by_airline",
 // "已退款"). Only the first 4 KiB of the result are read.
 func (v *vocab) readBackOf(result string) channelSet {
@@ -354,6 +383,44 @@ func (v *vocab) readBackOf(result string) channelSet {
 		return true
 	})
 	return set
+}
+
+// alsoOf returns the channels a call with arguments args had an effect on
+// besides its own, by their keys (vocab.also).
+func (v *vocab) alsoOf(args string) channelSet {
+	if len(v.also) == 0 || !strings.HasPrefix(strings.TrimSpace(args), "{") {
+		return 0
+	}
+	maybe := false // decode only arguments that may hold such a key
+	for k := range v.also {
+		if containsFold(args, k) {
+			maybe = true
+			break
+		}
+	}
+	if !maybe {
+		return 0
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return 0
+	}
+	var set channelSet
+	for k := range m {
+		set |= v.also[strings.ToLower(k)]
+	}
+	return set
+}
+
+// containsFold reports whether s holds sub, ASCII letters matched in
+// either case, without a copy of s.
+func containsFold(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if strings.EqualFold(s[i:i+len(sub)], sub) {
+			return true
+		}
+	}
+	return false
 }
 
 // supersededBy reports whether a later call on one of e's channels

@@ -32,6 +32,7 @@ func checkClauseWords(t *testing.T, cl string) {
 		setNeg: compileTerms(lc.Negation), setHedge: compileTerms(lc.Hedge), setAside: compileTerms(lc.Aside),
 		setCondition: compileTerms(lc.Condition), setPerson: compileTerms(lc.Person), setDone: compileTerms(lc.Done),
 		setSent: compileTerms(lc.Sent), setBare: compileTerms(lc.Bare), setWeak: compileTerms(lc.Weak),
+		setReported: compileTerms(lc.Reported), setInstruction: compileTerms(lc.Instruction), setFuture: compileTerms(lc.Future),
 	}
 	for _, ch := range lc.Channels {
 		lists = append(lists, compileTerms(ch.Done))
