@@ -19,6 +19,11 @@ type Actions struct {
 	// make a reservation. A verb may belong to several families ("send"
 	// a message or money); Marks decide between them.
 	Verbs map[string][]string
+	// Participles group, by family, the forms of the verbs after an
+	// object that a request wants done: "I want the fare refunded", "I'd
+	// like the order cancelled". They ask only after a marker; anywhere
+	// else they tell what was done ("my order was cancelled").
+	Participles map[string][]string
 	// Marks group, by family, the words that, beside a verb of several
 	// families, pick this one: "pay": money, amount, difference;
 	// "message": email, message. A verb with no mark beside it keeps all
@@ -66,6 +71,7 @@ type Actions struct {
 func mergeActions(a, b Actions) Actions {
 	return Actions{
 		Verbs:       mergeLists(a.Verbs, b.Verbs),
+		Participles: mergeLists(a.Participles, b.Participles),
 		Marks:       mergeLists(a.Marks, b.Marks),
 		Reads:       union(a.Reads, b.Reads),
 		Things:      mergeLists(a.Things, b.Things),

@@ -37,6 +37,7 @@ const (
 	roleSeveral                     // asks for more than one action
 	roleDeterminer                  // "the", "my": may follow a marker
 	roleMark                        // picks a family of a verb of several
+	roleParticiple                  // a verb's form that asks only after a marker
 	roleThing                       // names a kind of thing an action acts on
 )
 
@@ -104,6 +105,11 @@ func newVocab(a *lexicon.Actions, au *lexicon.Authority) *vocab {
 			if toks := tokenize(w); len(toks) == 1 && !slices.Contains(v.stems[stem(toks[0])], fam) {
 				v.stems[stem(toks[0])] = append(v.stems[stem(toks[0])], fam)
 			}
+		}
+	}
+	for _, fam := range rulekit.SortedKeys(a.Participles) {
+		for _, w := range a.Participles[fam] {
+			add(w, roleVerb|roleParticiple, fam, "")
 		}
 	}
 	// A word that is both a verb and a mark keeps its families apart:
@@ -409,6 +415,9 @@ func (v *vocab) sentenceHeads(out []head, sentence string, question bool) []head
 			continue
 		}
 		st := v.status(clause[:at], question, joined, prev)
+		if p.role&roleParticiple != 0 && st == stRequest && !v.marked(clause[:at]) {
+			st = stStatement // "sent the email yesterday": what was done
+		}
 		prev = st
 		h := head{verb: text(clause[at : at+len(p.toks)]), read: p.role&roleRead != 0 && p.role&roleVerb == 0, st: st, count: 1,
 			at: clause[at].at, text: sentence[clause[at].at:clause[len(clause)-1].end]}
@@ -435,6 +444,8 @@ func (v *vocab) sentenceHeads(out []head, sentence string, question bool) []head
 // one that reads, and where it is; markers and fillers are passed over
 // whole ("make sure to update": update).
 func (v *vocab) firstVerb(clause []token) (int, *phrase) {
+	var noun *phrase // a verb after a determiner: "the order", "a refund"
+	at := -1
 	for i := 0; i < len(clause); {
 		p := v.match(clause, i, ^roleMark) // the longest phrase here, whatever it is: 交易 is no 交
 		switch {
@@ -444,11 +455,16 @@ func (v *vocab) firstVerb(clause []token) (int, *phrase) {
 			i += len(p.toks)
 		case i+len(p.toks) < len(clause) && v.match(clause, i+len(p.toks), roleAux) != nil:
 			i += len(p.toks) // a noun: "rent is 2200"
+		case i > 0 && v.match(clause, i-1, roleDeterminer) != nil:
+			if noun == nil {
+				noun, at = p, i // the verb, unless one follows: "I'd like the order cancelled"
+			}
+			i += len(p.toks)
 		default:
 			return i, p
 		}
 	}
-	return -1, nil
+	return at, noun
 }
 
 // status reads the words before a clause's verb: nothing but markers and
@@ -539,6 +555,16 @@ func topic(toks []token) bool {
 		}
 	}
 	return han
+}
+
+// marked reports whether words before a verb hold a marker.
+func (v *vocab) marked(toks []token) bool {
+	for j := range toks {
+		if v.match(toks, j, roleMarker) != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // subjectIn reports whether toks hold a subject, an auxiliary or a

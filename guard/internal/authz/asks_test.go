@@ -44,6 +44,10 @@ func TestHeads(t *testing.T) {
 		{"商家说让我找平台退款。", []h{{"退款", "refund", stRequest}}},
 		{"The shop told me to get a refund from you.", []h{{"get a refund", "refund", stRequest}}},
 		{"They told me to cancel it.", []h{{"cancel", "cancel", stStatement}}},
+		{"I want the fare refunded, not a voucher.", []h{{"refunded", "refund", stRequest}}},
+		{"I'd like the order cancelled.", []h{{"cancelled", "cancel", stRequest}}},
+		{"My order was cancelled.", []h{{"cancelled", "cancel", stStatement}}},
+		{"Paid the bill already, thanks.", []h{{"paid", "pay", stStatement}}},
 	}
 	w := detect.Default()
 	v := vocabOf(w)
