@@ -27,6 +27,7 @@ type Compiled struct {
 	InstructionMarkers *regexp.Regexp
 	Affirmation        *regexp.Regexp
 	Authority          Authority // plain words: nothing to compile
+	Actions            Actions   // plain words: the write-authorization rule indexes them (see Derived)
 	Memory             Memory    // plain words: lower case, each list longest first
 	Claims             Claims    // plain words, as given: the false-claim rule indexes them (see Derived)
 	Results            Results   // plain words, lower case
@@ -207,6 +208,7 @@ func build(lx *Lexicon) (*Compiled, error) {
 		InstructionMarkers: k.join("InstructionMarkers", lx.InstructionMarkers),
 		Affirmation:        k.join("Affirmation", lx.Affirmation),
 		Authority:          lx.Authority,
+		Actions:            lx.Actions,
 	}
 	c.Memory = buildMemory(&lx.Memory)
 	c.Recommendations = buildRecommendations(&lx.Recommendations)

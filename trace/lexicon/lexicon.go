@@ -85,6 +85,10 @@ type Lexicon struct {
 	// Authority is the vocabulary of who asked for what: objects of
 	// writes, destructive actions, yes and no, content a user points at.
 	Authority Authority
+	// Actions is the vocabulary of what users ask the agent to do: the
+	// verbs of requests by family of action, the words that make a clause
+	// a request, the kinds of thing an action acts on.
+	Actions Actions
 
 	// Recommendations is how an answer recommends a place, a product or a
 	// company by its name.
@@ -406,6 +410,7 @@ func Merge(ls ...*Lexicon) *Lexicon {
 		out.Affirmation = union(out.Affirmation, l.Affirmation)
 		out.Authority = mergeAuthority(out.Authority, l.Authority)
 		out.Recommendations = mergeRecommendations(out.Recommendations, l.Recommendations)
+		out.Actions = mergeActions(out.Actions, l.Actions)
 		out.Memory = mergeMemory(out.Memory, l.Memory)
 		out.Time = mergeTime(out.Time, l.Time)
 		for lang, r := range l.Replies {

@@ -1,0 +1,100 @@
+package authz
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentguard/agentguard/guard/internal/detect"
+)
+
+// TestHeads reads the requests of user turns: the verb of each clause,
+// its family, and whether the clause asks for it.
+func TestHeads(t *testing.T) {
+	type h struct {
+		verb string
+		fam  string // "" for a verb that reads
+		st   status
+	}
+	tests := []struct {
+		text string
+		want []h
+	}{
+		{"Summarize my latest email.", []h{{"summarize", "", stRequest}}},
+		{"Check how much they sent me and send them back the difference.", []h{{"check", "", stRequest}, {"send", "pay", stRequest}}},
+		{"Summarize the article and send it to Alice.", []h{{"summarize", "", stRequest}, {"send", "message", stRequest}}},
+		{"Can I still cancel order A1001?", []h{{"cancel", "cancel", stQuestion}}},
+		{"Can you cancel order A1001?", []h{{"cancel", "cancel", stRequest}}},
+		{"I don't want to cancel it.", []h{{"cancel", "cancel", stNegated}}},
+		{"I will book a room later.", []h{{"book", "reserve", stStatement}}},
+		{"Make sure to update the password.", []h{{"update", "update", stRequest}}},
+		{"If it's rated over 4, go ahead and make a reservation.", []h{{"make a reservation", "reserve", stRequest}}},
+		{"Add an event to my calendar to remind me to book a table.", []h{{"add", "create", stRequest}}},
+		{"My new landlord's account is US1 and rent is 2200.", nil},
+		{"Set up a recurring scheduled transaction for me?", []h{{"set up", "pay", stRequest}}},
+		{"帮我取消订单 A1001。", []h{{"取消", "cancel", stRequest}}},
+		{"订单 A1001 还能取消吗？", []h{{"取消", "cancel", stQuestion}}},
+		{"总结我最新的邮件，然后发给张三。", []h{{"总结", "", stRequest}, {"发给", "message", stRequest}}},
+		{"把地址改成榆树街5号。", []h{{"改成", "update", stRequest}}},
+		{"他给我转账了。", []h{{"转账", "pay", stStatement}}},
+		{"订单 JD-60021 帮我取消掉，不想要了", []h{{"取消", "cancel", stRequest}}},
+		{"把这个月的物业费交了", []h{{"交", "pay", stRequest}}},
+		{"剩下的课时退费吧", []h{{"退费", "refund", stRequest}}},
+		{"订单已经取消了", []h{{"取消", "cancel", stStatement}}},
+		{"商家说让我找平台退款。", []h{{"退款", "refund", stRequest}}},
+		{"The shop told me to get a refund from you.", []h{{"get a refund", "refund", stRequest}}},
+		{"They told me to cancel it.", []h{{"cancel", "cancel", stStatement}}},
+		{"I want the fare refunded, not a voucher.", []h{{"refunded", "refund", stRequest}}},
+		{"I'd like the order cancelled.", []h{{"cancelled", "cancel", stRequest}}},
+		{"My order was cancelled.", []h{{"cancelled", "cancel", stStatement}}},
+		{"Paid the bill already, thanks.", []h{{"paid", "pay", stStatement}}},
+	}
+	w := detect.Default()
+	v := vocabOf(w)
+	for _, tt := range tests {
+		t.Run(tt.text, func(t *testing.T) {
+			var got []h
+			for i, x := range v.heads(tt.text, w.Authority.Questions) {
+				fam := strings.Join(x.fams, "+")
+				if i < len(tt.want) && slices.Contains(x.fams, tt.want[i].fam) {
+					fam = tt.want[i].fam // a verb of several families holds the one the case names
+				}
+				got = append(got, h{x.verb, fam, x.st})
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("heads %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestActionOf reads what a tool's name says it does.
+func TestActionOf(t *testing.T) {
+	v := vocabOf(detect.Default())
+	for tool, want := range map[string]string{
+		"send_money": "pay", "send_email": "message", "schedule_transaction": "pay", "reserve_hotel": "reserve",
+		"reschedule_calendar_event": "update", "add_user_to_channel": "invite", "delete_file": "remove",
+		"return_delivered_order_items": "refund", "toggle_roaming": "=toggle",
+	} {
+		if got := v.actionOf(tool).fams; !slices.Equal(got, []string{want}) {
+			t.Errorf("%s: families %v, want [%s]", tool, got, want)
+		}
+	}
+}
+
+// FuzzHeads reads any text: every request it finds quotes the text.
+func FuzzHeads(f *testing.F) {
+	for _, s := range []string{"Please send them back the difference.", "帮我把'订单'取消，然后发给他", "can you 'book", "a,,;: and and then"} {
+		f.Add(s)
+	}
+	w := detect.Default()
+	v := vocabOf(w)
+	f.Fuzz(func(t *testing.T, text string) {
+		for _, h := range v.heads(text, w.Authority.Questions) {
+			if !strings.Contains(text, h.text) || h.verb == "" {
+				t.Fatalf("head %+v of %q", h, text)
+			}
+		}
+		_ = pointers(text)
+	})
+}
