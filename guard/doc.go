@@ -79,6 +79,46 @@
 //     calls may not break the constraints on the pinned memory card
 //     ("don't text me"); an address that is not the card's asks the user.
 //
+// # Evidence, and when a finding interrupts
+//
+// Every finding carries the facts it rests on (trace.Finding.Facts: the
+// value judged, the step and field it came from and what kind of origin
+// that is, the user's words that do or do not ask for the call, the
+// records involved), so that a reviewer can uphold or reject it without
+// opening the trace: `agentguard evaluate -explain FILE` prints them, and
+// trace.Finding.Explain renders them. A finding interrupts — blocks a
+// call, asks the user, hands off — only when those facts are complete; a
+// weaker pattern is a warning (verdict allow, severity warning): recorded,
+// sent to the ledger and scored offline, never enforced.
+//
+//	rule                  enforced when (the facts are complete)                                   a warning when
+//	tool-allow-list       the tool is not on the list (block)                                      -
+//	tool-arguments        the arguments fail the tool's JSON schema (retry)                        -
+//	loop, max-steps       the n-th identical call in a row (block); call n+1 of a run (handoff)    -
+//	injected-argument     an identifying argument of a write, or a URL a read fetches, whose       -
+//	                      every origin is third-party content (block, critical)
+//	argument-provenance   a write's identifying argument no user turn, card or result holds;       a read's id from nowhere
+//	                      content about one record sent to another entity, nothing linking them
+//	write-authorization   no user turn asks for the write's action, nor says yes to the agent's    the request names another object;
+//	                      proposal of it (block)                                                   more writes than requests
+//	confirmation          a write that needs the user's yes without it (clarify)                   -
+//	false-claim           the answer claims a call that failed, was blocked or never ran, or, in   the answer, naming no actor, reports
+//	                      the first person, an action no call made (retry)                         an effect the user asked for that no call made
+//	empty-result          a lookup found nothing for a key no other result holds, and the answer   -
+//	                      asserts absence, speaks of it as found, or a write acts on it (clarify)
+//	grounding             a citation or clause number no retrieved document holds (retry)          -
+//	retrieval-similarity  the retrieval returned nothing, or nothing above the threshold (refuse)  -
+//	value-invariant       a negative amount, a date written with digits that is none (retry)       -
+//	memory-*              a call by a channel the user banned, outside their window (block); an    -
+//	                      address that is not the card's (clarify)
+//	policy checks         require is false on the records the agent fetched (the check's verdict)  require cannot be evaluated: a record never fetched
+//	untrusted-relay       -                                                                        the answer passes on a link, account or recommended
+//	                                                                                               name only third-party text holds
+//
+// Package guard/rules says what each rule judges; TestPrecision
+// (guard/precision_test.go) measures each rule's flags on legitimate runs,
+// per model, and the README quotes its summary.
+//
 // Every rule reads the guard's tools (Config.Tools, and for a tool no
 // policy lists, the lexicon's write verbs) and the guard's lexicon, so that
 // what one rule takes for a write, every rule, and the call path (which
