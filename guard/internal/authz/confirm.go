@@ -39,7 +39,7 @@ func (r *Confirmation) JudgesTool(_ string, t rulekit.Tool) bool {
 
 // Check judges a tool call.
 func (r *Confirmation) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
-	w := r.tools.Words()
+	w, all := r.tools.Words(), r.all
 	{
 		if s.Kind != trace.KindTool {
 			return nil
@@ -59,6 +59,22 @@ func (r *Confirmation) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 			Rule: rules.Confirmation, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 			Message: fmt.Sprintf("%q changes state and the user has not confirmed it", s.Name), Question: q,
 			Evidence: s.Args, Tags: []string{"unconfirmed-write"},
+			Facts:    confirmFacts(t, s, all),
 		}}
 	}
+}
+
+// confirmFacts are what a confirmation finding rests on: the call, the
+// setting that asks for a yes (every write's, when all), and the user's
+// latest turn, which gives none.
+func confirmFacts(t *trace.Trace, s *trace.Step, all bool) []trace.Fact {
+	setting := rulekit.PolicyFact("tools."+s.Name+".confirm", "true")
+	if all {
+		setting = rulekit.PolicyFact("gates.confirm_writes", "true")
+	}
+	says := "no yes to something the agent said"
+	if s.Turn < 1 || !rulekit.AgentSpokeIn(t, s.Turn-1) {
+		says = "the agent proposed nothing the user could say yes to"
+	}
+	return []trace.Fact{rulekit.CallFact(s, "changes state"), setting, rulekit.UserFact(t, s.Turn, says)}
 }
