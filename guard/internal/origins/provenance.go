@@ -187,6 +187,10 @@ func (c *provenanceCall) madeUp(path, key, v string) {
 		Rule: rules.Provenance, Step: c.s.Index, Verdict: verdict, Dimension: trace.Accuracy, Severity: sev,
 		Message:  fmt.Sprintf("%s=%q comes from no user turn, memory or earlier tool result", path, v),
 		Evidence: v, Tags: []string{"unsourced-value"},
+		Facts: []trace.Fact{
+			rulekit.ArgFact(c.s, path, v),
+			rulekit.AbsentFact(path, v, fmt.Sprintf("in none of %d user turns, the memory card or the results of %d earlier steps", len(c.t.UserTurns), c.s.Index)),
+		},
 	})
 }
 
@@ -245,8 +249,32 @@ func (c *provenanceCall) injected(path, v string, os []origin) {
 	}
 	c.out = append(c.out, trace.Finding{
 		Rule: rules.Injection, Step: c.s.Index, Verdict: trace.Block, Dimension: trace.Accuracy, Severity: trace.SeverityCritical,
-		Message: msg, Evidence: v, Tags: tags,
+		Message: msg, Evidence: v, Tags: tags, Facts: c.injectedFacts(path, v, src),
 	})
+}
+
+// injectedFacts are what an injected-argument finding rests on: the
+// argument, the third-party text that holds it, and why that text does not
+// vouch for it — it gives orders, or the user pointed at it but did not
+// ask for this call, or the user never pointed at it.
+func (c *provenanceCall) injectedFacts(path, v string, src origin) []trace.Fact {
+	p := stepAt(c.t, src.step)
+	facts := []trace.Fact{
+		rulekit.ArgFact(c.s, path, v),
+		rulekit.OriginFact(p, "", around(p.Result, v), "third-party text: the only place the value appears"),
+	}
+	if !src.delegated {
+		return append(facts, rulekit.AbsentFact(path, v, "in no user turn, memory card or record field"))
+	}
+	facts = append(facts, rulekit.CallFact(p, "the user pointed the agent at this content"))
+	if stepCarriesInstructions(c.w, c.t, p) {
+		folded := textnorm.Fold(p.Result)
+		if m := c.w.InstructionMarkers.FindString(folded); m != "" {
+			facts = append(facts, rulekit.OriginFact(p, "", around(folded, m), "addresses the agent with orders"))
+		}
+		return facts
+	}
+	return append(facts, rulekit.AbsentFact(c.s.Name, strings.Join(rulekit.NameWords(c.s.Name), " "), "no user turn asks for this call"))
 }
 
 // idKey reports whether an argument key names an identifier: id, *_id,
@@ -394,6 +422,11 @@ func entityMismatch(w *lexicon.Compiled, t *trace.Trace, ix *originIndex, s *tra
 			Message: fmt.Sprintf("%q sends content from %s(%s) to %s, a different entity",
 				s.Name, p.Name, strings.Join(keys, ", "), strings.Join(idents, ", ")),
 			Evidence: s.Args, Tags: []string{"entity-mismatch"},
+			Facts: []trace.Fact{
+				rulekit.CallFact(s, "sends content to "+strings.Join(idents, ", ")),
+				rulekit.ResultFact(p, "", p.Result, "the record the content quotes, about "+strings.Join(keys, ", ")),
+				rulekit.AbsentFact(strings.Join(idents, ", "), strings.Join(keys, ", "), "no record holds both, and no user turn names both"),
+			},
 		}, true
 	}
 	return trace.Finding{}, false
