@@ -59,7 +59,7 @@ func (r *Confirmation) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 			Rule: rules.Confirmation, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 			Message: fmt.Sprintf("%q changes state and the user has not confirmed it", s.Name), Question: q,
 			Evidence: s.Args, Tags: []string{"unconfirmed-write"},
-			Facts:    confirmFacts(t, s, all),
+			Facts: confirmFacts(t, s, all),
 		}}
 	}
 }
