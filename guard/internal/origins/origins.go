@@ -217,12 +217,17 @@ func refersTo(a *lexicon.Authority, t *trace.Trace, p *trace.Step) bool {
 				if rulekit.WordByte(turn, i-1) || rulekit.WordByte(turn, i+len(w)) && !strings.HasPrefix(turn[i+len(w):], "s") {
 					continue
 				}
-				// the noun, or one adjective before it: "their contact page"
+				// the noun, or up to three modifiers before it in one noun
+				// phrase: "their contact page", "the team meeting minutes
+				// file"; punctuation ends the phrase.
 				fields := strings.Fields(before)
-				for j := len(fields) - 1; j >= 0 && j >= len(fields)-2; j-- {
-					f := strings.Trim(fields[j], ",.;:\"")
-					if slices.Contains(a.Determiners, f) || strings.HasSuffix(f, "'s") {
+				for j := len(fields) - 1; j >= 0 && j >= len(fields)-4; j-- {
+					f := fields[j]
+					if d := strings.Trim(f, ",.;:\"“”"); slices.Contains(a.Determiners, d) || strings.HasSuffix(d, "'s") {
 						return true // "the", "this", "their", "acme's"
+					}
+					if strings.ContainsAny(f, ",.;:!?\"“”()") {
+						break
 					}
 				}
 			}
