@@ -572,8 +572,12 @@ func (v *vocab) marked(toks []token) bool {
 // that word's object ("给他", "for them").
 func (v *vocab) subjectIn(toks []token, afterFronting bool) bool {
 	for j := range toks {
-		if v.match(toks, j, roleSubject|roleAux) == nil {
+		p := v.match(toks, j, roleSubject|roleAux)
+		if p == nil {
 			continue
+		}
+		if d := v.match(toks, j, roleDeterminer); d != nil && len(d.toks) > len(p.toks) {
+			continue // "那笔钱": a determiner, not 那 the subject
 		}
 		if afterFronting && (j == 0 || v.match(toks, j-1, roleFronting) != nil) {
 			continue

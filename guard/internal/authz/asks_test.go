@@ -41,6 +41,8 @@ func TestHeads(t *testing.T) {
 		{"把这个月的物业费交了", []h{{"交", "pay", stRequest}}},
 		{"剩下的课时退费吧", []h{{"退费", "refund", stRequest}}},
 		{"订单已经取消了", []h{{"取消", "cancel", stStatement}}},
+		{"把上个月多扣的那笔钱退回去。", []h{{"退回", "pay", stRequest}}},
+		{"那笔钱他们已经退回了。", []h{{"退回", "pay", stStatement}}},
 		{"商家说让我找平台退款。", []h{{"退款", "refund", stRequest}}},
 		{"The shop told me to get a refund from you.", []h{{"get a refund", "refund", stRequest}}},
 		{"They told me to cancel it.", []h{{"cancel", "cancel", stStatement}}},
