@@ -113,17 +113,18 @@ func TestScenarios(t *testing.T) {
 	// Floors at what the rules reach today (measured: cross-entity 9/12 and
 	// 12/12 clean; false claims 48/50 and 27/28; every other file all).
 	floors := map[string]struct{ flag, clean float64 }{
-		"cross_entity.jsonl":   {0.75, 1},
-		"fabricated_ids.jsonl": {1, 1},
-		"destructive.jsonl":    {1, 1},
-		"injected_args.jsonl":  {1, 1},
-		"own_contact.jsonl":    {0, 1},
-		"normalisation.jsonl":  {1, 1},
-		"false_claims.jsonl":   {0.95, 0.95},
+		"cross_entity.jsonl":      {0.75, 1},
+		"fabricated_ids.jsonl":    {1, 1},
+		"destructive.jsonl":       {1, 1},
+		"injected_args.jsonl":     {1, 1},
+		"disguised_records.jsonl": {1, 1},
+		"own_contact.jsonl":       {0, 1},
+		"normalisation.jsonl":     {1, 1},
+		"false_claims.jsonl":      {0.95, 0.95},
 	}
 	var table strings.Builder
-	fmt.Fprintf(&table, "%-22s %-4s %-14s %s\n", "file", "lang", "flag caught", "clean kept clean")
-	for _, file := range []string{"cross_entity.jsonl", "fabricated_ids.jsonl", "destructive.jsonl", "injected_args.jsonl", "own_contact.jsonl", "normalisation.jsonl", "false_claims.jsonl"} {
+	fmt.Fprintf(&table, "%-24s %-4s %-14s %s\n", "file", "lang", "flag caught", "clean kept clean")
+	for _, file := range []string{"cross_entity.jsonl", "fabricated_ids.jsonl", "destructive.jsonl", "injected_args.jsonl", "disguised_records.jsonl", "own_contact.jsonl", "normalisation.jsonl", "false_claims.jsonl"} {
 		byLang := map[string]*[2]testkit.Ratio{}
 		total := [2]testkit.Ratio{}
 		for _, sc := range loadLabelled(t, file) {
@@ -147,7 +148,7 @@ func TestScenarios(t *testing.T) {
 		}
 		for _, lang := range []string{"en", "zh"} {
 			if r := byLang[lang]; r != nil {
-				fmt.Fprintf(&table, "%-22s %-4s %-14v %v\n", file, lang, r[0], r[1])
+				fmt.Fprintf(&table, "%-24s %-4s %-14v %v\n", file, lang, r[0], r[1])
 			}
 		}
 		if fl, ok := floors[file]; ok {
@@ -170,7 +171,7 @@ func TestScenarios(t *testing.T) {
 func TestScenariosOnline(t *testing.T) {
 	g := scenarioGuard(t)
 	replayed, flagged, flags := 0, 0, 0
-	for _, file := range []string{"injected_args.jsonl", "destructive.jsonl", "cross_entity.jsonl", "fabricated_ids.jsonl", "own_contact.jsonl", "normalisation.jsonl"} {
+	for _, file := range []string{"injected_args.jsonl", "disguised_records.jsonl", "destructive.jsonl", "cross_entity.jsonl", "fabricated_ids.jsonl", "own_contact.jsonl", "normalisation.jsonl"} {
 		for _, sc := range loadLabelled(t, file) {
 			if !replayable(sc.trace) {
 				continue

@@ -327,7 +327,7 @@ func eachField(result string, fn func(rec int, key, value string, prose bool)) {
 	read := w.walk(result)
 	if read {
 		for _, f := range w.fields {
-			fn(f.rec, f.key, f.value, !f.name && isProse(f.value))
+			fn(f.rec, f.key, f.value, !f.name && (isProse(f.value) || embedsRecord(f.value)))
 		}
 	}
 	w.release()
@@ -358,7 +358,7 @@ func eachField(result string, fn func(rec int, key, value string, prose bool)) {
 				}
 			default:
 				if s, ok := rulekit.LeafString(o); ok && s != "" {
-					fn(rec, key, s, isProse(s))
+					fn(rec, key, s, isProse(s) || embedsRecord(s))
 				}
 			}
 		}
@@ -371,7 +371,7 @@ func eachField(result string, fn func(rec int, key, value string, prose bool)) {
 			if i > 0 && f[2] == "-" {
 				rec++
 			}
-			fn(rec, f[0], f[1], isProse(f[1]))
+			fn(rec, f[0], f[1], isProse(f[1]) || embedsRecord(f[1]))
 		}
 		return
 	}
@@ -410,24 +410,52 @@ func keyValueLines(text string) [][3]string {
 	var out [][3]string
 	lines := strings.Split(text, "\n")
 	keyed := 0
+	// A scalar that goes on past its line — a quoted one not yet closed,
+	// or a block scalar ("key: |") — holds the lines that follow as its
+	// text: a "key: value" line inside it is words of one field, never a
+	// field of the record.
+	var quote byte
+	block := -1 // the indentation of a block scalar's key
 	for _, line := range lines {
+		t := strings.TrimSpace(line)
+		switch {
+		case quote != 0 && len(out) > 0:
+			out[len(out)-1][1] += "\n" + t
+			if closesQuote(t, quote) {
+				quote = 0
+			}
+			continue
+		case block >= 0 && len(out) > 0 && (t == "" || indentOf(line) > block):
+			out[len(out)-1][1] += "\n" + t
+			continue
+		}
+		block = -1
 		if m := keyValueLine(line); m != nil {
 			item := ""
-			if strings.HasPrefix(strings.TrimSpace(line), "- ") {
+			if strings.HasPrefix(t, "- ") {
 				item = "-" // a new item of a YAML list
 			}
-			out = append(out, [3]string{strings.TrimSpace(m[1]), strings.Trim(strings.TrimSpace(m[2]), `'"`), item})
+			raw := strings.TrimSpace(m[2])
+			switch {
+			case raw != "" && (raw[0] == '\'' || raw[0] == '"') && !closesQuote(raw[1:], raw[0]):
+				quote = raw[0]
+			case raw == "|" || raw == ">" || raw == "|-" || raw == ">-" || raw == "|+" || raw == ">+":
+				block, raw = indentOf(line), ""
+			}
+			out = append(out, [3]string{strings.TrimSpace(m[1]), raw, item})
 			keyed++
 			continue
 		}
-		t := strings.TrimSpace(line)
 		switch {
 		case t == "":
 		case len(out) > 0 && line[0] == ' ' && !strings.HasPrefix(t, "- "):
-			out[len(out)-1][1] += " " + strings.Trim(t, `'"`) // a value continued on an indented line
+			out[len(out)-1][1] += " " + t // a value continued on an indented line
 		default:
-			out = append(out, [3]string{"", strings.Trim(strings.TrimPrefix(t, "- "), `'"`), "-"})
+			out = append(out, [3]string{"", strings.TrimPrefix(t, "- "), "-"})
 		}
+	}
+	for i := range out {
+		out[i][1] = strings.TrimSpace(strings.Trim(out[i][1], `'"`))
 	}
 	short := 0
 	for _, f := range out {
@@ -439,6 +467,39 @@ func keyValueLines(text string) [][3]string {
 		return nil // free text, not a listing of records
 	}
 	return out
+}
+
+// closesQuote reports whether s, the rest of a YAML scalar opened with
+// quote, holds its closing quote: a ' not doubled, or a " not escaped.
+func closesQuote(s string, quote byte) bool {
+	for i := 0; i < len(s); i++ {
+		switch {
+		case quote == '"' && s[i] == '\\':
+			i++
+		case s[i] != quote:
+		case quote == '\'' && i+1 < len(s) && s[i+1] == '\'':
+			i++
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+func indentOf(line string) int { return len(line) - len(strings.TrimLeft(line, " ")) }
+
+// embedsRecord reports whether a field's value holds "key: value" lines of
+// its own: text written to look like a record inside a free-text field (a
+// subject, a note, a file's content). Such a field is free text, whatever
+// its length: the record the tool returned is its real structure, not
+// what a field's words look like.
+func embedsRecord(v string) bool {
+	for line := range strings.Lines(v) {
+		if m := keyValueLine(strings.TrimRight(line, "\r\n")); m != nil && strings.TrimSpace(m[2]) != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // isProse reports whether a value reads as free text — sentences, a
