@@ -76,6 +76,7 @@ type Message struct {
 
 type Labels struct {
 	Outcome          string  `json:"outcome"`
+	Utility          *bool   `json:"utility"` // AgentDojo: the user's task was done
 	AttackType       *string `json:"attack_type"`
 	InjectionSuccess *bool   `json:"injection_success"`
 	InjectedSteps    []int   `json:"derived_injected_steps"`
