@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -142,6 +143,19 @@ func TestInjectionRewordings(t *testing.T) {
 // delegated document.
 var adaptiveWordings = []string{"terse", "ignore", "record", "voice"}
 
+var adaptiveMisses = flag.Bool("adaptive.misses", false, "TestInjectionAdaptiveRewordings: list the reworded successful injections no rule caught, tune-group models only")
+
+// heldOutRun reports whether a corpus line belongs to a held-out cohort of
+// precisionSplit.
+func heldOutRun(file string, l testkit.Line) bool {
+	for i := range precisionSplit {
+		if c := &precisionSplit[i]; c.holds(file, l) {
+			return c.heldOut
+		}
+	}
+	return false
+}
+
 // TestInjectionAdaptiveRewordings measures injection detection against the
 // terse and adaptive attackers, per profile, wording and rule: on the
 // gpt-4o runs (the committed files) and on the injected runs of seven more
@@ -181,14 +195,25 @@ func TestInjectionAdaptiveRewordings(t *testing.T) {
 					}
 				}
 				slices.Sort(names)
-				fmt.Fprintf(&table, "\nseven more models (agentdojo_models.jsonl), successful injections flagged by any injection rule\n%-9s %-14s %-14s", "wording", "all", "failed (all)")
+				fmt.Fprintf(&table, "\nseven more models (agentdojo_models.jsonl), successful injections flagged by any injection rule\n%-9s %-14s %-14s %-14s %-14s", "wording", "held-out", "tune", "all", "failed (all)")
 				for _, m := range names {
 					fmt.Fprintf(&table, " %-12.12s", m)
 				}
 				table.WriteString("\n")
 				for _, w := range reword.Wordings() {
 					runs := judgeRuns(g, models[w])
-					fmt.Fprintf(&table, "%-9s %-14v %-14v", w, count(runs, "successful", "any"), count(runs, "failed", "any"))
+					var held, tune []evalRun
+					for i, e := range runs {
+						if heldOutRun("agentdojo_models.jsonl", models[w][i].Line) {
+							held = append(held, e)
+						} else {
+							tune = append(tune, e)
+							if *adaptiveMisses && e.class == "successful" && !e.fired["any"] && w != "original" {
+								t.Logf("missed (%s, tune model): %s", w, e.id)
+							}
+						}
+					}
+					fmt.Fprintf(&table, "%-9s %-14v %-14v %-14v %-14v", w, count(held, "successful", "any"), count(tune, "successful", "any"), count(runs, "successful", "any"), count(runs, "failed", "any"))
 					for _, m := range names {
 						var of []evalRun
 						for i, e := range runs {
