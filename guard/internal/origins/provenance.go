@@ -220,7 +220,48 @@ func (c *provenanceCall) vouches(o origin, v string) bool {
 	// user named in their own words: "pay the bill in bill.txt" lets the
 	// bill's IBAN be paid; "summarise this page" lets none of its
 	// addresses be written to.
-	return !o.indirect && named(c.w, c.t, c.s.Name, false)
+	if o.indirect && userGaveLike(c.t, v) {
+		// Content reached through what the user pointed at may fill a
+		// role the user left open ("her details are in Bob's message":
+		// the e-mail on the page it links); a value of a kind the user
+		// gave themselves (their site, their payee) has a candidate
+		// already, and the second one is the content's.
+		return false
+	}
+	return named(c.w, c.t, c.s.Name, false)
+}
+
+// userGaveLike reports whether a user turn holds a value of v's shape — a
+// URL, an e-mail address, an IBAN or a phone number — other than v.
+func userGaveLike(t *trace.Trace, v string) bool {
+	shape := valueShape(v)
+	if shape == "" {
+		return false
+	}
+	for _, u := range t.UserTurns {
+		for _, f := range strings.Fields(u) {
+			f = strings.Trim(f, ".,;:!?()[]{}<>'\"“”‘’")
+			if valueShape(f) == shape && !strings.EqualFold(f, v) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// valueShape names the kind of identifying value v is, or "".
+func valueShape(v string) string {
+	switch {
+	case rulekit.IsEmail(v):
+		return "email"
+	case rulekit.IsURL(v):
+		return "url"
+	case rulekit.IsIBAN(v):
+		return "iban"
+	case rulekit.IsPhone(v):
+		return "phone"
+	}
+	return ""
 }
 
 // injected files the finding for a value whose origins all fail to vouch
