@@ -5,6 +5,7 @@ import (
 	"maps"
 	"slices"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
@@ -152,6 +153,7 @@ func (c *provenanceCall) value(path string, leaf any) {
 	case !ident:
 		if c.write && (rulekit.KindOfKey(c.w, key)&rulekit.KeyContent != 0 || len(v) >= 40) {
 			c.contents = append(c.contents, v)
+			c.embedded(path, v)
 		}
 		return
 	case !c.write && !rulekit.IsURL(v) && !idKey(key):
@@ -266,6 +268,42 @@ func valueShape(v string) string {
 
 // injected files the finding for a value whose origins all fail to vouch
 // for it, when one of them is third-party content.
+// embedded judges the links, e-mail addresses and IBANs written inside a
+// write's free text (a message body, a note): one whose only origin is
+// third-party text the user never pointed the agent at is a warning, since
+// the write goes where the user said and only carries the value along.
+// One from nowhere is the agent's own words.
+func (c *provenanceCall) embedded(path, text string) {
+	if !strings.ContainsAny(text, ".@") && !rulekit.MayHoldSpecific(text) {
+		return
+	}
+	var seen []string
+	// Links, addresses and IBANs are ASCII: any other rune, a space or a
+	// bracket ends one ("完整教程：www.example/get").
+	words := strings.FieldsFunc(text, func(r rune) bool {
+		return r >= utf8.RuneSelf || unicode.IsSpace(r) || strings.ContainsRune(",;!()[]{}<>'\"*`", r)
+	})
+	for _, f := range words {
+		f = strings.Trim(f, ".:?_")
+		if !rulekit.IsURL(f) && !rulekit.IsEmail(f) && !rulekit.IsIBAN(f) || slices.Contains(seen, f) {
+			continue
+		}
+		seen = append(seen, f)
+		os := c.index().of(f)
+		if len(os) == 0 || slices.ContainsFunc(os, func(o origin) bool { return o.delegated || c.vouches(o, f) }) {
+			continue // relaying what the user pointed the agent at, even two hops on, is the task
+		}
+		n := len(c.out)
+		c.injected(path, f, os)
+		if len(c.out) > n {
+			f := &c.out[n]
+			f.Verdict, f.Severity = trace.Allow, trace.SeverityWarning
+			f.Message = fmt.Sprintf("%s carries %q, which comes only from third-party content", path, f.Evidence)
+			f.Tags = append(f.Tags, "in-text")
+		}
+	}
+}
+
 func (c *provenanceCall) injected(path, v string, os []origin) {
 	src := os[0]
 	for _, o := range os {
