@@ -483,17 +483,17 @@ func entityMismatch(w *lexicon.Compiled, t *trace.Trace, ix *originIndex, s *tra
 		}
 		lookups[q[0]] = true
 	}
-	var to map[int]bool // the user turns that name the recipients' entities
 	for _, st := range slices.Sorted(maps.Keys(lookups)) {
 		p := stepAt(t, st)
 		keys := stepIdents(w, p)
 		if len(keys) == 0 || p.Name == s.Name || linked(ix, keys, idents) {
 			continue
 		}
-		if to == nil {
-			to = ix.entityTurns(idents)
-		}
-		if slices.ContainsFunc(slices.Collect(maps.Keys(ix.entityTurns(keys))), func(turn int) bool { return to[turn] }) {
+		// The user turns that name each side, by what tells the two apart:
+		// a name both records hold ("Li Wei", two contacts of that name)
+		// names neither.
+		to := ix.entityTurns(idents, ix.recordValues(keys))
+		if slices.ContainsFunc(slices.Collect(maps.Keys(ix.entityTurns(keys, ix.recordValues(idents)))), func(turn int) bool { return to[turn] }) {
 			continue // one user turn names both: "send Bolt the price sheet we gave Acme"
 		}
 		return trace.Finding{
@@ -514,8 +514,9 @@ func entityMismatch(w *lexicon.Compiled, t *trace.Trace, ix *originIndex, s *tra
 // entityTurns returns the user turns that name the entities of values: a
 // turn that holds a value, or names a record holding it by another of the
 // record's values ("Bolt Ltd" for purchasing@bolt.example; "Acme" for
-// "Acme Corp", since a company's legal suffix is left out).
-func (ix *originIndex) entityTurns(values []string) map[int]bool {
+// "Acme Corp", since a company's legal suffix is left out) — not by one of
+// shared, the values the other side's records hold too.
+func (ix *originIndex) entityTurns(values, shared []string) map[int]bool {
 	turns := map[int]bool{}
 	for _, v := range values {
 		for _, o := range ix.of(v) {
@@ -524,6 +525,9 @@ func (ix *originIndex) entityTurns(values []string) map[int]bool {
 				turns[o.step] = true
 			case fromRecord, fromEcho:
 				for _, w := range ix.recValues[o.rec] {
+					if slices.ContainsFunc(shared, func(x string) bool { return normToken(x) == normToken(w) }) {
+						continue
+					}
 					for turn := range ix.namedIn(w) {
 						turns[turn] = true
 					}
@@ -532,6 +536,20 @@ func (ix *originIndex) entityTurns(values []string) map[int]bool {
 		}
 	}
 	return turns
+}
+
+// recordValues returns the short field values of the records that hold
+// any of values.
+func (ix *originIndex) recordValues(values []string) []string {
+	var out []string
+	for _, v := range values {
+		for _, o := range ix.of(v) {
+			if o.kind == fromRecord || o.kind == fromEcho {
+				out = append(out, ix.recValues[o.rec]...)
+			}
+		}
+	}
+	return out
 }
 
 // namedIn returns the user turns that hold every significant token of w.
