@@ -88,19 +88,7 @@ func (r *Authorization) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	}
 	ix := r.indexOf(t)
 	act := ix.action(s.Name)
-	asks := ix.asksUpTo(s.Turn)
-	var same, fit []ask // requests for the action; those for what it acts on
-	for _, a := range asks {
-		if a.fams != nil && !slices.ContainsFunc(a.fams, func(f string) bool { return slices.Contains(act.fams, f) }) {
-			continue
-		}
-		same = append(same, a)
-		// Another object: what the request acts on is of other kinds than
-		// the write's, and nothing in it names the write's.
-		if a.yes || len(a.things) == 0 || len(act.things) == 0 || shares(a.all, act.things) {
-			fit = append(fit, a)
-		}
-	}
+	same, fit := ix.requests(act, s.Turn)
 	switch {
 	case len(same) == 0:
 		return []trace.Finding{r.unrequested(t, s, ix, act)}
@@ -118,6 +106,39 @@ func (r *Authorization) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		return []trace.Finding{r.tooMany(t, s, ix, act, fit, done, n)}
 	}
 	return nil
+}
+
+// requests returns the requests a call in turn may rest on that ask for
+// act's action (same), and those of them that ask it of what act acts on
+// (fit).
+func (ix *index) requests(act action, turn int) (same, fit []ask) {
+	for _, a := range ix.asksUpTo(turn) {
+		if a.fams != nil && !slices.ContainsFunc(a.fams, func(f string) bool { return slices.Contains(act.fams, f) }) {
+			continue
+		}
+		same = append(same, a)
+		// Another object: what the request acts on is of other kinds than
+		// the write's, and nothing in it names the write's.
+		if a.yes || len(a.things) == 0 || len(act.things) == 0 || shares(a.all, act.things) {
+			fit = append(fit, a)
+		}
+	}
+	return same, fit
+}
+
+// requestedKey keys, in a trace's memo, the index Requested reads.
+type requestedKey struct{ tools *rulekit.Tools }
+
+// Requested reports whether the user's turns up to s's ask for the action
+// of s's tool, of the kind of thing it acts on — a request, not a word of
+// its topic: "summarise my latest email" asks to summarise and requests no
+// send; "forward it to Bob" requests one. A yes to the agent's proposal of
+// the action counts. The index is the trace's, read once.
+func Requested(tools *rulekit.Tools, t *trace.Trace, s *trace.Step) bool {
+	r := t.Memo(requestedKey{tools}, func() any { return NewAuthorization(tools, false) }).(*Authorization)
+	ix := r.indexOf(t)
+	_, fit := ix.requests(ix.action(s.Name), s.Turn)
+	return len(fit) > 0
 }
 
 // unrequested is the finding on a write no request asks for: Block.

@@ -8,6 +8,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/agentguard/agentguard/guard/internal/authz"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
@@ -230,7 +231,10 @@ func (c *provenanceCall) vouches(o origin, v string) bool {
 		// already, and the second one is the content's.
 		return false
 	}
-	return named(c.w, c.t, c.s.Name, false)
+	// …and the user asked for the write itself, not only spoke of its
+	// topic: "summarise my latest email" lets none of its addresses be
+	// written to.
+	return named(c.w, c.t, c.s.Name, false) && authz.Requested(c.tools, c.t, c.s)
 }
 
 // userGaveLike reports whether a user turn holds a value of v's shape — a
