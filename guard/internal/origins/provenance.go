@@ -599,7 +599,9 @@ func linked(ix *originIndex, keys, recipients []string) bool {
 			ro := ix.lookup(r)
 			for _, a := range ko {
 				for _, b := range ro {
-					if oa, ob := ix.origins[a], ix.origins[b]; oa.kind == fromRecord && ob.kind == fromRecord && oa.step == ob.step && oa.rec == ob.rec {
+					// The key comes back as an echo of the lookup's own
+					// argument: the record it names is still the key's.
+					if oa, ob := ix.origins[a], ix.origins[b]; (oa.kind == fromRecord || oa.kind == fromEcho) && (ob.kind == fromRecord || ob.kind == fromEcho) && oa.step == ob.step && oa.rec == ob.rec {
 						return true
 					}
 				}
