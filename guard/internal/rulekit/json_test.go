@@ -33,6 +33,9 @@ func TestAnyKey(t *testing.T) {
 }
 
 func TestAnyKeyAllocs(t *testing.T) {
+	if raceOn {
+		t.Skip("allocations are not counted under the race detector, whose sync.Pool drops what it is given")
+	}
 	args := `{"order_id":"A1","reason":"damaged","quantity":2,"address":{"city":"Oslo"}}`
 	AnyKey(args, func(string) bool { return false })
 	if n := testing.AllocsPerRun(100, func() { AnyKey(args, func(string) bool { return false }) }); n != 0 {
