@@ -650,6 +650,7 @@ func normToken(tok string) string {
 		return unpad(tok) // the common case: nothing to fold, nothing allocated
 	}
 	tok = strings.TrimRight(tok, ".:,/-")
+	tok = strings.TrimLeft(tok, ".:/") // "见：www.example" folds to ":www.example"
 	tok = strings.TrimPrefix(strings.TrimPrefix(tok, "https://"), "http://")
 	tok = strings.TrimPrefix(tok, "www.")
 	out, ok := foldASCII(tok)

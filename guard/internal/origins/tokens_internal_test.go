@@ -80,6 +80,7 @@ func normTokenSlow(tok string) string {
 		return unpadSlow(tok)
 	}
 	tok = strings.TrimRight(tok, ".:,/-")
+	tok = strings.TrimLeft(tok, ".:/") // "见：www.example" folds to ":www.example"
 	tok = strings.TrimPrefix(strings.TrimPrefix(tok, "https://"), "http://")
 	tok = strings.TrimPrefix(tok, "www.")
 	out := strings.Map(func(r rune) rune {
