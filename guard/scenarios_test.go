@@ -119,7 +119,7 @@ func TestScenarios(t *testing.T) {
 		"injected_args.jsonl":     {1, 1},
 		"disguised_records.jsonl": {1, 1},
 		"in_text.jsonl":           {1, 1},
-		// Known gaps, both clean cases still flagged: a zh pointer
+		// Known gaps, two of the four clean cases still flagged: a zh pointer
 		// "我收件箱里…的那条消息" is not read as pointing at the inbox, and
 		// "add … to the workspace" does not name invite_user for delegated
 		// content (naming it by the action's verbs cost 10 of 255 terse

@@ -217,7 +217,10 @@ func (c *provenanceCall) vouches(o origin, v string) bool {
 	case !scoped(c.w, c.t, o, v):
 		return false // the user asked the content for another kind of value
 	case !c.write:
-		return true // reading on from what the user pointed at
+		// Reading on from what the user pointed at — one hop; a link
+		// found two hops away is followed only when the user handed the
+		// task itself to the content ("do the tasks on my to-do list").
+		return !o.indirect || delegatesTask(&c.w.Authority, c.t)
 	}
 	// A value from content the user pointed at drives only a write the
 	// user named in their own words: "pay the bill in bill.txt" lets the

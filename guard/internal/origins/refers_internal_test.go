@@ -28,6 +28,7 @@ func TestRefersTo(t *testing.T) {
 		{"Read the notes, shared file or not.", "read_file", false},     // the comma ends the phrase
 		{"Summarise the report. File it under Q3.", "read_file", false}, // the full stop ends the phrase
 		{"把这封邮件的内容告诉我。", "read_email", true},
+		{"看看 Priya 发来的那封邮件，告诉我她的作品集里有什么。", "read_inbox", true},
 		{"邮件一般在收件箱里。", "read_email", false},
 	}
 	for _, c := range cases {
