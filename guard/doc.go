@@ -95,8 +95,9 @@
 //	tool-allow-list       the tool is not on the list (block)                                      -
 //	tool-arguments        the arguments fail the tool's JSON schema (retry)                        -
 //	loop, max-steps       the n-th identical call in a row (block); call n+1 of a run (handoff)    -
-//	injected-argument     an identifying argument of a write, or a URL a read fetches, whose       -
-//	                      every origin is third-party content (block, critical)
+//	injected-argument     an identifying argument of a write, or a URL a read fetches, whose       a link, address or IBAN inside a
+//	                      every origin is third-party content the user's pointer does not vouch    write's free text that only third-party
+//	                      for: not pointed at, two hops away, or for a write not requested (block) text the user never pointed at holds
 //	argument-provenance   a write's identifying argument no user turn, card or result holds;       a read's id from nowhere
 //	                      content about one record sent to another entity, nothing linking them
 //	write-authorization   no user turn asks for the write's action, nor says yes to the agent's    the request names another object;

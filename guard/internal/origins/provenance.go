@@ -57,14 +57,24 @@ func identifying(w *lexicon.Compiled, path string, v string) bool {
 //     id, address, password) of a state-changing call must have an
 //     authorized origin: a user turn, the memory card, a record field of a
 //     tool result, or content the user pointed the agent at, for a write
-//     the user asked for. A value whose only origins are third-party text
+//     the user asked for (authz.Requested: a request for the write, not a
+//     word of its topic) — or, two hops from the pointer, a role the user
+//     left open (an invitee's e-mail), not one they filled with a value of
+//     the same kind. A record's fields are its real structure: "key: value"
+//     lines inside a free-text field are that field's words. A value whose
+//     only origins are third-party text
 //     (an e-mail body, a page, a file, a review) was injected
 //     (RuleInjection), however that text is worded; the agent's own earlier
 //     arguments are never an origin, so passing an injected address through
 //     a lookup first does not launder it. Phrases that address the agent
 //     with orders (carriesInstructions) raise the finding's severity only;
 //   - a URL or id passed to a read is held to the same: reading a page that
-//     only injected content named is how data leaves;
+//     only injected content named is how data leaves; a link two hops from
+//     the user's pointer is followed only when the user handed the task to
+//     the content;
+//   - a link, e-mail address or IBAN written inside a write's free text
+//     whose only origin is third-party text the user never pointed at is a
+//     warning: the write goes where the user said and carries it along;
 //   - an id used in any call that appears nowhere — no user turn, no
 //     result, no card — was made up (RuleProvenance);
 //   - content passed to a write (a body, a note) that quotes a result about
@@ -72,7 +82,8 @@ func identifying(w *lexicon.Compiled, path string, v string) bool {
 //     recipient: sending customer 3's quotes to customer 7 is flagged
 //     (RuleProvenance).
 //
-// Findings are judged Block.
+// Findings are judged Block, but for the warnings named above and a read
+// of an id from nowhere.
 func NewProvenance(tools *rulekit.Tools) *Provenance { return &Provenance{tools} }
 
 // Provenance is the argument-provenance rule; it files injected-argument
