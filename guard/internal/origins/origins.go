@@ -68,9 +68,13 @@ type originIndex struct {
 	// recValues holds the short field values of each record, by record
 	// number: what else a record says about the entity it describes.
 	recValues map[int][]string
-	origins   []origin
-	tokens    map[string][]int32 // token -> origins holding it, ascending, once each
-	block     []int32            // where short posting lists are cut from
+	// userShapes holds, per shape of identifying value (url, email,
+	// iban, phone), the first two distinct values the user's turns gave
+	// of it: enough to tell whether the user gave one other than a value.
+	userShapes map[string][]string
+	origins    []origin
+	tokens     map[string][]int32 // token -> origins holding it, ascending, once each
+	block      []int32            // where short posting lists are cut from
 }
 
 type originsKey struct{}
@@ -93,6 +97,7 @@ func indexOf(t *trace.Trace, tools *rulekit.Tools) *originIndex {
 	for ix.steps < t.Len() || ix.turns < len(t.UserTurns) {
 		if ix.turns < len(t.UserTurns) && (ix.steps == t.Len() || t.Step(ix.steps).Turn >= ix.turns) {
 			ix.add(origin{kind: fromUser, step: ix.turns}, t.UserTurns[ix.turns])
+			ix.noteShapes(t.UserTurns[ix.turns])
 			ix.turns++
 			continue
 		}
@@ -242,6 +247,23 @@ func nextIndex(s, w string, i int) int {
 		return -1
 	}
 	return i + 1 + j
+}
+
+// noteShapes records the identifying values of a user turn by shape.
+func (ix *originIndex) noteShapes(turn string) {
+	for _, f := range strings.Fields(turn) {
+		f = strings.Trim(f, ".,;:!?()[]{}<>'\"“”‘’")
+		shape := valueShape(f)
+		if shape == "" {
+			continue
+		}
+		if ix.userShapes == nil {
+			ix.userShapes = map[string][]string{}
+		}
+		if vs := ix.userShapes[shape]; len(vs) < 2 && !slices.ContainsFunc(vs, func(x string) bool { return strings.EqualFold(x, f) }) {
+			ix.userShapes[shape] = append(vs, f)
+		}
+	}
 }
 
 // add indexes the tokens of text under a new origin.

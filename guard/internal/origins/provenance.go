@@ -237,7 +237,7 @@ func (c *provenanceCall) vouches(o origin, v string) bool {
 	// user named in their own words: "pay the bill in bill.txt" lets the
 	// bill's IBAN be paid; "summarise this page" lets none of its
 	// addresses be written to.
-	if o.indirect && userGaveLike(c.t, v) {
+	if o.indirect && c.index().userGaveLike(v) {
 		// Content reached through what the user pointed at may fill a
 		// role the user left open ("her details are in Bob's message":
 		// the e-mail on the page it links); a value of a kind the user
@@ -253,20 +253,8 @@ func (c *provenanceCall) vouches(o origin, v string) bool {
 
 // userGaveLike reports whether a user turn holds a value of v's shape — a
 // URL, an e-mail address, an IBAN or a phone number — other than v.
-func userGaveLike(t *trace.Trace, v string) bool {
-	shape := valueShape(v)
-	if shape == "" {
-		return false
-	}
-	for _, u := range t.UserTurns {
-		for _, f := range strings.Fields(u) {
-			f = strings.Trim(f, ".,;:!?()[]{}<>'\"“”‘’")
-			if valueShape(f) == shape && !strings.EqualFold(f, v) {
-				return true
-			}
-		}
-	}
-	return false
+func (ix *originIndex) userGaveLike(v string) bool {
+	return slices.ContainsFunc(ix.userShapes[valueShape(v)], func(x string) bool { return !strings.EqualFold(x, v) })
 }
 
 // valueShape names the kind of identifying value v is, or "".
