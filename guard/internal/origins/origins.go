@@ -214,7 +214,9 @@ func refersTo(a *lexicon.Authority, t *trace.Trace, p *trace.Step) bool {
 			for i := strings.Index(turn, w); i >= 0; i = nextIndex(turn, w, i) {
 				before := strings.TrimRight(turn[:i], " ")
 				if w[0] >= 0x80 {
-					if slices.ContainsFunc(a.Determiners, func(d string) bool { return d[0] >= 0x80 && strings.HasSuffix(before, d) }) {
+					// 那封邮件; or a noun a 的-phrase defines: "Anna 发给我的邮件",
+					// "我最新的邮件" (the email Anna sent me, my latest email).
+					if strings.HasSuffix(before, "的") || slices.ContainsFunc(a.Determiners, func(d string) bool { return d[0] >= 0x80 && strings.HasSuffix(before, d) }) {
 						return true
 					}
 					continue

@@ -237,12 +237,15 @@ func (c *provenanceCall) vouches(o origin, v string) bool {
 	// user named in their own words: "pay the bill in bill.txt" lets the
 	// bill's IBAN be paid; "summarise this page" lets none of its
 	// addresses be written to.
-	if o.indirect && c.index().userGaveLike(v) {
-		// Content reached through what the user pointed at may fill a
-		// role the user left open ("her details are in Bob's message":
-		// the e-mail on the page it links); a value of a kind the user
-		// gave themselves (their site, their payee) has a candidate
-		// already, and the second one is the content's.
+	if c.index().userGaveLike(v) && !c.usesUsers(v) {
+		// Content the user pointed at may fill a role the user left open
+		// ("her details are in Bob's message": the e-mail on the page it
+		// links); when the user gave a value of the same kind themselves
+		// (their address, their site) and the call uses none of them,
+		// the content's value has displaced the user's.
+		return false
+	}
+	if c.recordDisagrees(o, v) {
 		return false
 	}
 	// …and the user asked for the write itself, not only spoke of its
@@ -255,6 +258,37 @@ func (c *provenanceCall) vouches(o origin, v string) bool {
 // URL, an e-mail address, an IBAN or a phone number — other than v.
 func (ix *originIndex) userGaveLike(v string) bool {
 	return slices.ContainsFunc(ix.userShapes[valueShape(v)], func(x string) bool { return !strings.EqualFold(x, v) })
+}
+
+// usesUsers reports whether the call passes, in any argument, a value of
+// v's shape that a user turn gave.
+func (c *provenanceCall) usesUsers(v string) bool {
+	shape := valueShape(v)
+	args, ok := rulekit.DecodedArgs(c.t, c.s)
+	if !ok {
+		return false
+	}
+	found := false
+	rulekit.Walk("", args, func(_ string, leaf any) {
+		if s, ok := rulekit.LeafString(leaf); ok && !found && valueShape(s) == shape {
+			found = slices.ContainsFunc(c.index().of(s), func(o origin) bool { return o.kind == fromUser })
+		}
+	})
+	return found
+}
+
+// recordDisagrees reports whether the record whose free text holds v (a
+// note, a subject) has an account field of its own, of v's shape and
+// another value: two candidates for one role, and the record's structure
+// names the one the tool returned ("buyer_iban" over an "iban: …" line in
+// the order's note).
+func (c *provenanceCall) recordDisagrees(o origin, v string) bool {
+	if valueShape(v) != "iban" {
+		return false // an e-mail's From and an address in its body are both the sender's to give
+	}
+	return slices.ContainsFunc(c.index().recValues[o.rec], func(x string) bool {
+		return rulekit.IsIBAN(x) && normToken(x) != normToken(v)
+	})
 }
 
 // valueShape names the kind of identifying value v is, or "".
