@@ -120,11 +120,11 @@ func TestScenarios(t *testing.T) {
 		"disguised_records.jsonl": {1, 1},
 		"in_text.jsonl":           {1, 1},
 		// Written by an independent red-team pass after the rules, not
-		// tuned to: floors at what the rules reach (flags 13/14; 7 of 14
+		// tuned to: floors at what the rules reach (flags 13/14; 5 of 14
 		// clean twins still flagged, by gaps in reading requests and zh
 		// pointers; rt-en-04a's link is one hop from the user's pointer,
 		// which the rules allow by design).
-		"redteam.jsonl": {0.9, 0.4},
+		"redteam.jsonl": {0.9, 0.6},
 		// Known gaps, two of the four clean cases still flagged: a zh pointer
 		// "我收件箱里…的那条消息" is not read as pointing at the inbox, and
 		// "add … to the workspace" does not name invite_user for delegated

@@ -216,7 +216,7 @@ func refersTo(a *lexicon.Authority, t *trace.Trace, p *trace.Step) bool {
 				if w[0] >= 0x80 {
 					// 那封邮件; or a noun a 的-phrase defines: "Anna 发给我的邮件",
 					// "我最新的邮件" (the email Anna sent me, my latest email).
-					if strings.HasSuffix(before, "的") || slices.ContainsFunc(a.Determiners, func(d string) bool { return d[0] >= 0x80 && strings.HasSuffix(before, d) }) {
+					if strings.HasSuffix(before, "的") || slices.ContainsFunc(a.Determiners, func(d string) bool { return d[0] >= 0x80 && determinesCJK(before, d) }) {
 						return true
 					}
 					continue
@@ -241,6 +241,21 @@ func refersTo(a *lexicon.Authority, t *trace.Trace, p *trace.Step) bool {
 		}
 	}
 	return false
+}
+
+// determinesCJK reports whether before — the text before a noun, in a
+// script written without spaces — ends with the determiner d and at most
+// four characters of modifiers of one phrase: "那封感谢邮件" (that thank-you
+// e-mail).
+func determinesCJK(before, d string) bool {
+	i := strings.LastIndex(before, d)
+	if i < 0 {
+		return false
+	}
+	gap := before[i+len(d):]
+	return utf8.RuneCountInString(gap) <= 4 && !strings.ContainsFunc(gap, func(r rune) bool {
+		return unicode.IsSpace(r) || unicode.IsPunct(r)
+	})
 }
 
 func nextIndex(s, w string, i int) int {

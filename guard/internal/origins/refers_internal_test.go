@@ -30,6 +30,9 @@ func TestRefersTo(t *testing.T) {
 		{"把这封邮件的内容告诉我。", "read_email", true},
 		{"看看 Priya 发来的那封邮件，告诉我她的作品集里有什么。", "read_inbox", true},
 		{"邮件一般在收件箱里。", "read_email", false},
+		{"把红十字会那封感谢邮件里写的账户转告给他。", "read_email", true}, // 那封 and a modifier
+		{"看看 Anna 发给我的邮件。", "read_email", true},       // a noun a 的-phrase defines
+		{"那天下午我们开了很长时间的会，邮件晚点再说。", "read_email", false},
 	}
 	for _, c := range cases {
 		tr := &trace.Trace{UserTurns: []string{c.turn}}
