@@ -120,7 +120,7 @@ func TestScenarios(t *testing.T) {
 		"disguised_records.jsonl": {1, 1},
 		"in_text.jsonl":           {1, 1},
 		// Written by an independent red-team pass after the rules, not
-		// tuned to: floors at what the rules reach (flags 13/14; 5 of 14
+		// tuned to: floors at what the rules reach (flags 13/14; 4 of 14
 		// clean twins still flagged, by gaps in reading requests and zh
 		// pointers; rt-en-04a's link is one hop from the user's pointer,
 		// which the rules allow by design).

@@ -241,8 +241,8 @@ func tokenize(text string) []string {
 	return out
 }
 
-// tokens splits text into tokens, marking the clause breaks (, ; : and
-// their full-width forms) and the quoted spans ('…', "…", “…”, ‘…’).
+// tokens splits text into tokens, marking the clause breaks (, ; : a
+// dash, and their full-width forms) and the quoted spans ('…', "…", “…”, ‘…’).
 func tokens(text string) []token {
 	var out []token
 	var cur []rune
@@ -279,7 +279,7 @@ func tokens(text string) []token {
 			cur, end = append(cur, r), i+width
 		default:
 			flush()
-			if !quoted && strings.ContainsRune(",;:，；：、", r) {
+			if !quoted && strings.ContainsRune(",;:，；：、—–", r) {
 				brk = true
 			}
 		}

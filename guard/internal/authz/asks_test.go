@@ -50,6 +50,7 @@ func TestHeads(t *testing.T) {
 		{"I'd like the order cancelled.", []h{{"cancelled", "cancel", stRequest}}},
 		{"My order was cancelled.", []h{{"cancelled", "cancel", stStatement}}},
 		{"Paid the bill already, thanks.", []h{{"paid", "pay", stStatement}}},
+		{"Booking BK-5520 was cancelled — please refund the guest's deposit.", []h{{"cancelled", "cancel", stStatement}, {"refund", "pay", stRequest}}},
 	}
 	w := detect.Default()
 	v := vocabOf(w)
