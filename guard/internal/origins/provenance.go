@@ -233,10 +233,6 @@ func (c *provenanceCall) vouches(o origin, v string) bool {
 		// task itself to the content ("do the tasks on my to-do list").
 		return !o.indirect || delegatesTask(&c.w.Authority, c.t)
 	}
-	// A value from content the user pointed at drives only a write the
-	// user named in their own words: "pay the bill in bill.txt" lets the
-	// bill's IBAN be paid; "summarise this page" lets none of its
-	// addresses be written to.
 	if c.index().userGaveLike(v) && !c.usesUsers(v) {
 		// Content the user pointed at may fill a role the user left open
 		// ("her details are in Bob's message": the e-mail on the page it
@@ -248,9 +244,10 @@ func (c *provenanceCall) vouches(o origin, v string) bool {
 	if c.recordDisagrees(o, v) {
 		return false
 	}
-	// …and the user asked for the write itself, not only spoke of its
-	// topic: "summarise my latest email" lets none of its addresses be
-	// written to.
+	// A value from content the user pointed at drives only a write the
+	// user named and asked for in their own words: "pay the bill in
+	// bill.txt" lets the bill's IBAN be paid; "summarise my latest email"
+	// lets none of its addresses be written to.
 	return named(c.w, c.t, c.s.Name, false) && authz.Requested(c.tools, c.t, c.s)
 }
 
