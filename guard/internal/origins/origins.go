@@ -268,12 +268,7 @@ func nextIndex(s, w string, i int) int {
 
 // noteShapes records the identifying values of a user turn by shape.
 func (ix *originIndex) noteShapes(turn string) {
-	for _, f := range strings.Fields(turn) {
-		f = strings.Trim(f, ".,;:!?()[]{}<>'\"“”‘’")
-		shape := valueShape(f)
-		if shape == "" {
-			continue
-		}
+	for f, shape := range shapedValues(turn) {
 		if ix.userShapes == nil {
 			ix.userShapes = map[string][]string{}
 		}

@@ -2,6 +2,7 @@ package origins
 
 import (
 	"fmt"
+	"iter"
 	"maps"
 	"slices"
 	"strings"
@@ -288,6 +289,23 @@ func (c *provenanceCall) recordDisagrees(o origin, v string) bool {
 	})
 }
 
+// shapedValues yields the links, e-mail addresses, IBANs and phone numbers
+// written in free text, each with its shape. They are ASCII: any other
+// rune, a space or a bracket ends one ("完整教程：www.example/get").
+func shapedValues(text string) iter.Seq2[string, string] {
+	return func(yield func(string, string) bool) {
+		words := strings.FieldsFunc(text, func(r rune) bool {
+			return r >= utf8.RuneSelf || unicode.IsSpace(r) || strings.ContainsRune(",;!()[]{}<>'\"*`", r)
+		})
+		for _, f := range words {
+			f = strings.Trim(f, ".:?_")
+			if shape := valueShape(f); shape != "" && !yield(f, shape) {
+				return
+			}
+		}
+	}
+}
+
 // valueShape names the kind of identifying value v is, or "".
 func valueShape(v string) string {
 	switch {
@@ -315,14 +333,8 @@ func (c *provenanceCall) embedded(path, text string) {
 		return
 	}
 	var seen []string
-	// Links, addresses and IBANs are ASCII: any other rune, a space or a
-	// bracket ends one ("完整教程：www.example/get").
-	words := strings.FieldsFunc(text, func(r rune) bool {
-		return r >= utf8.RuneSelf || unicode.IsSpace(r) || strings.ContainsRune(",;!()[]{}<>'\"*`", r)
-	})
-	for _, f := range words {
-		f = strings.Trim(f, ".:?_")
-		if !rulekit.IsURL(f) && !rulekit.IsEmail(f) && !rulekit.IsIBAN(f) || slices.Contains(seen, f) {
+	for f, shape := range shapedValues(text) {
+		if shape == "phone" || slices.Contains(seen, f) {
 			continue
 		}
 		seen = append(seen, f)
