@@ -126,17 +126,14 @@ func (ix *index) requests(act action, turn int) (same, fit []ask) {
 	return same, fit
 }
 
-// requestedKey keys, in a trace's memo, the index Requested reads.
-type requestedKey struct{ tools *rulekit.Tools }
-
 // Requested reports whether the user's turns up to s's ask for the action
 // of s's tool ("pay the invoice" asks for send_payment's) — a request, not
 // a word of its topic: "summarise my latest email" asks to summarise and requests no
 // send; "forward it to Bob" requests one. A yes to the agent's proposal of
-// the action counts. The index is the trace's, read once.
+// the action counts. The index is the trace's, read once and shared with
+// the write-authorization rule.
 func Requested(tools *rulekit.Tools, t *trace.Trace, s *trace.Step) bool {
-	r := t.Memo(requestedKey{tools}, func() any { return NewAuthorization(tools, false) }).(*Authorization)
-	ix := r.indexOf(t)
+	ix := NewAuthorization(tools, false).indexOf(t) // the conversational rule's own index
 	same, _ := ix.requests(ix.action(s.Name), s.Turn)
 	return len(same) > 0
 }

@@ -17,7 +17,7 @@ const maxContent = 16 << 10
 // step, in the order the trace grew: the requests of the user's turns and
 // of the content the user handed the task to, whether each turn says yes
 // and what the agent said last in each, and how many calls of each tool
-// ran. It lives in the trace's memo (one per rule), so judging a write
+// ran. It lives in the trace's memo (one per tools and profile), so judging a write
 // reads only the steps recorded since the last one.
 type index struct {
 	r            *Authorization
@@ -50,11 +50,18 @@ type said struct {
 	text string
 }
 
+// indexKey keys an index in a trace's memo: rules that read the same tools
+// the same way (the rule, and Requested for the origins rule) share one.
+type indexKey struct {
+	tools      *rulekit.Tools
+	autonomous bool
+}
+
 func (r *Authorization) indexOf(t *trace.Trace) *index {
 	fresh := func() *index {
 		return &index{r: r, said: map[int]said{}, calls: map[string]int{}, first: map[string]trace.Fact{}, actions: map[string]action{}}
 	}
-	ix := t.Memo(r, func() any { return fresh() }).(*index)
+	ix := t.Memo(indexKey{r.tools, r.autonomous}, func() any { return fresh() }).(*index)
 	if ix.steps > t.Len() || ix.turns > len(t.UserTurns) {
 		ix = fresh() // a shorter prefix than the memo read
 	}
