@@ -103,19 +103,22 @@ func stripBlocks(s string) string {
 }
 
 // An Injector injects cards into one conversation call after call, as
-// Inject does, without copying the whole conversation on every call: it
-// keeps the messages it returned last, with the card in the first system
-// message, and appends to them the messages added since. It copies them
-// again only when the injected system message changes (a new card, a new
-// system prompt), and never changes a message of a slice it returned, so
-// a model that keeps each call's messages still has each call's own.
-// Before reusing what it kept it checks, message by message, that the
-// caller's messages are the ones it read (the same parts, by address: no
-// allocation, about a nanosecond a message); when the caller replaced one,
-// or sent fewer, it starts over. Its results are
-// those of Inject. A conversation without a system message gets one first,
-// holding the card, kept the same way; one whose system message holds only
-// a card goes to Inject.
+// Inject does, without copying the conversation: it keeps the messages it
+// returned last, with the card in the first system message, and appends
+// to them the messages added since. When the injected system message
+// changes (a new card, a new system prompt) it replaces that one message
+// in what it kept, so a call costs what was added since the last, however
+// long the conversation. The slice it returned last therefore changes at
+// that message on the next call: a caller that still reads it (a model
+// call in flight, a copy kept) calls Detach first, and the next change is
+// made in a copy. Before reusing what it kept it checks, message by
+// message, that the caller's messages are the ones it read (the same
+// parts, by address: no allocation, about a nanosecond a message); when
+// the caller replaced one, or sent fewer, it starts over. It never
+// changes the caller's messages. Its results are those of Inject. A
+// conversation without a system message gets one first, holding the card,
+// kept the same way; one whose system message holds only a card goes to
+// Inject.
 //
 // The zero value is ready to use. An Injector is not safe for concurrent
 // use.
@@ -124,12 +127,61 @@ type Injector struct {
 	lead int                   // 1 when out starts with a system message of the card's own
 	seen marks                 // the messages read
 	out  []llms.MessageContent // the messages read, with the card in out[sys]; nil when none kept
+	// shared: a slice returned may still be read, so out[sys] (out[0] with
+	// lead) is not to be changed in place.
+	shared bool
+}
+
+// Detach leaves every slice j returned as it is: the next change of the
+// injected system message is made in a copy of the conversation.
+func (j *Injector) Detach() { j.shared = true }
+
+// keep makes out hold messages, as read, with sysMsg at index at.
+func (j *Injector) keep(messages []llms.MessageContent, at int, sysMsg llms.MessageContent, lead int) {
+	j.out = make([]llms.MessageContent, 0, len(messages)+lead+len(messages)/2+8)
+	if lead == 1 {
+		j.out = append(j.out, sysMsg)
+	}
+	j.out = append(j.out, messages...)
+	j.out[at] = sysMsg
+	j.lead, j.shared = lead, false
+	j.seen = j.seen[:0].add(messages)
+}
+
+// swap puts sysMsg at index at of out, in place unless a slice returned
+// may still be read.
+func (j *Injector) swap(at int, sysMsg llms.MessageContent) {
+	if j.shared {
+		j.out = append(make([]llms.MessageContent, 0, cap(j.out)), j.out...)
+		j.shared = false
+	}
+	j.out[at] = sysMsg
 }
 
 // Inject is Inject for the conversation j follows.
 func (j *Injector) Inject(messages []llms.MessageContent, c *Card) []llms.MessageContent {
+	if !j.seen.match(messages) {
+		j.out = nil
+	}
+	return j.inject(messages, c)
+}
+
+// Extend is Inject for messages that extend, unchanged, those of j's last
+// call — the caller appended to them and replaced none — without checking
+// them, so that a call costs what was added however long the
+// conversation. It is for a caller that checked them itself or appended
+// them: given messages that do not extend the last call's, its result is
+// undefined.
+func (j *Injector) Extend(messages []llms.MessageContent, c *Card) []llms.MessageContent {
+	if len(messages) < len(j.seen) {
+		j.out = nil
+	}
+	return j.inject(messages, c)
+}
+
+func (j *Injector) inject(messages []llms.MessageContent, c *Card) []llms.MessageContent {
 	read := len(j.out) - j.lead
-	if len(j.out) == 0 || !j.seen.match(messages) {
+	if len(j.out) == 0 {
 		j.out, read, j.lead = nil, 0, 0
 		j.sys = slices.IndexFunc(messages, func(m llms.MessageContent) bool { return m.Role == llms.ChatMessageTypeSystem })
 	}
@@ -145,14 +197,15 @@ func (j *Injector) Inject(messages []llms.MessageContent, c *Card) []llms.Messag
 		j.out = nil
 		return slices.Clip(messages)
 	}
-	if read == 0 || !sameMessage(j.out[j.sys], head[j.sys]) {
-		j.out = append(make([]llms.MessageContent, 0, len(messages)+len(messages)/2+8), messages...)
-		j.out[j.sys] = head[j.sys]
-		j.seen = j.seen[:0].add(messages)
-	} else {
-		j.out = append(j.out, messages[read:]...)
-		j.seen = j.seen.add(messages[read:])
+	switch {
+	case read == 0:
+		j.keep(messages, j.sys, head[j.sys], 0)
+		return j.out[:len(j.out):len(j.out)]
+	case !sameMessage(j.out[j.sys], head[j.sys]):
+		j.swap(j.sys, head[j.sys])
 	}
+	j.out = append(j.out, messages[read:]...)
+	j.seen = j.seen.add(messages[read:])
 	return j.out[:len(j.out):len(j.out)]
 }
 
@@ -169,20 +222,19 @@ func (j *Injector) injectFirst(messages []llms.MessageContent, c *Card, read int
 		return slices.Clip(messages)
 	}
 	block := CardBegin + "\n" + text + "\n" + CardEnd
-	if len(j.out) == 0 || j.lead != 1 || !isText(j.out[0], block) {
-		j.out = make([]llms.MessageContent, 0, len(messages)+len(messages)/2+8)
-		j.out = append(j.out, llms.TextParts(llms.ChatMessageTypeSystem, block))
-		j.out = append(j.out, messages...)
-		j.lead = 1
-		j.seen = j.seen[:0].add(messages)
-	} else {
-		if slices.ContainsFunc(messages[read:], func(m llms.MessageContent) bool { return m.Role == llms.ChatMessageTypeSystem }) {
-			j.out, j.lead = nil, 0 // a system message came: the card goes into it
-			return j.Inject(messages, c)
-		}
-		j.out = append(j.out, messages[read:]...)
-		j.seen = j.seen.add(messages[read:])
+	if len(j.out) == 0 || j.lead != 1 {
+		j.keep(messages, 0, llms.TextParts(llms.ChatMessageTypeSystem, block), 1)
+		return j.out[:len(j.out):len(j.out)]
 	}
+	if slices.ContainsFunc(messages[read:], func(m llms.MessageContent) bool { return m.Role == llms.ChatMessageTypeSystem }) {
+		j.out, j.lead = nil, 0 // a system message came: the card goes into it
+		return j.inject(messages, c)
+	}
+	if !isText(j.out[0], block) {
+		j.swap(0, llms.TextParts(llms.ChatMessageTypeSystem, block))
+	}
+	j.out = append(j.out, messages[read:]...)
+	j.seen = j.seen.add(messages[read:])
 	return j.out[:len(j.out):len(j.out)]
 }
 

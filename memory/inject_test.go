@@ -117,10 +117,12 @@ func TestStripBlocks(t *testing.T) {
 }
 
 // TestInjectorMatchesInject follows conversations message by message with
-// one Injector and checks every call's result against Inject's, and that
-// no slice it returned changed afterwards, even appended to (a model may
-// keep and extend them). The
-// card grows with the turns, so the system message changes now and then.
+// one Injector and checks every call's result against Inject's. With
+// detach, a caller keeps and extends every slice returned (calling Detach
+// before the next call), and none of them changed afterwards; without, the
+// Injector changes the card in place, and only the last slice returned is
+// kept. The card grows with the turns, so the system message changes now
+// and then.
 func TestInjectorMatchesInject(t *testing.T) {
 	r := simulate(t, "j", longConversation(48), 0)
 	tr := r.rec.Trace()
@@ -138,10 +140,14 @@ func TestInjectorMatchesInject(t *testing.T) {
 		{"system later", append([]llms.MessageContent{userMsg("hi"), sysMsg("Be brief.")}, plain[1:]...)},
 	}
 	for _, conv := range convs {
-		for _, withCard := range []bool{true, false} {
-			t.Run(fmt.Sprintf("%s/card=%v", conv.name, withCard), func(t *testing.T) {
+		for _, c := range []struct{ withCard, detach, extend bool }{
+			{true, true, false}, {false, true, false}, {true, false, false}, {false, false, false}, {true, false, true}, {false, true, true},
+		} {
+			withCard := c.withCard
+			t.Run(fmt.Sprintf("%s/card=%v/detach=%v/extend=%v", conv.name, withCard, c.detach, c.extend), func(t *testing.T) {
 				var j Injector
 				var kept, copies [][]llms.MessageContent
+				appending := false // msgs extend the last call's: Extend may be used
 				check := func(what string, msgs []llms.MessageContent) {
 					t.Helper()
 					users := 0
@@ -156,7 +162,11 @@ func TestInjectorMatchesInject(t *testing.T) {
 					}
 					{
 						before := deepCopy(msgs)
-						got, want := j.Inject(msgs, card), Inject(msgs, card)
+						inject := j.Inject
+						if c.extend && appending {
+							inject = j.Extend
+						}
+						got, want := inject(msgs, card), Inject(msgs, card)
 						if !reflect.DeepEqual(msgs, before) {
 							t.Fatalf("%s: Injector changed its input", what)
 						}
@@ -165,13 +175,21 @@ func TestInjectorMatchesInject(t *testing.T) {
 						}
 						// a model appending to its messages must not write into the Injector's
 						got = append(got, aiMsg("appended by the model"))
+						if !c.detach {
+							kept, copies = kept[:0], copies[:0]
+						}
 						kept, copies = append(kept, got), append(copies, deepCopy(got))
+						if c.detach {
+							j.Detach()
+						}
 					}
 				}
 				msgs := conv.msgs
 				for k := 1; k <= len(msgs); k++ {
 					check(fmt.Sprintf("%d messages", k), msgs[:k])
+					appending = true
 				}
+				appending = false
 				last := slices.Clone(msgs)
 				last[len(last)-1] = userMsg("Actually, please don't call me.")
 				check("last rewritten", last)
@@ -193,5 +211,44 @@ func TestInjectorMatchesInject(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestInjectorChangesCardInPlace checks that a new card costs one message,
+// not a copy of the conversation: the result shares its messages with the
+// last one, whose system message now holds the new card; after Detach the
+// last result stays as it was and the new card goes into a copy.
+func TestInjectorChangesCardInPlace(t *testing.T) {
+	for _, system := range []bool{true, false} {
+		t.Run(fmt.Sprintf("system=%v", system), func(t *testing.T) {
+			var msgs []llms.MessageContent
+			if system {
+				msgs = append(msgs, sysMsg("Be brief."))
+			}
+			for i := range 500 {
+				msgs = append(msgs, userMsg(fmt.Sprintf("订单 A%d 的发票", i)), aiMsg("好的。"))
+			}
+			var j Injector
+			first := j.Inject(msgs, observeAll(t, "Don't text me."))
+			second := j.Inject(msgs, observeAll(t, "Don't text me.", "My address is now 48 Pine Avenue, Shelbyville."))
+			if &first[len(first)-1] != &second[len(second)-1] {
+				t.Fatal("a new card copied the conversation")
+			}
+			if want := Inject(msgs, observeAll(t, "Don't text me.", "My address is now 48 Pine Avenue, Shelbyville.")); !reflect.DeepEqual(second, want) {
+				t.Fatal("the card changed in place is not Inject's")
+			}
+			kept := deepCopy(second)
+			j.Detach()
+			third := j.Inject(msgs, observeAll(t, "我的地址改成了北京市朝阳区建国路88号。"))
+			if &third[len(third)-1] == &second[len(second)-1] {
+				t.Fatal("after Detach, a new card did not go into a copy")
+			}
+			if !reflect.DeepEqual(second, kept) {
+				t.Fatal("after Detach, the slice returned last changed")
+			}
+			if want := Inject(msgs, observeAll(t, "我的地址改成了北京市朝阳区建国路88号。")); !reflect.DeepEqual(third, want) {
+				t.Fatal("the card changed in a copy is not Inject's")
+			}
+		})
 	}
 }
