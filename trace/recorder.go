@@ -200,27 +200,26 @@ func (r *Recorder) Release(n int, prepare func(t *Trace)) int {
 			delete(m, s)
 		}
 	}
+	// The steps kept go into a new array: copies made by Trace share the
+	// old one, which must not change under them.
 	kept := len(t.Steps) - k
-	if cap(t.Steps) > 4*kept+64 { // shrink an array grown before releases began
-		t.Steps = append(make([]*Step, 0, 2*kept+16), t.Steps[k:]...)
-	} else {
-		copy(t.Steps, t.Steps[k:])
-		clear(t.Steps[kept:])
-		t.Steps = t.Steps[:kept]
-	}
+	t.Steps = append(make([]*Step, 0, 2*kept+16), t.Steps[k:]...)
 	t.Released += k
 	return k
 }
 
-// Trace returns a copy of the trace so far. Steps are shared, not copied:
-// recorded steps are never changed.
+// Trace returns a copy of the trace so far, at a cost that does not grow
+// with it: the copy's steps, user turns and tools are the recorder's, in
+// slices clipped to their length, so appending to them copies, and the
+// recorder only appends past them. Read them; do not change their
+// elements (recorded steps are never changed).
 func (r *Recorder) Trace() *Trace {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	t := r.tr
-	t.UserTurns = append([]string(nil), r.tr.UserTurns...)
-	t.Tools = append([]ToolSpec(nil), r.tr.Tools...)
-	t.Steps = append([]*Step(nil), r.tr.Steps...)
+	t.UserTurns = slices.Clip(r.tr.UserTurns)
+	t.Tools = slices.Clip(r.tr.Tools)
+	t.Steps = slices.Clip(r.tr.Steps)
 	t.Pending, t.memo, t.stepMemo = nil, nil, nil
 	if r.tr.Meta != nil {
 		t.Meta = make(map[string]string, len(r.tr.Meta))

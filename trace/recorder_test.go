@@ -2,6 +2,7 @@ package trace
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -126,15 +127,26 @@ func TestRecorderTraceIsACopy(t *testing.T) {
 	rec.SetMeta("k", "v")
 	rec.SetTools([]ToolSpec{{Name: "t"}})
 	rec.SetTools(nil) // keeps the tools
+	rec.Add(&Step{Kind: KindTool, Name: "a"})
 	tr := rec.Trace()
-	tr.UserTurns[0] = "changed"
+	// Appending to the copy, and changing its meta, leave the recorder as it was.
+	tr.UserTurns = append(tr.UserTurns, "appended to the copy")
+	tr.Steps = append(tr.Steps, &Step{Kind: KindTool, Name: "appended to the copy"})
+	tr.Tools = append(tr.Tools, ToolSpec{Name: "appended to the copy"})
 	tr.Meta["k"] = "changed"
-	tr.Tools[0].Name = "changed"
+	// Recording more, and releasing, leave the copy as it was.
+	rec.UserTurn("later")
+	rec.Add(&Step{Kind: KindTool, Name: "b"})
+	rec.Release(1, nil)
 	again := rec.Trace()
-	if again.UserTurns[0] != "hi" || again.Meta["k"] != "v" || again.Tools[0].Name != "t" {
+	if !slices.Equal(again.UserTurns, []string{"hi", "later"}) || again.Meta["k"] != "v" || len(again.Tools) != 1 ||
+		len(again.Steps) != 1 || again.Steps[0].Name != "b" {
 		t.Errorf("changing a copy changed the recorder: %+v", again)
 	}
-	if rec.ID() != "r" || rec.SessionID() != "s" || again.Route != "route" || rec.UserTurns() != 1 {
+	if len(tr.Steps) != 2 || tr.Steps[0].Name != "a" || tr.UserTurns[1] != "appended to the copy" {
+		t.Errorf("recording changed a copy: %+v", tr)
+	}
+	if rec.ID() != "r" || rec.SessionID() != "s" || again.Route != "route" || rec.UserTurns() != 2 {
 		t.Errorf("identity: got %q %q %q %d", rec.ID(), rec.SessionID(), again.Route, rec.UserTurns())
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/agentguard/agentguard/ledger"
@@ -132,6 +133,7 @@ func (l *Store) putTrace(t *trace.Trace) error {
 		UserTurns: t.UserTurns, Tools: t.Tools, Meta: t.Meta,
 	}, l.redact)
 	head.Steps = nil
+	head.UserTurns = slices.Clone(head.UserTurns) // without a redactor they are t's own
 	for i := range head.UserTurns {
 		head.UserTurns[i], _ = trace.Truncate(head.UserTurns[i], traceField)
 	}
