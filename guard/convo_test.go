@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
@@ -145,4 +146,59 @@ func estimate(messages []llms.MessageContent) int {
 		}
 	}
 	return in
+}
+
+// TestRunAppendsInPlace follows a conversation through Run as a chat
+// client keeps it: each turn appends the user's reply to the last
+// Result.Messages, and the run appends to the same array. When the client
+// rewrites the history in that array instead (it cuts it short and
+// appends other turns, longer than before), the model still gets the new
+// turns, and the card and the trace's user turns are read from them (the
+// trace counts user turns, so the two turns at the places of its two
+// earlier ones are not read as new).
+func TestRunAppendsInPlace(t *testing.T) {
+	model := guardtest.Func(func(_ context.Context, msgs []llms.MessageContent, _ llms.CallOptions) (guardtest.Reply, error) {
+		return guardtest.Text("好的：" + messageText(msgs[len(msgs)-1])), nil
+	})
+	g := guard.New(guard.Config{})
+	ctx, rec := g.StartTrace(context.Background(), "s", "r")
+	user := func(s string) llms.MessageContent { return llms.TextParts(llms.ChatMessageTypeHuman, s) }
+	history := []llms.MessageContent{llms.TextParts(llms.ChatMessageTypeSystem, "Be brief."), user("订单 A1001 到哪了？")}
+	res, err := g.Run(ctx, model, nil, history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	history = append(res.Messages, user("And order A1002?"))
+	res, err = g.Run(ctx, model, nil, history)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if &res.Messages[0] != &history[0] || !reflect.DeepEqual(res.Messages[:len(history)], history) {
+		t.Fatal("the run did not append to the conversation's array")
+	}
+	// Rewritten in the same array: the turns after the system message replaced.
+	rewritten := append(res.Messages[:1], user("Please don't text me."), user("My address is now 48 Pine Avenue, Shelbyville."),
+		user("我的新地址是北京市朝阳区建国路88号。"), user("Where is order B2002?"), user("还有 B2003？"), user("谢谢"))
+	if len(rewritten) < len(res.Messages) || &rewritten[0] != &res.Messages[0] {
+		t.Fatalf("the test rewrites %d of %d messages in a new array", len(rewritten), len(res.Messages))
+	}
+	if _, err := g.Run(ctx, model, nil, rewritten); err != nil {
+		t.Fatal(err)
+	}
+	got := model.Received()
+	last := got[len(got)-1]
+	if len(last) != len(rewritten) {
+		t.Fatalf("the model got %d messages, want %d", len(last), len(rewritten))
+	}
+	for i := 1; i < len(rewritten); i++ {
+		if messageText(last[i]) != messageText(rewritten[i]) {
+			t.Errorf("message %d: the model got %q, want %q", i, messageText(last[i]), messageText(rewritten[i]))
+		}
+	}
+	if card := messageText(last[0]); !strings.Contains(card, "建国路88号") || !strings.Contains(card, "B2003") {
+		t.Errorf("the card was not read from the rewritten turns:\n%s", card)
+	}
+	if turns := rec.Trace().UserTurns; !slices.Contains(turns, "Where is order B2002?") {
+		t.Errorf("the trace's user turns miss the rewritten ones: %q", turns)
+	}
 }

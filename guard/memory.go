@@ -106,9 +106,16 @@ func traceCard(rec *trace.Recorder) *memory.Card {
 // detect-only fashion, it returns messages unchanged. It reads only the
 // messages added since the last call, unless it compressed them: then the
 // estimate is of what is left.
+//
+// The caller sends what it returns to the model and then calls
+// cv.returned: until then the injector leaves that slice as it is.
 func (g *Guard) withCard(rec *trace.Recorder, cv *convo, card *memory.Card, messages []llms.MessageContent) ([]llms.MessageContent, int) {
 	cv.mu.Lock()
 	defer cv.mu.Unlock()
+	if cv.flight > 0 { // another call of the trace reads what the injector returned last
+		cv.injector.Detach()
+	}
+	cv.flight++
 	if cv.reads != cv.observed || len(messages) != len(cv.seen) { // another call read since, or a retry added feedback
 		cv.read(messages)
 	}
@@ -158,8 +165,26 @@ func (g *Guard) withCard(rec *trace.Recorder, cv *convo, card *memory.Card, mess
 			return injected, n
 		}
 	}
-	sent := cv.injector.Inject(messages, card)
+	var sent []llms.MessageContent
+	if cv.changed { // the messages do not extend the injector's last: it starts over
+		sent = cv.injector.Inject(messages, card)
+	} else { // read checked them (or a run vouched for them)
+		sent = cv.injector.Extend(messages, card)
+	}
+	cv.changed = false
 	return sent, cv.tokens + injectedTokens(messages, sent, cv.sys)
+}
+
+// returned tells cv that a model call sent what withCard returned has
+// returned. After a failed attempt the model may still be reading it (a
+// call abandoned at its timeout), so the injector leaves it as it is.
+func (cv *convo) returned(failed bool) {
+	cv.mu.Lock()
+	cv.flight--
+	if failed {
+		cv.injector.Detach()
+	}
+	cv.mu.Unlock()
 }
 
 // droppedBefore returns how many of the messages in dropped are before
@@ -213,13 +238,16 @@ type convoKey struct{}
 // place leave the token estimate as it was.
 type convo struct {
 	mu         sync.Mutex
-	seen       []*llms.ContentPart // the messages read, by the address of their parts
-	users      []int               // the user turns among them, by index; the guard's feedback is none
-	cum        []int               // cum[i]: usageTokens of the messages before i; cum[0] is 0
-	tokens     int                 // usageTokens of them
-	sys        int                 // index of the first system message among them; -1 none
-	reads      int                 // calls of read
-	observed   int                 // reads when observeTurns read last: withCard need not check again
+	seen       []parts              // the messages read, by their parts
+	last       *llms.MessageContent // where the messages read last start
+	owned      *llms.MessageContent // where a run's own messages start (see vouch)
+	changed    bool                 // read started over since the injector's last call
+	users      []int                // the user turns among them, by index; the guard's feedback is none
+	cum        []int                // cum[i]: usageTokens of the messages before i; cum[0] is 0
+	tokens     int                  // usageTokens of them
+	sys        int                  // index of the first system message among them; -1 none
+	reads      int                  // calls of read
+	observed   int                  // reads when observeTurns read last: withCard need not check again
 	compressor memory.Compressor
 	reported   memory.CompressReport // the last compression recorded
 	// The compressor's last result, and what was sent for it: a call that
@@ -227,6 +255,8 @@ type convo struct {
 	sent, injected []llms.MessageContent
 	injectedTokens int
 	injector       memory.Injector
+	flight         int                   // model calls sent what withCard returned that have not returned
+	runOut         []llms.MessageContent // Result.Messages of the trace's last run (see extend)
 }
 
 // conversation returns the convo kept on rec's trace.
@@ -238,11 +268,18 @@ func conversation(rec *trace.Recorder) *convo {
 	return cv
 }
 
-// read brings cv up to date with messages.
+// read brings cv up to date with messages. Their start is checked against
+// the messages read, unless a run vouches for it (see vouch).
 func (cv *convo) read(messages []llms.MessageContent) {
 	cv.reads++
-	if !cv.same(messages) {
+	vouched := len(messages) >= len(cv.seen) && len(messages) > 0 && &messages[0] == cv.owned && cv.owned == cv.last
+	if !vouched && !cv.same(messages) {
 		cv.seen, cv.users, cv.cum, cv.tokens, cv.sys = cv.seen[:0], cv.users[:0], cv.cum[:0], 0, -1
+		cv.changed = true
+	}
+	cv.last = nil
+	if len(messages) > 0 {
+		cv.last = &messages[0]
 	}
 	if len(cv.cum) == 0 {
 		cv.cum = append(cv.cum, 0)
@@ -261,13 +298,30 @@ func (cv *convo) read(messages []llms.MessageContent) {
 	}
 }
 
-// partsOf is the address of m's parts, nil for none: a message replaced
-// has other parts.
-func partsOf(m llms.MessageContent) *llms.ContentPart {
-	if len(m.Parts) == 0 {
-		return nil
+// vouch tells cv that messages, a run's own, are changed only by the run,
+// which appends to them, until it ends (vouch(nil)): reading them again,
+// in the same array, needs no check of what was read.
+func (cv *convo) vouch(messages []llms.MessageContent) {
+	cv.mu.Lock()
+	cv.owned = nil
+	if len(messages) > 0 {
+		cv.owned = &messages[0]
 	}
-	return &m.Parts[0]
+	cv.mu.Unlock()
+}
+
+// parts is a message's parts, by address and number: a message replaced,
+// or given parts of its own, has other parts.
+type parts struct {
+	p *llms.ContentPart
+	n int
+}
+
+func partsOf(m llms.MessageContent) parts {
+	if len(m.Parts) == 0 {
+		return parts{}
+	}
+	return parts{&m.Parts[0], len(m.Parts)}
 }
 
 // same reports whether messages start with those read.

@@ -122,7 +122,9 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		s := &trace.Step{Kind: trace.KindModel, Name: model, Provider: info.Provider, Start: g.now()}
 		primary := &tappedModel{Model: m}
 		wire := new(wireInfo)
+		failed := false
 		resp, err := g.callModel(context.WithValue(ctx, wireKey{}, wire), primary, sent, options, func(role string, err error, took time.Duration) {
+			failed = true
 			name, provider := model, info.Provider
 			if role != "primary" {
 				name, provider = role, ""
@@ -132,6 +134,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			g.commit(ctx, rec, fs, ff)
 			turn.findings = append(turn.findings, ff...)
 		})
+		cv.returned(failed || err != nil)
 		s.Duration = g.now().Sub(s.Start)
 		if err != nil {
 			return turn, err

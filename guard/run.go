@@ -38,7 +38,9 @@ type Result struct {
 	// Messages is the whole conversation, the caller's messages first. Every
 	// tool call in it has exactly one tool result, except, while Paused, the
 	// Pending ones. To continue after the user replies, append the reply and
-	// call Run again.
+	// call Run again: the next run appends to the same array, as append
+	// does, so a turn costs what it adds. (To branch a conversation, give
+	// each branch its own copy: slices.Clip(Messages) before appending.)
 	Messages []llms.MessageContent
 	// Pending holds the tool calls that wait for a human's approval.
 	Pending []llms.ToolCall
@@ -74,8 +76,24 @@ func (g *Guard) Run(ctx context.Context, model llms.Model, tls []tools.Tool, mes
 	if rec == nil {
 		ctx, rec = g.StartTrace(ctx, "", "")
 	}
-	res := &Result{Messages: slices.Clone(messages), rec: rec, options: options}
+	res := &Result{Messages: conversation(rec).extend(messages), rec: rec, options: options}
 	return g.loop(ctx, unwrapModel(model), toolIndex(tls), res)
+}
+
+// extend returns the slice a run appends its messages to: messages
+// themselves when they extend the Messages of the trace's last run (the
+// caller appended the user's reply to them, as Result.Messages says), so
+// that a turn costs what it adds however long the conversation; else a
+// copy with room to grow. Either way the caller's messages are not
+// changed: a run writes only past their end, into an array the guard made.
+func (cv *convo) extend(messages []llms.MessageContent) []llms.MessageContent {
+	cv.mu.Lock()
+	last := cv.runOut
+	cv.mu.Unlock()
+	if len(last) > 0 && len(messages) >= len(last) && cap(messages) == cap(last) && &messages[0] == &last[0] {
+		return messages
+	}
+	return append(make([]llms.MessageContent, 0, len(messages)+len(messages)/2+16), messages...)
 }
 
 // Decision is a human's answer about one pending tool call.
@@ -126,9 +144,13 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 	if limit <= 0 {
 		limit = 100
 	}
-	for range limit {
+	cv := conversation(res.rec)
+	for i := range limit {
 		if err := ctx.Err(); err != nil {
 			return g.fail(res, &Error{Op: "run", Err: err})
+		}
+		if i > 0 { // what the last turn read, the run has only appended to since
+			cv.vouch(res.Messages)
 		}
 		turn, err := g.generate(ctx, res.rec, model, info, res.Messages, opts)
 		res.Findings = append(res.Findings, turn.findings...)
@@ -214,6 +236,11 @@ func (g *Guard) finish(res *Result) *Result {
 		(len(res.Messages) == 0 || res.Messages[len(res.Messages)-1].Role != llms.ChatMessageTypeAI) {
 		res.Messages = append(res.Messages, llms.TextParts(llms.ChatMessageTypeAI, res.Answer))
 	}
+	cv := conversation(res.rec)
+	cv.vouch(nil)
+	cv.mu.Lock()
+	cv.runOut = res.Messages
+	cv.mu.Unlock()
 	res.Trace = res.rec.Trace()
 	g.saveTrace(context.Background(), res.Trace, nil)
 	return res
