@@ -207,6 +207,7 @@ func JSONAnswer(routes ...string) Assertion {
 		if !slices.Contains(routes, t.Route) {
 			return Skipped()
 		}
+		t = t.Prefix(t.Len()) // a view whose memo the prefixes judged below share
 		e := effectsOf(t)
 		out := Skipped()
 		for i, s := range t.Steps {
@@ -240,6 +241,7 @@ func NonNegativeAmounts(jsonRoutes ...string) Assertion {
 			}
 			return nonNegative(tool, path, v)
 		}}, false)
+		t = t.Prefix(t.Len()) // a view whose memo the prefixes judged below share
 		e := effectsOf(t)
 		for i, s := range t.Steps {
 			if !e.executed(s) && !e.delivered(s) {
@@ -270,6 +272,7 @@ func CitationsRetrieved(tools map[string]guard.ToolPolicy) Assertion {
 		if more, ok := withDocTools(tools, t); ok {
 			rule = gates.NewGrounding(retrievalTools(more))
 		}
+		t = t.Prefix(t.Len()) // a view whose memo the prefixes judged below share
 		e := effectsOf(t)
 		out := Skipped()
 		for i, s := range t.Steps {
@@ -291,6 +294,7 @@ func CitationsRetrieved(tools map[string]guard.ToolPolicy) Assertion {
 func AllowedTools(allowed ...string) Assertion {
 	rule := calls.NewAllowList(slices.Clone(allowed)...)
 	return Assert(NameAllowedTools, func(t *trace.Trace) Outcome {
+		t = t.Prefix(t.Len()) // a view whose memo the prefixes judged below share
 		e := effectsOf(t)
 		out := Skipped()
 		for i, s := range t.Steps {
@@ -328,6 +332,7 @@ func RefusalWithoutEvidence(tools map[string]guard.ToolPolicy, min float64, byRo
 		if more, ok := withDocTools(tools, t); ok {
 			rule = gates.NewSimilarity(retrievalTools(more), min, byRoute)
 		}
+		t = t.Prefix(t.Len()) // a view whose memo the prefixes judged below share
 		e := effectsOf(t)
 		out := Skipped()
 		for i, s := range t.Steps {
@@ -390,6 +395,7 @@ func withDocTools(tools map[string]guard.ToolPolicy, t *trace.Trace) (map[string
 // fails the trace. It never skips.
 func FromRule(name string, r guard.Rule) Assertion {
 	return Assert(name, func(t *trace.Trace) Outcome {
+		t = t.Prefix(t.Len()) // a view whose memo the prefixes judged below share
 		e := effectsOf(t)
 		for i, s := range t.Steps {
 			if !e.tookEffect(s) {

@@ -109,32 +109,51 @@ type toolCall struct {
 }
 
 // run reads the conversations in in, writes the report to out, and
-// returns the number of violations.
+// returns the number of violations. It reports each conversation as it is
+// read, holding one (two at the start: a header names each conversation
+// only when there is more than one).
 func run(in io.Reader, source, format string, out io.Writer, budget int) (int, error) {
-	var traces []*trace.Trace
-	for t, err := range trace.Import(in, source, format) {
-		if err != nil {
-			return 0, err
-		}
-		traces = append(traces, t)
-	}
-	if len(traces) == 0 {
-		return 0, fmt.Errorf("%s: no conversation in the input", source)
-	}
 	w := bufio.NewWriter(out)
-	total := 0
-	for i, tr := range traces {
-		if len(traces) > 1 {
-			if i > 0 {
+	total, n, written := 0, 0, 0
+	var first *trace.Trace
+	write := func(tr *trace.Trace, header bool) error {
+		if header {
+			if written > 0 {
 				fmt.Fprintln(w)
 			}
 			fmt.Fprintf(w, "# conversation %s\n\n", tr.ID)
 		}
-		n, err := report(w, tr, budget)
+		written++
+		v, err := report(w, tr, budget)
+		total += v
+		return err
+	}
+	for tr, err := range trace.Import(in, source, format) {
 		if err != nil {
 			return total, err
 		}
-		total += n
+		n++
+		switch n {
+		case 1:
+			first = tr
+			continue
+		case 2:
+			if err := write(first, true); err != nil {
+				return total, err
+			}
+			first = nil
+		}
+		if err := write(tr, true); err != nil {
+			return total, err
+		}
+	}
+	switch n {
+	case 0:
+		return 0, fmt.Errorf("%s: no conversation in the input", source)
+	case 1:
+		if err := write(first, false); err != nil {
+			return total, err
+		}
 	}
 	return total, w.Flush()
 }
@@ -177,6 +196,7 @@ func report(w io.Writer, tr *trace.Trace, budget int) (int, error) {
 	}
 
 	var found []string
+	tr = tr.Prefix(tr.Len()) // a view whose memo the prefixes below share: the card is extracted once, not at every step
 	for i, s := range tr.Steps {
 		for _, f := range (memory.Enforcer{}).Check(tr.Prefix(i), s) {
 			found = append(found, fmt.Sprintf("step %d (%s, turn %d): %s %s: %s", f.Step, s.Name, s.Turn, f.Rule, f.Verdict, f.Message))

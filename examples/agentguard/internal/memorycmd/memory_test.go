@@ -3,6 +3,8 @@ package memorycmd
 import (
 	"bytes"
 	"flag"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -164,5 +166,51 @@ func TestRunFormats(t *testing.T) {
 	n, err := run(strings.NewReader(chat+"\n"+strings.Replace(chat, `"id":"address_en.jsonl"`, `"id":"again"`, 1)), "in", "", &got, 400)
 	if err != nil || n != 8 || !strings.Contains(got.String(), "# conversation again\n") {
 		t.Errorf("%d violations, %v:\n%s", n, err, got.String())
+	}
+}
+
+// chatLines writes an OpenAI chat log of n lines, as a support chat grows:
+// each user turn names a new order (in English or Chinese), the assistant
+// looks it up and answers, and now and then the user states a constraint.
+func chatLines(n int) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"role":"system","content":"You are the after-sales assistant of a small online shop. Be brief."}` + "\n")
+	for i, lines := 0, 1; lines < n; i++ {
+		order := fmt.Sprintf("A%d", 1000+i)
+		user := fmt.Sprintf("Where is order %s?", order)
+		switch {
+		case i%2 == 1:
+			user = fmt.Sprintf("订单 %s 到哪了？", order)
+		case i%17 == 4:
+			user = fmt.Sprintf("Please don't text me about %s.", order)
+		case i%23 == 9:
+			user = fmt.Sprintf("我的收货地址改成北京市朝阳区建国路%d号。", 10+i%80)
+		}
+		fmt.Fprintf(&b, `{"role":"user","content":%q}`+"\n", user)
+		fmt.Fprintf(&b, `{"role":"assistant","content":null,"tool_calls":[{"id":"call_%d","type":"function","function":{"name":"query_order","arguments":"{\"order_id\":\"%s\"}"}}]}`+"\n", i, order)
+		fmt.Fprintf(&b, `{"role":"tool","tool_call_id":"call_%d","content":"{\"order_id\":\"%s\",\"status\":\"shipped\"}"}`+"\n", i, order)
+		fmt.Fprintf(&b, `{"role":"assistant","content":"Order %s has shipped."}`+"\n", order)
+		lines += 4
+	}
+	return b.Bytes()
+}
+
+// BenchmarkMemoryCommand is the memory verb on one chat log of 10, 1,000
+// and 10,000 lines, each user turn naming a new order: the import, the
+// card, the compression and the constraint checks of every tool call. Cost
+// per line should not grow with the log.
+func BenchmarkMemoryCommand(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		in := chatLines(n)
+		b.Run(fmt.Sprintf("lines=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := run(bytes.NewReader(in), "chat.jsonl", "", io.Discard, 4000); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/line")
+		})
 	}
 }
