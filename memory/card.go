@@ -357,17 +357,23 @@ func (c *Card) Text() string {
 	return *c.text
 }
 
-// render writes Text; c.mu is held.
-func (c *Card) render() string {
-	var b strings.Builder
+// shown calls fn with the index of each active constraint Text shows, in
+// its order: of ids, the MaxTextIDs latest. c.mu is held.
+func (c *Card) shown(fn func(i int)) {
 	for k, active := range c.byKind {
 		if kinds[k] == KindID && len(active) > MaxTextIDs {
 			active = active[len(active)-MaxTextIDs:]
 		}
 		for _, i := range active {
-			c.line(&b, i)
+			fn(i)
 		}
 	}
+}
+
+// render writes Text; c.mu is held.
+func (c *Card) render() string {
+	var b strings.Builder
+	c.shown(func(i int) { c.line(&b, i) })
 	for _, l := range c.lifted {
 		if _, ok := c.active[slot{KindProhibition, l.key}]; !ok {
 			fmt.Fprintf(&b, "\n- no longer prohibited: %s (lifted in turn %d)", l.key, l.turn)

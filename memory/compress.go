@@ -216,8 +216,9 @@ const ElideMin = 48
 //
 // stopping as soon as the messages fit. It never touches the system
 // messages, the last user message and everything after it (the turn in
-// progress; all of the messages when none is from the user), nor a user message that states an active constraint of c: the
-// user message whose index among the user messages, counting from 0 and
+// progress; all of the messages when none is from the user), nor a user
+// message that states an active constraint c's Text shows (of ids, the
+// MaxTextIDs latest): the user message whose index among the user messages, counting from 0 and
 // skipping the guard's own "[agentguard] " feedback, is the constraint's
 // Turn. It never separates a tool call from its result. When what must
 // stay does not fit, the report says OverBudget. Once it has dropped
@@ -626,21 +627,24 @@ func (z *Compressor) keepStays(kept []int, limit int) []int {
 	return append(kept[:0], z.tmp...)
 }
 
-// pin marks the user messages that state an active constraint of c, in
-// z.pinned and, in increasing order, z.pins.
+// pin marks the user messages that state an active constraint the card's
+// text shows (of ids, the latest: a chat naming a new order in every turn
+// does not keep every turn), in z.pinned and, in increasing order, z.pins.
 func (z *Compressor) pin(c *Card) {
 	z.pins = z.pins[:0]
 	if c == nil {
 		return
 	}
-	for _, k := range c.activeView() {
-		if k.Turn >= 0 && k.Turn < len(z.users) {
-			if i := z.users[k.Turn]; !z.pinned[i] {
+	c.mu.RLock()
+	c.shown(func(i int) {
+		if turn := c.all[i].Turn; turn >= 0 && turn < len(z.users) {
+			if i := z.users[turn]; !z.pinned[i] {
 				z.pinned[i] = true
 				z.pins = append(z.pins, i)
 			}
 		}
-	}
+	})
+	c.mu.RUnlock()
 	slices.Sort(z.pins)
 }
 
