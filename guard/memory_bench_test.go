@@ -81,20 +81,8 @@ func BenchmarkCardModelCall(b *testing.B) {
 		for _, c := range configs {
 			g := guard.New(guard.Config{Memory: c.mem})
 			wrapped := g.WrapModel(model)
-			// start records turns 0..n-1 through the wrapped model, as a
-			// conversation would have, and returns its context and messages.
-			start := func(n int) (context.Context, []llms.MessageContent) {
-				ctx, _ := g.StartTrace(context.Background(), "bench", "")
-				msgs := conversation(n)
-				for k := 1; k <= n; k++ {
-					if _, err := wrapped.GenerateContent(ctx, msgs[:2*k]); err != nil {
-						b.Fatal(err)
-					}
-				}
-				return ctx, msgs
-			}
 			b.Run(fmt.Sprintf("follow-up/turns=%d/%s", turns, c.name), func(b *testing.B) {
-				ctx, msgs := start(turns)
+				ctx, msgs := startCardConversation(b, g, turns)
 				msgs = msgs[:len(msgs)-1] // ends with the user's turn, already recorded
 				b.ReportAllocs()
 				cpu := testkit.ProcessCPU()
@@ -105,30 +93,51 @@ func BenchmarkCardModelCall(b *testing.B) {
 				}
 				b.ReportMetric(float64(testkit.ProcessCPU()-cpu)/float64(b.N), "cpu-ns/op")
 			})
-			b.Run(fmt.Sprintf("new-turn/turns=%d/%s", turns, c.name), func(b *testing.B) {
-				window := max(64, turns/10)
-				var ctx context.Context
-				var msgs []llms.MessageContent
-				var cpu time.Duration // in the timed part
-				since := testkit.ProcessCPU()
-				b.ReportAllocs()
-				for i := 0; b.Loop(); i++ {
-					if i%window == 0 {
-						b.StopTimer()
-						cpu += testkit.ProcessCPU() - since
-						ctx, msgs = start(turns)
-						since = testkit.ProcessCPU()
-						b.StartTimer()
-					}
-					msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, cardTurn(turns+i%window)))
-					if _, err := wrapped.GenerateContent(ctx, msgs); err != nil {
-						b.Fatal(err)
-					}
-					msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, "Sure."))
-				}
-				cpu += testkit.ProcessCPU() - since
-				b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
-			})
+			b.Run(fmt.Sprintf("new-turn/turns=%d/%s", turns, c.name), func(b *testing.B) { benchCardNewTurn(b, g, turns) })
 		}
 	}
+}
+
+// startCardConversation records turns 0..n-1 of conversation(n) through
+// g's wrapped model, as a chat would have, and returns the trace's
+// context and the messages.
+func startCardConversation(b *testing.B, g *guard.Guard, n int) (context.Context, []llms.MessageContent) {
+	wrapped := g.WrapModel(instantModel{})
+	ctx, _ := g.StartTrace(context.Background(), "bench", "")
+	msgs := conversation(n)
+	for k := 1; k <= n; k++ {
+		if _, err := wrapped.GenerateContent(ctx, msgs[:2*k]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return ctx, msgs
+}
+
+// benchCardNewTurn is a model call through g's wrapped model that brings
+// a new user turn, naming a new ticket, at about turn n: see
+// BenchmarkCardModelCall.
+func benchCardNewTurn(b *testing.B, g *guard.Guard, turns int) {
+	wrapped := g.WrapModel(instantModel{})
+	window := max(64, turns/10)
+	var ctx context.Context
+	var msgs []llms.MessageContent
+	var cpu time.Duration // in the timed part
+	since := testkit.ProcessCPU()
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if i%window == 0 {
+			b.StopTimer()
+			cpu += testkit.ProcessCPU() - since
+			ctx, msgs = startCardConversation(b, g, turns)
+			since = testkit.ProcessCPU()
+			b.StartTimer()
+		}
+		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, cardTurn(turns+i%window)))
+		if _, err := wrapped.GenerateContent(ctx, msgs); err != nil {
+			b.Fatal(err)
+		}
+		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeAI, "Sure."))
+	}
+	cpu += testkit.ProcessCPU() - since
+	b.ReportMetric(float64(cpu)/float64(b.N), "cpu-ns/op")
 }

@@ -132,8 +132,8 @@ allocates 17 times per call at turn 10, 100 and 1,000 alike, where
 rebuilding the card from the trace, as every call did before, allocated
 25, 59 and 337 times. Compress estimates the tokens of every message it
 is given. For one conversation called again and again, as a guard does,
-an Injector does not copy the messages again (only when the card
-changes), and a Compressor estimates and classifies each message once
+an Injector does not copy the messages again (a new card replaces the
+system message in place), and a Compressor estimates and classifies each message once
 and keeps running sums of what its passes save: under budget a call
 reads only the new messages; over budget it finds where each pass stops
 by binary search and lists what is kept from indexes by kind, so that it
