@@ -187,12 +187,13 @@ func Import(r io.Reader, source, format string) iter.Seq2[*Trace, error] {
 			}
 		}
 		br := bufio.NewReaderSize(r, 64<<10)
-		head, first, lineNo, err := firstLine(br)
+		blank, head, first, lineNo, err := firstLine(br)
 		if err != nil {
 			yield(nil, &ParseError{Source: source, Line: lineNo, Err: err})
 			return
 		}
-		in := io.MultiReader(bytes.NewReader(head), br)
+		skipped := newlines(blank)
+		in := io.MultiReader(&skipped, bytes.NewReader(head), br)
 		if first == nil { // no line at all
 			if f.Read == nil {
 				return
@@ -228,42 +229,68 @@ func Import(r io.Reader, source, format string) iter.Seq2[*Trace, error] {
 	}
 }
 
-// firstLine reads br up to and including its first non-blank line. head is
-// everything read, to be read again; first is that line, nil when the
-// input has none; n is its 1-based number.
-func firstLine(br *bufio.Reader) (head, first []byte, n int, err error) {
+// maxLeadingBlank caps the blank input read before the first line that
+// holds anything: past it, an input (a decompressed one, say) is refused
+// rather than read on.
+const maxLeadingBlank = 64 << 20
+
+// firstLine reads br up to and including its first non-blank line. blank
+// is how many blank lines came before it, which are not kept: what is to
+// be read again is that many newlines, then head. first is the line,
+// trimmed, nil when the input has none; n is its 1-based number.
+func firstLine(br *bufio.Reader) (blank int, head, first []byte, n int, err error) {
+	skipped := 0
 	for {
 		n++
-		start := len(head)
+		head = head[:0]
 		for {
 			chunk, err := br.ReadSlice('\n')
 			head = append(head, chunk...)
-			if len(head)-start > DefaultMaxLine {
-				return nil, nil, n, fmt.Errorf("%w: over %d bytes", ErrLineTooLong, DefaultMaxLine)
+			if len(head) > DefaultMaxLine {
+				return 0, nil, nil, n, fmt.Errorf("%w: over %d bytes", ErrLineTooLong, DefaultMaxLine)
 			}
 			if err == bufio.ErrBufferFull {
 				continue
 			}
 			if err == io.EOF {
-				line := bytes.TrimSpace(bytes.TrimPrefix(head[start:], []byte("\uFEFF")))
+				line := bytes.TrimSpace(bytes.TrimPrefix(head, []byte("\uFEFF")))
 				if len(line) == 0 {
-					return head, nil, n, nil
+					return n - 1, nil, nil, n, nil
 				}
-				return head, line, n, nil
+				return n - 1, head, line, n, nil
 			}
 			if err != nil {
-				return nil, nil, n, err
+				return 0, nil, nil, n, err
 			}
 			break
 		}
-		line := head[start:]
+		line := head
 		if n == 1 {
 			line = bytes.TrimPrefix(line, []byte("\uFEFF"))
 		}
 		if line = bytes.TrimSpace(line); len(line) > 0 {
-			return head, line, n, nil
+			return n - 1, head, line, n, nil
+		}
+		if skipped += len(head); skipped > maxLeadingBlank {
+			return 0, nil, nil, n, fmt.Errorf("nothing but blank lines in the first %d MiB", maxLeadingBlank>>20)
 		}
 	}
+}
+
+// newlines reads as n newlines: the blank lines firstLine skipped, so
+// that a format's reader numbers the lines after them as the input does.
+type newlines int
+
+func (k *newlines) Read(p []byte) (int, error) {
+	if *k <= 0 {
+		return 0, io.EOF
+	}
+	m := min(len(p), int(*k))
+	for i := range m {
+		p[i] = '\n'
+	}
+	*k -= newlines(m)
+	return m, nil
 }
 
 func readJSONL(r io.Reader, source string) iter.Seq2[*Trace, error] {

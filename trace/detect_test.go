@@ -8,6 +8,8 @@ import (
 	"io"
 	"iter"
 	"os"
+	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
@@ -291,5 +293,47 @@ func TestDetectImportedFormats(t *testing.T) {
 				t.Error("no trace read")
 			}
 		})
+	}
+}
+
+// blankInput reads as newlines without end: an input that expands (a small
+// gzip of blank lines decompresses to gigabytes).
+type blankInput struct{}
+
+func (blankInput) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = '\n'
+	}
+	return len(p), nil
+}
+
+// TestImportBoundsLeadingBlankLines checks that the blank lines before the
+// first record are counted, not kept: an input of nothing but blank lines
+// is refused after 64 MiB, in bounded memory, and a record
+// after blank lines keeps its line number.
+func TestImportBoundsLeadingBlankLines(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	var got error
+	for _, err := range trace.Import(blankInput{}, "blank.jsonl", "") {
+		got = err
+	}
+	runtime.ReadMemStats(&after)
+	var pe *trace.ParseError
+	if !errors.As(got, &pe) || !strings.Contains(got.Error(), "blank lines") {
+		t.Fatalf("endless blank lines: got %v, want a ParseError saying so", got)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 16<<20 {
+		t.Errorf("reading 64 MiB of blank lines allocated %d MiB", alloc>>20)
+	}
+	in := strings.Repeat("\n", 1000) + "  \n" + `{"role":"user","content":"订单 A1001 到哪了？"}` + "\n" + "{not json\n"
+	var lines []int
+	for _, err := range trace.Import(strings.NewReader(in), "chat.jsonl", "") {
+		if errors.As(err, &pe) {
+			lines = append(lines, pe.Line)
+		}
+	}
+	if !slices.Equal(lines, []int{1003}) {
+		t.Errorf("a bad line after 1,001 blank lines and a record: errors on lines %v, want [1003]", lines)
 	}
 }
