@@ -15,6 +15,7 @@ import (
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/internal/testkit"
+	"github.com/agentguard/agentguard/trace"
 )
 
 // corpusBytes reads every trace file of the shared corpus into memory, so
@@ -63,16 +64,42 @@ func reportCorpus(b *testing.B, steps int, cpu time.Duration) {
 	}
 }
 
-// BenchmarkCorpusDecode is the yardstick for BenchmarkCorpusEvaluate: the
-// same corpus decoded with encoding/json and nothing else.
-func BenchmarkCorpusDecode(b *testing.B) {
+// corpusTraceLines is the corpus as the CLI reads it: every trace in the
+// trace format, one JSON line each, as trace.Writer writes it (and
+// `agentguard import` leaves it).
+func corpusTraceLines(b *testing.B) (data []byte, steps int) {
+	b.Helper()
 	lines, steps := corpusBytes(b)
+	var buf bytes.Buffer
+	w := trace.NewWriter(&buf)
+	for _, line := range lines {
+		var l testkit.Line
+		if err := json.Unmarshal(line, &l); err != nil {
+			b.Fatal(err)
+		}
+		tr, _, err := l.ToTrace()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := w.Write(tr); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return buf.Bytes(), steps
+}
+
+// BenchmarkCorpusDecode is the yardstick for BenchmarkCorpusEvaluate: the
+// same trace lines decoded into trace.Trace with encoding/json and nothing
+// else (no checks, no rules).
+func BenchmarkCorpusDecode(b *testing.B) {
+	data, steps := corpusTraceLines(b)
+	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	cpu := testkit.ProcessCPU()
 	for b.Loop() {
-		for _, line := range lines {
-			var l testkit.Line
-			if err := json.Unmarshal(line, &l); err != nil {
+		for line := range bytes.Lines(data) {
+			var t trace.Trace
+			if err := json.Unmarshal(line, &t); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -80,21 +107,35 @@ func BenchmarkCorpusDecode(b *testing.B) {
 	reportCorpus(b, steps, cpu)
 }
 
-// BenchmarkCorpusEvaluate imports every trace of the shared corpus (273
-// real trajectories) and judges it offline with the default rules, the way
-// `agentguard evaluate` does: decode, convert, Evaluate.
-func BenchmarkCorpusEvaluate(b *testing.B) {
-	lines, steps := corpusBytes(b)
-	g := guard.New(guard.Config{})
+// BenchmarkCorpusImport is the corpus's trace lines read by trace.Import,
+// as the CLI reads a file: format detection, the checks every line gets
+// (duplicate keys, indexes, ranges), nothing judged.
+func BenchmarkCorpusImport(b *testing.B) {
+	data, steps := corpusTraceLines(b)
+	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	cpu := testkit.ProcessCPU()
 	for b.Loop() {
-		for _, line := range lines {
-			var l testkit.Line
-			if err := json.Unmarshal(line, &l); err != nil {
+		for _, err := range trace.Import(bytes.NewReader(data), "corpus.jsonl", "") {
+			if err != nil {
 				b.Fatal(err)
 			}
-			tr, _, err := l.ToTrace()
+		}
+	}
+	reportCorpus(b, steps, cpu)
+}
+
+// BenchmarkCorpusEvaluate is what `agentguard evaluate` does with the
+// corpus (every trace of ../shared/corpus, in the trace format): read by
+// trace.Import, judged offline by Evaluate with the default rules.
+func BenchmarkCorpusEvaluate(b *testing.B) {
+	data, steps := corpusTraceLines(b)
+	g := guard.New(guard.Config{})
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	cpu := testkit.ProcessCPU()
+	for b.Loop() {
+		for tr, err := range trace.Import(bytes.NewReader(data), "corpus.jsonl", "") {
 			if err != nil {
 				b.Fatal(err)
 			}
