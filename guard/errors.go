@@ -19,6 +19,10 @@ var (
 	// ErrNoChoices is returned when a model answered with nothing: no
 	// choice, or no text and no tool call. It is retried like a failure.
 	ErrNoChoices = errors.New("model returned an empty answer")
+	// ErrDropped is returned by Flush and Close when findings or traces
+	// were dropped from the report queue since the last Flush or Close:
+	// the ledger or the trace store fell behind (see ReportStats).
+	ErrDropped = errors.New("reports dropped from a full queue")
 )
 
 // Error is the error type of package guard.

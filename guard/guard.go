@@ -196,7 +196,10 @@ type Observation struct {
 	// guard, in batches when Ledger has AppendBatch (see Sink): a durable
 	// ledger's sync never delays a step. Guard.Flush waits for them; Guard.Close, before
 	// exit, delivers the rest. A failing Ledger never stops the agent: the
-	// error is logged.
+	// error is logged. A Ledger slower than the agent holds a step back
+	// while up to 4,096 findings wait, at most one second; past that the
+	// oldest waiting finding is dropped, and Flush and Close return
+	// ErrDropped.
 	Ledger Sink `json:"-"`
 	// Logger receives gate decisions and ledger errors, off the step like
 	// the ledger, with the attributes rule, verdict, trace_id, step and

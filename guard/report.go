@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"sync/atomic"
@@ -29,12 +30,20 @@ const (
 	traceQueue  = 64
 )
 
-// reportWait is the longest a step waits for room in a full report queue.
-// When the ledger falls that far behind (it hangs, or is slower than the
-// agent for long), the oldest queued finding or trace is dropped to make
-// room, and counted in ReportStats: a stuck ledger never stops the agent,
-// and the findings stay in their traces.
-const reportWait = 20 * time.Millisecond
+// reportWait is the longest a step waits for room in a full report
+// queue: a ledger slower than the agent for a while (a durable ledger
+// syncing, badger stalling writes while it compacts) holds the agent back
+// rather than lose findings. When a step has waited that long (the ledger
+// hangs, or is slower than the agent for long), the oldest queued finding
+// or trace is dropped to make room, counted in ReportStats and returned
+// by the next Flush or Close as ErrDropped; until the reporter delivers
+// again, later steps drop without waiting. A stuck ledger never stops the
+// agent, and the findings stay in their traces.
+const reportWait = time.Second
+
+// reportBatch is the most findings the reporter appends at once: a durable
+// ledger syncs once per batch, so a backlog is cleared in few syncs.
+const reportBatch = 512
 
 // reporter delivers findings to the logger and the ledger, and traces to
 // the trace sink, off the agent's step: send queues them and one
@@ -44,6 +53,7 @@ type reporter struct {
 	g       *Guard
 	once    sync.Once
 	started atomic.Bool  // set once the queues exist and run is running
+	stuck   atomic.Bool  // a step waited reportWait for room; cleared by the next delivery
 	mu      sync.RWMutex // guards closed against sends on closed queues
 	q       chan report  // findings
 	tq      chan report  // traces
@@ -67,6 +77,8 @@ type reporter struct {
 	logMu       sync.Mutex
 	failing     bool   // the last append failed
 	loggedDrops uint64 // drops when last logged
+	// returnedDrops is the drops when Flush or Close last returned them.
+	returnedDrops atomic.Uint64
 }
 
 type flushWaiter struct {
@@ -145,8 +157,8 @@ func (r *reporter) start() {
 }
 
 // send queues rep. When its queue is full it waits up to reportWait for
-// room, then drops the oldest report of its kind; after Close it delivers
-// rep itself.
+// room, then drops the oldest report of its kind (at once while the
+// reporter is stuck); after Close it delivers rep itself.
 func (r *reporter) send(ctx context.Context, rep report) {
 	if r.g.cfg.Observe.Logger != nil {
 		rep.ctx = context.WithoutCancel(ctx) // for the handler's values, past the step's end
@@ -170,12 +182,15 @@ func (r *reporter) send(ctx context.Context, rep report) {
 		return
 	default:
 	}
-	t := time.NewTimer(reportWait)
-	defer t.Stop()
-	select {
-	case q <- rep:
-		return
-	case <-t.C:
+	if !r.stuck.Load() {
+		t := time.NewTimer(reportWait)
+		select {
+		case q <- rep:
+			t.Stop()
+			return
+		case <-t.C:
+			r.stuck.Store(true)
+		}
 	}
 	for {
 		select {
@@ -229,7 +244,7 @@ func (r *reporter) reached(target [2]uint64) bool {
 // run delivers findings in batches, and a trace whenever no finding waits.
 func (r *reporter) run() {
 	defer close(r.done)
-	batch := make([]report, 0, 64)
+	batch := make([]report, 0, reportBatch)
 	q, tq := r.q, r.tq
 	for q != nil || tq != nil {
 		batch = batch[:0]
@@ -264,6 +279,7 @@ func (r *reporter) run() {
 			}
 		}
 		r.g.deliver(batch)
+		r.stuck.Store(false)
 		n := len(batch)
 		traces := 0
 		if n == 1 && batch[0].tr != nil {
@@ -281,23 +297,34 @@ func (r *reporter) flush(ctx context.Context) error {
 	r.mu.RLock()
 	if r.closed || !r.started.Load() {
 		r.mu.RUnlock()
-		return nil // nothing was ever queued, or Close delivered the queue
+		return r.dropped() // nothing was ever queued, or Close delivered the queue
 	}
 	w := flushWaiter{target: [2]uint64{r.queued[0].Load(), r.queued[1].Load()}, ch: make(chan struct{})}
 	r.mu.RUnlock()
 	r.waitMu.Lock()
 	if r.reached(w.target) {
 		r.waitMu.Unlock()
-		return nil
+		return r.dropped()
 	}
 	r.waiters = append(r.waiters, w)
 	r.waitMu.Unlock()
 	select {
 	case <-w.ch:
-		return nil
+		return r.dropped()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// dropped returns an error wrapping ErrDropped when reports were dropped
+// since it last did.
+func (r *reporter) dropped() error {
+	f, t := r.stats.dropped.Load(), r.stats.tracesDropped.Load()
+	before := r.returnedDrops.Swap(f + t)
+	if f+t <= before {
+		return nil
+	}
+	return fmt.Errorf("guard: %w: %d since the last Flush or Close (%d findings and %d traces in all)", ErrDropped, f+t-before, f, t)
 }
 
 func (r *reporter) close(ctx context.Context) error {
@@ -314,7 +341,7 @@ func (r *reporter) close(ctx context.Context) error {
 	}
 	select {
 	case <-r.done:
-		return nil
+		return r.dropped()
 	case <-ctx.Done():
 		return ctx.Err()
 	}
@@ -423,14 +450,16 @@ func (r *reporter) logDrops() {
 // Flush waits until every finding reported and trace saved so far has
 // been delivered — logged, appended to the ledger, stored — or dropped
 // from a full queue, or ctx is done. Call it before reading the ledger for
-// what a run just did.
+// what a run just did. When reports were dropped since the last Flush or
+// Close, it says how many in an error wrapping ErrDropped.
 func (g *Guard) Flush(ctx context.Context) error { return g.reports.flush(ctx) }
 
 // Close delivers the findings and traces still queued, stops the goroutine
 // that delivers them, and lets the guard's idle call workers exit. Findings
 // reported after Close are delivered on the step. Call it before the
 // process exits: queued findings are otherwise lost to the ledger (they
-// stay in their traces).
+// stay in their traces). Like Flush, it returns an error wrapping
+// ErrDropped when reports were dropped since the last Flush or Close.
 func (g *Guard) Close(ctx context.Context) error {
 	g.breakers.pool.close()
 	return g.reports.close(ctx)

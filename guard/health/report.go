@@ -350,6 +350,7 @@ How the scores were derived, from the shares of runs whose worst finding in the 
 | timeout rate (external calls) |{{range .Reports}} {{pct .Metrics.TimeoutRate}} |{{end}}
 | guard retry rate (runs; not timeouts) |{{range .Reports}} {{pct .Metrics.RetryRate}} |{{end}}
 | drift rate (cases) |{{range .Reports}} {{pct .Metrics.DriftRate}} |{{end}}
+| findings and traces dropped before the ledger |{{range .Reports}} {{.Metrics.ReportsDropped}} |{{end}}
 {{range $r := .Reports}}
 ## Problem cases: {{.Label}}
 {{if .Problems}}
@@ -469,6 +470,7 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 <tr><td>timeout rate (external calls that timed out)</td>{{range .Reports}}<td class="n">{{pct .Metrics.TimeoutRate}}</td>{{end}}</tr>
 <tr><td>guard retry rate (runs in which the guard asked again; not timeouts)</td>{{range .Reports}}<td class="n">{{pct .Metrics.RetryRate}}</td>{{end}}</tr>
 <tr><td>drift rate (cases whose key elements differ across repeats)</td>{{range .Reports}}<td class="n">{{pct .Metrics.DriftRate}}</td>{{end}}</tr>
+<tr><td>findings and traces dropped before the ledger (it fell behind)</td>{{range .Reports}}<td class="n">{{.Metrics.ReportsDropped}}</td>{{end}}</tr>
 </table></div>
 {{range $r := .Reports}}
 <h2>Problem cases: {{.Label}}</h2>

@@ -239,6 +239,10 @@ type Metrics struct {
 	// DriftRate is the share of cases run at least twice whose key answer
 	// elements differ across their runs (Drift > 0).
 	DriftRate float64 `json:"drift_rate"`
+	// ReportsDropped is the findings and traces the runs' guards dropped
+	// from their report queues (Run.ReportsDropped): when it is not zero the
+	// ledger misses some of the runs' violations.
+	ReportsDropped uint64 `json:"reports_dropped"`
 }
 
 // Measure computes the metrics of runs, the runs of cases.
@@ -273,6 +277,7 @@ func Measure(cases []Case, runs []Run) Metrics {
 			external++
 			timedOut++
 		}
+		m.ReportsDropped += r.ReportsDropped
 	}
 	if len(runs) > 0 {
 		n := float64(len(runs))

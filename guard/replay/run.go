@@ -88,6 +88,10 @@ type Run struct {
 	// early; "" when it did not.
 	Err      string `json:"error,omitempty"`
 	TimedOut bool   `json:"timed_out,omitempty"`
+	// ReportsDropped counts the findings and traces the run's guard dropped
+	// from its report queue (guard.ErrDropped): the ledger fell behind, so
+	// its violations for the run are not all there.
+	ReportsDropped uint64 `json:"reports_dropped,omitempty"`
 	// Trace is the run's full timeline.
 	Trace *trace.Trace `json:"-"`
 }
@@ -239,7 +243,10 @@ func (r *replayer) run(ctx context.Context, c *Case, repeat int) (run Run, ok bo
 		}
 	}
 	// Deliver the run's findings to the ledger before the run counts as done.
-	_ = g.Close(context.WithoutCancel(ctx))
+	_ = g.Close(context.WithoutCancel(ctx)) // drops are counted below
+	if st := g.ReportStats(); st.Dropped+st.TracesDropped > 0 {
+		run.ReportsDropped = st.Dropped + st.TracesDropped
+	}
 	if ctx.Err() != nil && (err != nil || len(run.Turns) < len(c.Turns)) {
 		return run, false // interrupted: not a result
 	}
