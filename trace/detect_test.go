@@ -337,3 +337,44 @@ func TestImportBoundsLeadingBlankLines(t *testing.T) {
 		t.Errorf("a bad line after 1,001 blank lines and a record: errors on lines %v, want [1003]", lines)
 	}
 }
+
+// otlpLines is n OTLP/JSON export requests of one span each, all of one
+// trace, as a collector's file exporter writes a long agent run: model
+// calls and tool calls in turn, with the agentguard step attributes.
+func otlpLines(n int) string {
+	var b strings.Builder
+	for i := range n {
+		op, name, extra := "chat", "chat gpt-4o", `{"key":"gen_ai.request.model","value":{"stringValue":"gpt-4o"}}`
+		if i%2 == 1 {
+			op, name = "execute_tool", "execute_tool query_order"
+			extra = fmt.Sprintf(`{"key":"gen_ai.tool.name","value":{"stringValue":"query_order"}},{"key":"gen_ai.tool.call.id","value":{"stringValue":"call_%d"}},{"key":"gen_ai.tool.call.arguments","value":{"stringValue":"{\"order_id\":\"A%d\"}"}}`, i, 1000+i)
+		}
+		start := 1748770200000000000 + int64(i)*1000000
+		fmt.Fprintf(&b, `{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"support-agent"}}]},"scopeSpans":[{"scope":{"name":"agent"},"spans":[{"traceId":"5b8efff798038103d269b633813fc60c","spanId":"%016x","parentSpanId":"0000000000000001","name":%q,"kind":3,"startTimeUnixNano":"%d","endTimeUnixNano":"%d","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":%q}},{"key":"agentguard.step","value":{"intValue":"%d"}},%s],"status":{}}]}]}]}`+"\n",
+			i+2, name, start, start+500000, op, i, extra)
+	}
+	return b.String()
+}
+
+// BenchmarkImportOTLPSpansPerTrace reads one trace of n spans, a span per
+// line: the cost per span should not grow with the trace.
+func BenchmarkImportOTLPSpansPerTrace(b *testing.B) {
+	for _, n := range []int{10, 1000, 10000} {
+		in := otlpLines(n)
+		b.Run(fmt.Sprintf("spans=%d", n), func(b *testing.B) {
+			b.SetBytes(int64(len(in)))
+			b.ReportAllocs()
+			for b.Loop() {
+				for tr, err := range trace.Import(strings.NewReader(in), "spans.jsonl", "") {
+					if err != nil {
+						b.Fatal(err)
+					}
+					if len(tr.Steps) != n {
+						b.Fatalf("%d steps, want %d", len(tr.Steps), n)
+					}
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/span")
+		})
+	}
+}

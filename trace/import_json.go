@@ -36,7 +36,18 @@ func readDocs(r io.Reader, source string) ([]jsonDoc, error) {
 		return nil, &ParseError{Source: source, Line: 1, Err: fmt.Errorf("%w: input over %d bytes", ErrLineTooLong, DefaultMaxImport)}
 	}
 	data = bytes.TrimPrefix(data, []byte("\uFEFF"))
-	lineAt := func(off int64) int { return 1 + bytes.Count(data[:min(int(off), len(data))], []byte("\n")) }
+	// lineAt is the line of offset off, counted on from the last offset
+	// asked for: the documents come in order, so the input is counted once.
+	lastOff, lastLine := 0, 1
+	lineAt := func(off int64) int {
+		o := min(int(off), len(data))
+		if o < lastOff {
+			lastOff, lastLine = 0, 1
+		}
+		lastLine += bytes.Count(data[lastOff:o], []byte("\n"))
+		lastOff = o
+		return lastLine
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var docs []jsonDoc
 	for {
