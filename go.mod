@@ -6,6 +6,7 @@ require (
 	cel.dev/cel-go v0.33.2
 	github.com/dgraph-io/badger/v4 v4.9.6
 	github.com/go-json-experiment/json v1.27.2
+	github.com/nyaruka/phonenumbers v1.8.1
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/tmc/langchaingo v0.1.14
 	go.opentelemetry.io/otel v1.41.0

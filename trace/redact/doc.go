@@ -21,9 +21,13 @@
 //     1[3-9]…, optionally after +86, 86 or 0086, with any grouping);
 //     international numbers written with a leading "+" (7 to 15 digits) or
 //     "00" and at least two groups; North American numbers written as
-//     3-3-4 groups, such as (415) 555-0100 or 1-800-555-0100; and any run
-//     of 7 to 15 digits written right after a phone label such as
-//     "phone": , tel: , mobile= , 电话： or 手机号 .
+//     3-3-4 groups, such as (415) 555-0100 or 1-800-555-0100; national
+//     numbers written with their trunk prefix 0 in two or more groups
+//     (020 7946 0958, 03-1234-5678, 0755 8888 6666) that libphonenumber's
+//     metadata (github.com/nyaruka/phonenumbers) finds valid for one of
+//     the Redactor's Regions (DefaultRegions unless set); and any run of 7
+//     to 15 digits written right after a phone label such as "phone": ,
+//     tel: , mobile= , 电话： or 手机号 .
 //
 // Digits may be grouped with spaces, dashes, dots and parentheses.
 //
@@ -45,10 +49,10 @@
 // # What is not
 //
 // Names, postal addresses, secrets and other national identifiers are left
-// alone, and so are unlabelled national phone numbers outside North America
-// and China (030 1234567 is not masked, "tel: 030 1234567" is): the checks
-// prefer keeping order numbers, dates, versions and amounts readable to
-// guessing. Wrap a Redactor in a function of your own when your data needs
+// alone, and so are national phone numbers written together or without
+// their trunk prefix (02079460958 and 20 7946 0958 are not masked,
+// "tel: 02079460958" is): the checks prefer keeping order numbers, dates,
+// versions and amounts readable to guessing. Wrap a Redactor in a function of your own when your data needs
 // more; the masks never contain "@" or runs of digits, so a second
 // redactor, or a second pass, finds nothing new in them.
 //

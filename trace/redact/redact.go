@@ -3,7 +3,11 @@ package redact
 import (
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/nyaruka/phonenumbers"
 )
 
 // Kind is a kind of personal data. Kinds combine as bit flags.
@@ -38,6 +42,26 @@ type Redactor struct {
 	// "[card-1111]" instead of "[card]". Four digits identify no card on
 	// their own and let a support engineer match an entry to a complaint.
 	CardLast4 bool
+	// Regions are the regions (ISO 3166-1 alpha-2 codes) whose national
+	// phone numbers are masked when written without a country code: with
+	// their trunk prefix 0, in two or more groups, valid for the region by
+	// libphonenumber's metadata. Nil means DefaultRegions; an empty,
+	// non-nil slice masks none.
+	Regions []string
+}
+
+// DefaultRegions are the regions whose national phone numbers a Redactor
+// masks unless told otherwise: the regions of the lexicon's languages and
+// of most of the project's users, where numbers are written with a trunk
+// prefix 0. North American and Chinese mobile numbers are masked whatever
+// Regions says.
+var DefaultRegions = []string{"GB", "IE", "DE", "AT", "CH", "FR", "BE", "NL", "AU", "NZ", "JP", "KR", "IN", "CN", "TW", "ZA"}
+
+func (r Redactor) regions() []string {
+	if r.Regions == nil {
+		return DefaultRegions
+	}
+	return r.Regions
 }
 
 // String masks every kind of personal data in s with the zero Redactor.
@@ -168,6 +192,7 @@ type group struct {
 // in order.
 func (r Redactor) numbers(s string, spans []span) []span {
 	var buf [32]group
+	budget := nationalChecks
 	for i := 0; i < len(s); {
 		if !isDigit(s[i]) {
 			i++
@@ -175,7 +200,7 @@ func (r Redactor) numbers(s string, spans []span) []span {
 		}
 		gs := scanToken(s, i, buf[:0])
 		plus := i > 0 && s[i-1] == '+' || i > 1 && s[i-1] == '(' && s[i-2] == '+'
-		if r.claim(s, gs, plus) {
+		if r.claim(s, gs, plus, &budget) {
 			spans = r.collect(spans, s, gs, plus)
 		}
 		i = gs[len(gs)-1].end
@@ -237,7 +262,7 @@ func sepBefore(s string, gs []group, i int) string { return s[gs[i-1].end:gs[i].
 
 // claim marks the spans of gs to mask and reports whether there is any.
 // Ids and cards are found first, then phone numbers among the groups left.
-func (r Redactor) claim(s string, gs []group, plus bool) bool {
+func (r Redactor) claim(s string, gs []group, plus bool, budget *int) bool {
 	found := false
 	mark := func(a, b int, k Kind) {
 		for j := a; j < b; j++ {
@@ -285,7 +310,11 @@ func (r Redactor) claim(s string, gs []group, plus bool) bool {
 		}
 		for i < free {
 			first := i == 0 || gs[i-1].claim != 0
-			if j := matchPhone(s, gs[:free], i, first, plus && i == 0); j > i {
+			j := matchPhone(s, gs[:free], i, first, plus && i == 0)
+			if j == i && first && !plus {
+				j = matchNational(s, gs[:free], i, r.regions(), budget)
+			}
+			if j > i {
 				mark(i, j, Phone)
 				i = j
 				continue
@@ -438,6 +467,96 @@ func matchPhone(s string, gs []group, i int, first, plus bool) int {
 		return j
 	}
 	return matchNANP(s, gs, i)
+}
+
+// National numbers written with a trunk prefix: how many digits they
+// hold with it.
+const minNational, maxNational = 9, 12
+
+// nationalChecks bounds the national-number candidates one Redact call
+// validates against libphonenumber's metadata (a few microseconds each,
+// per region): past it, text that is little but zero-led groups of digits
+// has the rest masked unchecked, so that redaction fails closed and its
+// cost stays bounded.
+const nationalChecks = 256
+
+// matchNational matches a national phone number of one of regions, written
+// with its trunk prefix 0 and in two or more groups (020 7946 0958,
+// 03-1234-5678), the longest run of groups from i that libphonenumber
+// finds valid for a region; it returns its end, or i. Numbers written
+// together, or without the 0, are left alone: order numbers and amounts
+// look like them. Each run validated takes one of *budget; with none left,
+// the longest run is taken as a number.
+func matchNational(s string, gs []group, i int, regions []string, budget *int) int {
+	if len(regions) == 0 || s[gs[i].start] != '0' || gs[i].n < 2 || s[gs[i].start+1] == '0' || gs[i].x {
+		return i
+	}
+	if i+2 < len(gs) && gs[i].n == 2 && gs[i+1].n == 2 && gs[i+2].n == 4 {
+		return i // a date, 01.06.2025, perhaps with a time after it
+	}
+	end, n := i, 0
+	for end < len(gs) && !gs[end].x && n+gs[end].n <= maxNational {
+		n += gs[end].n
+		end++
+	}
+	var d [maxNational]byte
+	for ; end >= i+2; end-- {
+		digits := digitsOf(d[:0], s, gs[i:end])
+		if len(digits) < minNational {
+			return i
+		}
+		if *budget <= 0 {
+			return end
+		}
+		*budget--
+		for _, region := range regions {
+			if validNational(digits, region) {
+				return end
+			}
+		}
+	}
+	return i
+}
+
+// validNational reports whether digits, a number written with its trunk
+// prefix 0, is a valid national number of region.
+func validNational(digits []byte, region string) bool {
+	info := regionInfoOf(region)
+	if info.cc == 0 {
+		return false
+	}
+	num := phonenumbers.PhoneNumber{CountryCode: &info.cc}
+	if info.strip {
+		digits = digits[1:]
+	} else { // the 0 is part of the number, as in Italy
+		lead := true
+		num.ItalianLeadingZero = &lead
+	}
+	nn, err := strconv.ParseUint(string(digits), 10, 64)
+	if err != nil {
+		return false
+	}
+	num.NationalNumber = &nn
+	return phonenumbers.IsValidNumberForRegion(&num, region)
+}
+
+// regionInfo is what validNational needs of a region's metadata: its
+// calling code (0 for a region libphonenumber does not know) and whether
+// its trunk prefix is 0.
+type regionInfo struct {
+	cc    int32
+	strip bool
+}
+
+var regionInfos sync.Map // region code → regionInfo
+
+func regionInfoOf(region string) regionInfo {
+	if v, ok := regionInfos.Load(region); ok {
+		return v.(regionInfo)
+	}
+	info := regionInfo{cc: int32(phonenumbers.GetCountryCodeForRegion(region)), strip: phonenumbers.GetNddPrefixForRegion(region, true) == "0"}
+	regionInfos.Store(region, info)
+	return info
 }
 
 // matchCNMobile matches a Chinese mobile number, 1[3-9] and 9 more digits,

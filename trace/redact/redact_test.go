@@ -67,7 +67,15 @@ func TestRedact(t *testing.T) {
 		{"not a label", "hotel 1234567", "hotel 1234567"},
 		{"label with a digit", "phone2: 0301234567", "phone2: [phone]"},
 		{"label glued to a number", "phone0000000A0000 000000000000", "phone[phone]A[phone]"},
-		{"unlabelled national", "030 1234567", "030 1234567"},
+		{"national de", "030 1234567", "[phone]"},
+		{"national gb", "call me on 020 7946 0958 tonight", "call me on [phone] tonight"},
+		{"national gb json", `{"note":"my number is 01234 567890"}`, `{"note":"my number is [phone]"}`},
+		{"national au mobile", "0412 345 678", "[phone]"},
+		{"national jp", "電話 03-1234-5678 まで", "電話 [phone] まで"},
+		{"national cn fixed", "门店电话 0755 8888 6666", "门店电话 [phone]"},
+		{"national cn fixed dash", "010-12345678", "[phone]"},
+		{"national without its trunk prefix", "20 7946 0958", "20 7946 0958"},
+		{"national written together", "02079460958", "02079460958"},
 		{"plus too short", "+12 345", "+12 345"},
 
 		// left alone
@@ -81,6 +89,11 @@ func TestRedact(t *testing.T) {
 		{"version", "v1.36.11", "v1.36.11"},
 		{"uuid", "123e4567-e89b-12d3-a456-426614174000", "123e4567-e89b-12d3-a456-426614174000"},
 		{"empty", "", ""},
+		{"date with zeros", "delivered 01 06 2025", "delivered 01 06 2025"},
+		{"date and time", "geliefert am 01.06.2025 09:30 Uhr", "geliefert am 01.06.2025 09:30 Uhr"},
+		{"date and time, spaces", "送达 01-06-2025 09 30", "送达 01-06-2025 09 30"},
+		{"short zero-led code", "batch 0123 4567", "batch 0123 4567"},
+		{"amount with zeros", "0,45 EUR x 0 012", "0,45 EUR x 0 012"},
 
 		// mixed
 		{"all kinds", "ann@example.com, 13800138000, 4111-1111-1111-1111, 11010519491231002X",
@@ -239,5 +252,41 @@ func BenchmarkRedact(b *testing.B) {
 				String(in.s)
 			}
 		})
+	}
+}
+
+// TestRedactRegions: national numbers are masked for the regions a
+// Redactor lists, DefaultRegions when it lists none; an empty list masks
+// none (mobiles of China and North America are masked whatever it says).
+func TestRedactRegions(t *testing.T) {
+	const in = "London 020 7946 0958, Berlin 030 1234567, Shenzhen 13800138000"
+	tests := []struct {
+		name string
+		r    Redactor
+		want string
+	}{
+		{"default", Redactor{}, "London [phone], Berlin [phone], Shenzhen [phone]"},
+		{"gb only", Redactor{Regions: []string{"GB"}}, "London [phone], Berlin 030 1234567, Shenzhen [phone]"},
+		{"none", Redactor{Regions: []string{}}, "London 020 7946 0958, Berlin 030 1234567, Shenzhen [phone]"},
+	}
+	for _, tt := range tests {
+		if got := tt.r.Redact(in); got != tt.want {
+			t.Errorf("%s: Redact = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
+
+// TestRedactNationalBudget: text that is little but zero-led groups of
+// digits has the first nationalChecks of them validated, and the rest
+// masked unchecked (redaction fails closed), so its cost stays bounded.
+func TestRedactNationalBudget(t *testing.T) {
+	const candidate = "0123 4567 89" // not a British number
+	gb := Redactor{Regions: []string{"GB"}}
+	if got := gb.Redact(candidate); got != candidate {
+		t.Fatalf("Redact(%q) = %q: the test needs a candidate that is not a number", candidate, got)
+	}
+	in := strings.Repeat(candidate+", ", nationalChecks+44)
+	if got, want := strings.Count(gb.Redact(in), MaskPhone), 44; got != want {
+		t.Errorf("%d candidates: %d masked, want the %d past the budget", nationalChecks+44, got, want)
 	}
 }
