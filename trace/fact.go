@@ -104,7 +104,7 @@ func (f *Finding) Explain() string {
 }
 
 // Texts calls do with each free-text field of the finding — message,
-// question, evidence and every fact's text — so that whatever caps or
+// question, evidence and every fact's text, place and reading — so that whatever caps or
 // redacts a finding's text reaches all of it. The facts are copied first:
 // a finding's facts may be shared with the rule that made them.
 func (f *Finding) Texts(do func(*string)) {
@@ -116,6 +116,7 @@ func (f *Finding) Texts(do func(*string)) {
 		for i := range f.Facts {
 			do(&f.Facts[i].Text)
 			do(&f.Facts[i].Where)
+			do(&f.Facts[i].Says) // "sends content to +86 137 0000 1003" names the value too
 		}
 	}
 }

@@ -30,11 +30,11 @@ func ExampleFinding_Explain() {
 // TestFindingTexts: Texts reaches every free-text field, facts included,
 // and never writes through to facts the finding shares with its maker.
 func TestFindingTexts(t *testing.T) {
-	shared := []trace.Fact{{Kind: trace.FactArgument, Step: 1, Where: "to", Text: "li.na@example.com"}}
+	shared := []trace.Fact{{Kind: trace.FactArgument, Step: 1, Where: "to", Text: "li.na@example.com", Says: "sends content to +86 137 0000 1003"}}
 	f := trace.Finding{Message: "m li.na@example.com", Question: "q", Evidence: "e", Facts: shared}
 	var seen []string
 	f.Texts(func(v *string) { seen = append(seen, *v); *v = strings.ToUpper(*v) })
-	if want := []string{"m li.na@example.com", "q", "e", "li.na@example.com", "to"}; fmt.Sprint(seen) != fmt.Sprint(want) {
+	if want := []string{"m li.na@example.com", "q", "e", "li.na@example.com", "to", "sends content to +86 137 0000 1003"}; fmt.Sprint(seen) != fmt.Sprint(want) {
 		t.Errorf("Texts visited %q, want %q", seen, want)
 	}
 	if f.Facts[0].Text != "LI.NA@EXAMPLE.COM" || f.Message != "M LI.NA@EXAMPLE.COM" {

@@ -2,6 +2,7 @@ package health
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/redact"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata")
@@ -648,5 +650,63 @@ func TestForcedCitation(t *testing.T) {
 				t.Errorf("root cause %+v, want uncited with its fix direction", rc)
 			}
 		}
+	}
+}
+
+// TestReportFilesRedacted: with Options.Redact the files hold no personal
+// data, from the report's own text or from the traces of its timelines,
+// and change nowhere else; an identity redactor writes the golden files
+// byte for byte.
+func TestReportFilesRedacted(t *testing.T) {
+	guarded := fixtureReport(t, "guarded", false)
+	guarded.redact = func(s string) string { return s }
+	out := t.TempDir()
+	if err := guarded.WriteFiles(out); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{FileJSON, FileMarkdown, FileHTML} {
+		got, _ := os.ReadFile(filepath.Join(out, name))
+		want, _ := os.ReadFile(filepath.Join("testdata", "report", name))
+		if string(got) != string(want) {
+			t.Errorf("%s through an identity redactor differs from the golden file\n%s", name, firstDiff(string(got), string(want)))
+		}
+	}
+
+	const phoneCN, phoneGB = "+86 138 0000 1001", "020 7946 0958"
+	planted := fixtureReport(t, "guarded", false)
+	if len(planted.Problems) == 0 || len(planted.traces) == 0 {
+		t.Fatal("the fixture has no problem case or timeline to plant personal data in")
+	}
+	planted.Problems[0].Causes = append(planted.Problems[0].Causes, "answered with the customer's number "+phoneCN)
+	for _, tr := range planted.traces {
+		tr.UserTurns = append(slices.Clip(tr.UserTurns), "我的电话是 "+phoneGB)
+		break
+	}
+	raw := t.TempDir()
+	if err := planted.WriteFiles(raw); err != nil {
+		t.Fatal(err)
+	}
+	for name, pii := range map[string]string{FileJSON: phoneCN, FileMarkdown: phoneCN, FileHTML: phoneGB} {
+		if got, _ := os.ReadFile(filepath.Join(raw, name)); !strings.Contains(string(got), pii) {
+			t.Fatalf("without a redactor %s lacks the planted %q: the test plants nothing", name, pii)
+		}
+	}
+	planted.redact = redact.String
+	out = t.TempDir()
+	if err := planted.WriteFiles(out); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{FileJSON, FileMarkdown, FileHTML} {
+		got, _ := os.ReadFile(filepath.Join(out, name))
+		for _, pii := range []string{phoneCN, "138 0000 1001", phoneGB, "7946 0958"} {
+			if strings.Contains(string(got), pii) {
+				t.Errorf("%s holds %q", name, pii)
+			}
+		}
+	}
+	var back Report
+	js, _ := os.ReadFile(filepath.Join(out, FileJSON))
+	if err := json.Unmarshal(js, &back); err != nil || back.Points != planted.Points || back.Metrics != planted.Metrics {
+		t.Errorf("the redacted report.json reads back as %v, points %v, metrics %+v; want points %v", err, back.Points, back.Metrics, planted.Points)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	htmltemplate "html/template"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,7 +15,10 @@ import (
 	texttemplate "text/template"
 	"time"
 
+	"github.com/go-json-experiment/json/jsontext"
+
 	"github.com/agentguard/agentguard/guard/replay"
+	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -31,17 +35,23 @@ const (
 // cases linked to their traces' timelines, the root causes by tag and the
 // guard's violations by rule.
 func (r *Report) WriteFiles(dir string) error {
-	return writeFiles(dir, r, &page{Reports: []*Report{r}})
+	return writeFiles(dir, r, &page{Reports: []*Report{r}}, r.redact)
 }
 
 // WriteFiles writes the comparison into dir as WriteFiles does a report,
 // with both runs overlaid on the radar chart, the scores side by side with
 // their deltas, and the side-effect verdict.
 func (c *Comparison) WriteFiles(dir string) error {
-	return writeFiles(dir, c, &page{Reports: []*Report{c.Before, c.After}, Cmp: c})
+	red := c.After.redact
+	if red == nil {
+		red = c.Before.redact
+	}
+	return writeFiles(dir, c, &page{Reports: []*Report{c.Before, c.After}, Cmp: c}, red)
 }
 
-func writeFiles(dir string, v any, p *page) error {
+// writeFiles writes v's files into dir, their text through redact when it
+// is not nil.
+func writeFiles(dir string, v any, p *page, redact func(string) string) error {
 	fail := func(err error) error { return &Error{Op: "write", Err: err} }
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fail(err)
@@ -52,6 +62,12 @@ func writeFiles(dir string, v any, p *page) error {
 	enc.SetIndent("", "  ")
 	if err := enc.Encode(v); err != nil {
 		return fail(err)
+	}
+	if redact != nil {
+		var err error
+		if p, err = redactedPage(&js, p, redact); err != nil {
+			return fail(err)
+		}
 	}
 	p.prepare()
 	var md, html bytes.Buffer
@@ -512,3 +528,80 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 </body>
 </html>
 `))
+
+// redactedPage passes the free-text strings of the report's JSON in js
+// through redact, in place, and returns the page of the reports that JSON
+// holds, their traces redacted too: the Markdown and HTML files are then
+// made of the same de-identified text. Only those strings change: names,
+// numbers, times, identifiers (idKeys) and the layout never do.
+func redactedPage(js *bytes.Buffer, p *page, redact func(string) string) (*page, error) {
+	dec := jsontext.NewDecoder(bytes.NewReader(js.Bytes()))
+	var out bytes.Buffer
+	enc := jsontext.NewEncoder(&out, jsontext.WithIndent("  "), jsontext.EscapeForHTML(false))
+	var keys []string // the name each open object or array is the value of
+	name := ""        // the last name read
+	for {
+		tok, err := dec.ReadToken()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		switch kind, n := dec.StackIndex(dec.StackDepth()); {
+		case tok.Kind() == '{' || tok.Kind() == '[':
+			keys = append(keys, name)
+		case tok.Kind() == '}' || tok.Kind() == ']':
+			keys = keys[:len(keys)-1]
+		case tok.Kind() == '"' && kind == '{' && n%2 == 1:
+			name = tok.String()
+		case tok.Kind() == '"':
+			key := name
+			if kind == '[' {
+				key = keys[len(keys)-1]
+			}
+			if v := tok.String(); !idKeys[key] && !isTime(v) {
+				tok = jsontext.String(redact(v))
+			}
+		}
+		if err := enc.WriteToken(tok); err != nil {
+			return nil, err
+		}
+	}
+	js.Reset()
+	js.Write(out.Bytes())
+	redactTraces := func(r *Report, from *Report) {
+		r.traces = make(map[string]*trace.Trace, len(from.traces))
+		for id, t := range from.traces {
+			r.traces[id] = ledger.RedactTrace(t, redact)
+		}
+	}
+	if p.Cmp != nil {
+		var c Comparison
+		if err := json.Unmarshal(js.Bytes(), &c); err != nil {
+			return nil, err
+		}
+		redactTraces(c.Before, p.Cmp.Before)
+		redactTraces(c.After, p.Cmp.After)
+		return &page{Reports: []*Report{c.Before, c.After}, Cmp: &c}, nil
+	}
+	var r Report
+	if err := json.Unmarshal(js.Bytes(), &r); err != nil {
+		return nil, err
+	}
+	redactTraces(&r, p.Reports[0])
+	return &page{Reports: []*Report{&r}}, nil
+}
+
+// idKeys are the report's keys whose values are identifiers and names of
+// the method, never free text: redactedPage leaves them alone.
+var idKeys = map[string]bool{
+	"label": true, "case": true, "trace_id": true, "traces": true, "tag": true, "rule": true,
+	"dimension": true, "category": true, "band": true, "screen": true, "screens": true, "target": true, "side_effects": true,
+}
+
+// isTime reports whether s is a time as encoding/json writes one.
+func isTime(s string) bool {
+	_, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil
+}

@@ -220,6 +220,11 @@ type Options struct {
 	// verdict, and a gap above MaxGap between them sends it to review
 	// (JudgedCase.Review). They never change the computed scores either.
 	Raters []Rater
+
+	// Redact, when set, de-identifies the report's files: WriteFiles
+	// passes the text of each through it (the CLI passes redact.String
+	// unless -raw). The Report itself keeps the text as it was.
+	Redact func(string) string
 }
 
 // Violations is where Score reads the guard's violations: *badgerstore.Store
@@ -384,6 +389,7 @@ type Report struct {
 	Judge *JudgeReport `json:"judge,omitempty"`
 
 	traces map[string]*trace.Trace // of failed runs, for the HTML timelines
+	redact func(string) string     // Options.Redact
 }
 
 // Score returns a DimensionScore by dimension.
@@ -462,7 +468,7 @@ func Score(ctx context.Context, cases []replay.Case, runs []replay.Run, v Violat
 	}
 	s.screen(violations)
 
-	rep := &Report{Label: s.label, Generated: s.now, Weights: weights, Metrics: replay.Measure(cases, s.runs), traces: map[string]*trace.Trace{}}
+	rep := &Report{Label: s.label, Generated: s.now, Weights: weights, Metrics: replay.Measure(cases, s.runs), traces: map[string]*trace.Trace{}, redact: opts.Redact}
 	rep.Rates = s.rates()
 	scores := map[trace.Dimension]float64{}
 	for _, d := range Dimensions {

@@ -479,7 +479,7 @@ func replayAndScore(ctx context.Context, cases []replay.Case, led *badgerstore.S
 	// After a Ctrl-C during the replay, what finished is scored, without
 	// the judge; a Ctrl-C while the judge works stops its calls, each case
 	// left recorded as not judged.
-	opts := health.Options{Label: label, Knowledge: knowledge(), Weights: o.weights, CitationRoutes: o.cite, Now: o.now}
+	opts := health.Options{Label: label, Knowledge: knowledge(), Weights: o.weights, CitationRoutes: o.cite, Now: o.now, Redact: red}
 	interrupted := ctx.Err() != nil
 	sctx := ctx
 	if interrupted {
