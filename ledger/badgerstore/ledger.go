@@ -3,7 +3,9 @@ package badgerstore
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -63,7 +65,9 @@ type Options struct {
 	MaxEvidence int
 	// Redact rewrites Finding.Evidence, Finding.Message, Finding.Question
 	// and the text of Finding.Facts before an entry is encoded, so what it removes never reaches the disk
-	// or an Export. Nil means redact.String, which masks e-mail addresses,
+	// or an Export; a session id in which it finds something is stored as
+	// a pseudonym (see sessionKey), which queries by the id as given still
+	// find. Nil means redact.String, which masks e-mail addresses,
 	// phone numbers, card numbers and Chinese resident identity numbers;
 	// redact.None turns redaction off; redact.Redactor{...}.Redact chooses
 	// what to mask. It runs on the appending goroutine and must be safe for
@@ -563,8 +567,10 @@ func (l *Store) encode(v *trace.Violation, now time.Time) (encoded, error) {
 		for i := range w.Facts {
 			w.Facts[i].Text = l.capText(w.Facts[i].Text, trace.MaxFactText)
 			w.Facts[i].Where = l.capText(w.Facts[i].Where, trace.MaxFactText)
+			w.Facts[i].Says = l.capText(w.Facts[i].Says, trace.MaxFactText)
 		}
 	}
+	w.SessionID = l.sessionKey(w.SessionID)
 	ids := len(w.Rule) + len(w.TraceID) + len(w.SessionID)
 	for _, tag := range w.Tags {
 		ids += len(tag) + 8
@@ -588,6 +594,21 @@ func (l *Store) encode(v *trace.Violation, now time.Time) (encoded, error) {
 	}
 	putJSONBuf(j)
 	return encoded{}, fmt.Errorf("violation is larger than %d bytes of JSON even reduced", maxEntry)
+}
+
+// sessionKey is a session id as the ledger stores it: the id itself,
+// unless the redactor finds personal data in it (a session keyed by the
+// customer's e-mail address or phone number): then a pseudonym, "session-"
+// and 16 hex digits of the id's SHA-256. The same id always gets the same
+// pseudonym, so entries still group by session, and a query by the id as
+// given finds them. A pseudonym, not anonymity: whoever knows the address
+// can compute it.
+func (l *Store) sessionKey(id string) string {
+	if id == "" || l.redact(id) == id {
+		return id
+	}
+	sum := sha256.Sum256([]byte(id))
+	return "session-" + hex.EncodeToString(sum[:8])
 }
 
 // reduce cuts the identifying fields of w — rule, trace and session ids,

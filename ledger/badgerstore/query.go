@@ -43,6 +43,7 @@ func (l *Store) Entries(ctx context.Context, q ledger.Query) iter.Seq2[ledger.En
 func (l *Store) entries(ctx context.Context, op string, q ledger.Query) iter.Seq2[ledger.Entry, error] {
 	return func(yield func(ledger.Entry, error) bool) {
 		q := q // planFor moves AfterSeq: each iteration plans afresh
+		q.SessionID = l.sessionKey(q.SessionID)
 		if err := l.acquire(ctx, op); err != nil {
 			yield(ledger.Entry{}, err)
 			return
@@ -186,6 +187,7 @@ func (l *Store) Export(ctx context.Context, w io.Writer, q ledger.Query) (int, e
 // documentation): O(rules), whatever the ledger's size. q.Limit, if
 // positive, keeps only that many lessons (not entries).
 func (l *Store) Lessons(ctx context.Context, q ledger.Query) ([]ledger.Lesson, error) {
+	q.SessionID = l.sessionKey(q.SessionID)
 	if err := l.acquire(ctx, "lessons"); err != nil {
 		return nil, err
 	}

@@ -17,13 +17,15 @@ import (
 
 // pii is personal data of every kind the default redactor masks, each
 // value distinct so that compression cannot hide a repeat.
-type pii struct{ email, mobile, intl, card, cardSpaced, id string }
+type pii struct{ email, mobile, intl, national, session, card, cardSpaced, id string }
 
 func piiFor(i int) pii {
 	return pii{
 		email:      fmt.Sprintf("customer%d.lee@example.com", i),
 		mobile:     fmt.Sprintf("138%08d", 10013800+i),
 		intl:       fmt.Sprintf("+44 20 7946 %04d", 1000+i),
+		national:   fmt.Sprintf("020 7946 %04d", 2000+i),
+		session:    fmt.Sprintf("s%d.chan@example.org", i),
 		card:       []string{"4111111111111111", "5555555555554444", "4012888888881881", "6011000990139424"}[i%4],
 		cardSpaced: []string{"3782 822463 10005", "4242 4242 4242 4242", "5105-1051-0510-5100", "3530 1113 3330 0000"}[i%4],
 		id:         []string{"11010519491231002X", "110101199003074514", "440304198512121237", "320102199901010016"}[i%4],
@@ -32,13 +34,13 @@ func piiFor(i int) pii {
 
 // literal are the values as the violations carry them.
 func (p pii) literal() []string {
-	return []string{p.email, p.mobile, p.intl, p.card, p.cardSpaced, p.id}
+	return []string{p.email, p.mobile, p.intl, p.national, p.session, p.card, p.cardSpaced, p.id}
 }
 
 // needles are the forms that must not reach the disk: the values, and the
 // numbers without their separators.
 func (p pii) needles() []string {
-	return append(p.literal(), strings.ReplaceAll(p.intl, " ", ""),
+	return append(p.literal(), strings.ReplaceAll(p.intl, " ", ""), strings.ReplaceAll(p.national, " ", ""),
 		strings.NewReplacer(" ", "", "-", "").Replace(p.cardSpaced))
 }
 
@@ -49,6 +51,8 @@ func piiViolation(i int) trace.Violation {
 		p.email, p.mobile, p.intl, p.card, p.cardSpaced, p.id)
 	v.Message = "refund to " + p.email + " card " + p.cardSpaced
 	v.Question = "is " + p.mobile + " still your number?"
+	v.SessionID = p.session // a session keyed by the customer's address
+	v.Facts = []trace.Fact{{Kind: trace.FactArgument, Step: 1, Where: "to", Text: "call " + p.national, Says: "sends content to " + p.national}}
 	return v
 }
 
@@ -259,5 +263,49 @@ func TestEntryCap(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSessionIDPseudonym: a session id that is personal data (an e-mail
+// address, a phone number) is stored as a pseudonym, the same for the same
+// id, and a query or the lessons by the id as given still find its entries;
+// an ordinary session id is stored as it is.
+func TestSessionIDPseudonym(t *testing.T) {
+	l, err := Open(t.TempDir(), Options{InMemory: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, session := range []string{"ann.lee@example.com", "+86 138 0013 8000", "ann.lee@example.com", "web-7f3a"} {
+		v := violation("loop", "trace-"+session)
+		v.SessionID = session
+		mustAppend(t, l, v)
+	}
+	for _, tt := range []struct {
+		session string
+		n       int
+		stored  string // "" for a pseudonym
+	}{
+		{"ann.lee@example.com", 2, ""}, {"+86 138 0013 8000", 1, ""}, {"web-7f3a", 1, "web-7f3a"},
+	} {
+		got, err := l.Query(ctx, ledger.Query{SessionID: tt.session})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != tt.n {
+			t.Errorf("session %q: %d entries, want %d", tt.session, len(got), tt.n)
+			continue
+		}
+		for _, e := range got {
+			switch {
+			case tt.stored != "" && e.SessionID != tt.stored:
+				t.Errorf("session %q stored as %q", tt.session, e.SessionID)
+			case tt.stored == "" && (!strings.HasPrefix(e.SessionID, "session-") || e.SessionID != got[0].SessionID):
+				t.Errorf("session %q stored as %q, want one pseudonym", tt.session, e.SessionID)
+			}
+		}
+		if lessons, err := l.Lessons(ctx, ledger.Query{SessionID: tt.session}); err != nil || len(lessons) != 1 || lessons[0].Count != tt.n {
+			t.Errorf("lessons of session %q: %+v, %v", tt.session, lessons, err)
+		}
 	}
 }

@@ -133,6 +133,7 @@ func (l *Store) putTrace(t *trace.Trace) error {
 		UserTurns: t.UserTurns, Tools: t.Tools, Meta: t.Meta,
 	}, l.redact)
 	head.Steps = nil
+	head.SessionID = l.sessionKey(t.SessionID)
 	head.UserTurns = slices.Clone(head.UserTurns) // without a redactor they are t's own
 	for i := range head.UserTurns {
 		head.UserTurns[i], _ = trace.Truncate(head.UserTurns[i], traceField)
