@@ -322,6 +322,13 @@ func (c *committer) sync() error {
 		} else if err != nil {
 			return err
 		}
+		if fi, err := f.Stat(); err != nil || fi.Size() == 0 { // prepared ahead (walPrealloc), not yet badger's
+			f.Close()
+			if err != nil {
+				return err
+			}
+			break
+		}
 		c.log.Close()
 		c.log, c.fid, rotated = f, c.fid+1, true
 	}
@@ -339,7 +346,8 @@ func memFile(dir string, fid int) string {
 }
 
 // openLog opens the newest memtable log in dir: the one badger writes to
-// after Open.
+// after Open (an empty one is prepared ahead for the next memtable, see
+// walPrealloc, and is not badger's yet).
 func openLog(dir string) (*os.File, int, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
@@ -349,6 +357,9 @@ func openLog(dir string) (*os.File, int, error) {
 	for _, e := range ents {
 		name, ok := strings.CutSuffix(e.Name(), ".mem")
 		if !ok {
+			continue
+		}
+		if fi, err := e.Info(); err != nil || fi.Size() == 0 {
 			continue
 		}
 		if n, err := strconv.Atoi(name); err == nil && n > fid {

@@ -204,25 +204,41 @@
 // digits, redact.None turns redaction off. Evidence is redacted before it
 // is cut to MaxEvidence, so the cut never leaves half a number behind;
 // evidence much longer than the cap is redacted in a window twice its size
-// and cut well inside it. Trace and session ids, rule names and tags are
-// stored as given.
+// and cut well inside it. Trace ids, rule names and tags are stored as
+// given; a session id in which the redactor finds personal data is stored
+// as a pseudonym that queries by the id as given still find.
 //
 // # Full disk
 //
 // badger writes its memtable logs and tables through memory maps of
 // sparse files: on a full disk such a write faults, and the process dies
-// of SIGBUS with no error returned (reproduced on a 96 MiB tmpfs during a
-// table flush). So the ledger keeps a reserve of free space,
-// Options.DiskReserve (64 MiB by default: a memtable log, a flushed table
-// and a compaction's output): before it writes — Append, AppendBatch,
-// PutTrace, Reindex — it checks the disk's free space (statfs, at most
-// every 50 ms or every tenth of the margin it last saw), and while less
-// than the reserve is free it writes nothing and returns an error matching
-// ledger.ErrDiskFull; Open on such a disk fails the same way. Once space
-// is freed, appends succeed again. TestDiskFullTmpfs fills a real tmpfs
-// this way (when it may mount one). The reserve protects against the
-// ledger filling its own disk; another process that fills the last of it
-// between two checks can still bring the fault about.
+// of SIGBUS with no error returned (reproduced on a 96 MiB tmpfs). Two
+// things keep that from happening:
+//
+//   - The memtable logs — written on every append — are allocated ahead:
+//     at Open the current ones get their blocks (fallocate), and the log
+//     of the next memtable is created before badger needs it, empty, with
+//     its blocks allocated past its end, so badger extends it over blocks
+//     that are there. When there is no block to allocate, the ledger
+//     learns it as ledger.ErrDiskFull before badger could fault; a log
+//     prepared ahead and never taken is removed at Close and Open. (Linux;
+//     elsewhere only the reserve below.)
+//   - A reserve of free space, Options.DiskReserve (64 MiB by default, at
+//     least MinDiskReserve): before it writes — Append, AppendBatch,
+//     PutTrace, Reindex — the ledger checks the disk's free space (statfs,
+//     at most every 50 ms or every megabyte written), and while less than
+//     the reserve is free it writes nothing and returns an error matching
+//     ledger.ErrDiskFull; Open on such a disk fails the same way. Once
+//     space is freed, appends succeed again.
+//
+// TestDiskFullTmpfs fills a real tmpfs with the ledger's own entries, and
+// TestExternalDiskFill has another process take all of it mid-run (when
+// the test may mount one; .ci/run runs both as root). What is left is a
+// table that badger's background flush or compaction is writing at the
+// moment another process takes the last free byte: that write still
+// faults, and only badger can prevent it (by allocating a table file
+// before mapping it). A larger reserve makes it rarer, since appends, and
+// so flushes and compactions, stop earlier in the fill.
 //
 // # Size
 //

@@ -82,8 +82,9 @@ type Options struct {
 	// DiskReserve is the free space, in bytes, the ledger leaves on its
 	// disk: while less is free, appends, PutTrace and Open fail with
 	// ledger.ErrDiskFull instead of writing (see "Full disk" in the package
-	// documentation). Zero means DefaultDiskReserve; negative turns the
-	// check off. Ignored in memory and read-only.
+	// documentation). Zero means DefaultDiskReserve; a positive value
+	// below MinDiskReserve is refused by Open; negative turns the check
+	// off. Ignored in memory and read-only.
 	DiskReserve int64
 
 	// freeSpace replaces diskFree in tests.
@@ -157,9 +158,20 @@ func Open(dir string, opts Options) (*Store, error) {
 			return nil, fail(err)
 		}
 	}
+	if !opts.InMemory {
+		if err := cleanWAL(path); err != nil && !opts.ReadOnly {
+			return nil, fail(err)
+		}
+	}
 	db, err := openDB(bo)
 	if err != nil {
 		return nil, fail(err)
+	}
+	if sp != nil {
+		if sp.wal, err = openWAL(path); err != nil {
+			db.Close()
+			return nil, fail(err)
+		}
 	}
 	l := newStore(db, path, sp, opts)
 	indexed, version, err := l.loadIndex()
@@ -171,6 +183,7 @@ func Open(dir string, opts Options) (*Store, error) {
 	}
 	if err != nil {
 		db.Close()
+		sp.close()
 		return nil, fail(err)
 	}
 	return l, nil
@@ -206,6 +219,9 @@ func prepareDir(dir string, opts Options) error {
 func diskSpace(dir string, opts Options) (*space, error) {
 	if opts.InMemory || opts.ReadOnly || opts.DiskReserve < 0 {
 		return nil, nil
+	}
+	if opts.DiskReserve > 0 && opts.DiskReserve < MinDiskReserve {
+		return nil, fmt.Errorf("DiskReserve %d is below %d, the least that keeps a memtable flush from faulting", opts.DiskReserve, MinDiskReserve)
 	}
 	sp := &space{dir: dir, reserve: uint64(opts.DiskReserve), free: opts.freeSpace}
 	if sp.reserve == 0 {
@@ -370,7 +386,9 @@ func (l *Store) Close() error {
 			return l.error("close", translate(err))
 		}
 	}
-	if err := l.db.Close(); err != nil {
+	err := l.db.Close()
+	l.space.close()
+	if err != nil {
 		// Keep the reservation: what was written may not all be on disk.
 		return l.error("close", translate(err))
 	}

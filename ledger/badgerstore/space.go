@@ -10,9 +10,16 @@ import (
 
 // DefaultDiskReserve is the free space, in bytes, that a ledger keeps on
 // its disk when Options.DiskReserve is zero: room for what badger writes
-// through memory maps without asking — a memtable log (16 MiB sparse), a
-// flushed table and a compaction — so that none of those writes can fault.
+// through memory maps without asking — a memtable log, a flushed table
+// and the compactions under way — so that none of those writes can fault
+// when the ledger itself fills the disk, and so that, when another
+// process fills it, appends stop early enough for most compactions to
+// finish first (see "Full disk" in the package documentation).
 const DefaultDiskReserve = 64 << 20
+
+// MinDiskReserve is the least Options.DiskReserve Open accepts: two
+// memtable logs, what one flush writes at most.
+const MinDiskReserve = 2 * walLog
 
 // spaceCheckEvery bounds how long the ledger trusts a free-space reading.
 const spaceCheckEvery = 50 * time.Millisecond
@@ -28,6 +35,7 @@ type space struct {
 	dir     string
 	reserve uint64
 	free    func(dir string) (uint64, error) // diskFree unless a test sets it
+	wal     *walPrealloc                     // badger's memtable logs, allocated ahead; nil before Open has opened badger
 
 	mu      sync.Mutex
 	budget  int64 // bytes that may still be written before the next reading
@@ -56,6 +64,10 @@ func (s *space) check(n int) error {
 	if s.budget > 0 && now.Sub(s.checked) < spaceCheckEvery {
 		return nil
 	}
+	if err := s.wal.check(); err != nil {
+		s.budget = 0
+		return err
+	}
 	free, err := s.free(s.dir)
 	if err != nil {
 		return err
@@ -65,9 +77,22 @@ func (s *space) check(n int) error {
 		s.budget = 0
 		return &diskFullError{free, s.reserve}
 	}
-	s.budget = int64(free-s.reserve) / 10
+	// Read again before badger can fill a memtable: its next log must be
+	// allocated before it takes it.
+	s.budget = min(int64(free-s.reserve)/10, memTableSize/2)
 	return nil
 }
 
 // checkSpace is check for one small write.
 func (l *Store) checkSpace() error { return l.space.check(4 << 10) }
+
+// walLog is the size of one of badger's memtable logs: it truncates each
+// new one to twice the memtable size and writes it through a memory map.
+const walLog = 2 * memTableSize
+
+// close removes the memtable log prepared ahead, once badger is closed.
+func (s *space) close() {
+	if s != nil {
+		s.wal.close()
+	}
+}

@@ -1,0 +1,150 @@
+package badgerstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/agentguard/agentguard/ledger"
+)
+
+// A walPrealloc keeps the disk space of badger's memtable logs allocated
+// before badger writes them. badger creates each log as a sparse file and
+// writes it through a memory map: when another process has filled the
+// disk, the first write to a page without a block faults (SIGBUS) and the
+// process dies. So the current logs get their blocks at Open (fallocate),
+// and the log of the next memtable is created ahead, empty, with its
+// blocks allocated past its end (FALLOC_FL_KEEP_SIZE): badger, finding it
+// empty, takes it as new and extends it over blocks that are already
+// there. When there are no blocks to allocate, the ledger learns it here,
+// as ErrDiskFull, before badger could fault.
+type walPrealloc struct {
+	dir  string
+	next int // the fid of the log prepared for the next memtable
+}
+
+// cleanWAL removes the logs prepared ahead that badger never took (empty
+// files, which badger would read as a log with no header), before badger
+// opens dir.
+func cleanWAL(dir string) error {
+	fids, err := walFids(dir)
+	for _, fid := range fids {
+		p := walPath(dir, fid)
+		if fi, err := os.Stat(p); err == nil && fi.Size() == 0 {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	return err
+}
+
+// openWAL allocates the logs badger opened in dir and prepares the next.
+func openWAL(dir string) (*walPrealloc, error) {
+	fids, err := walFids(dir)
+	if err != nil {
+		return nil, err
+	}
+	w := &walPrealloc{dir: dir}
+	for _, fid := range fids {
+		if err := allocate(walPath(dir, fid), 0); err != nil {
+			return nil, err
+		}
+		w.next = fid + 1
+	}
+	return w, w.prepare()
+}
+
+// check prepares the next log once badger has taken the one prepared.
+func (w *walPrealloc) check() error {
+	if w == nil {
+		return nil
+	}
+	fi, err := os.Stat(walPath(w.dir, w.next))
+	if err != nil || fi.Size() == 0 {
+		return nil // still waiting for badger, or badger went past it (it reports that itself)
+	}
+	w.next++
+	return w.prepare()
+}
+
+// close removes the log prepared ahead, once badger is closed: the
+// directory is then badger's own again.
+func (w *walPrealloc) close() {
+	if w == nil {
+		return
+	}
+	p := walPath(w.dir, w.next)
+	if fi, err := os.Stat(p); err == nil && fi.Size() == 0 {
+		os.Remove(p)
+	}
+}
+
+// prepare creates the log of fid w.next, empty, with its blocks allocated.
+func (w *walPrealloc) prepare() error {
+	p := walPath(w.dir, w.next)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	err = syscall.Fallocate(int(f.Fd()), 1 /* FALLOC_FL_KEEP_SIZE */, 0, walLog)
+	f.Close()
+	if err != nil {
+		os.Remove(p)
+		return allocError(err)
+	}
+	return nil
+}
+
+// allocate gives the file at p blocks for its whole size (mode 0 keeps
+// what is written and fills only the holes).
+func allocate(p string, mode uint32) error {
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() == 0 {
+		return err
+	}
+	return allocError(syscall.Fallocate(int(f.Fd()), mode, 0, fi.Size()))
+}
+
+// allocError is err, ErrDiskFull when there was no space to allocate; a
+// file system without fallocate is no error (the reserve still guards it).
+func allocError(err error) error {
+	switch {
+	case err == nil, errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.ENOSYS):
+		return nil
+	case errors.Is(err, syscall.ENOSPC):
+		return fmt.Errorf("%w: no space to allocate badger's next memtable log", ledger.ErrDiskFull)
+	}
+	return fmt.Errorf("preallocating a memtable log: %w", err)
+}
+
+func walPath(dir string, fid int) string { return filepath.Join(dir, fmt.Sprintf("%05d.mem", fid)) }
+
+// walFids returns the fids of the memtable logs in dir, in order.
+func walFids(dir string) ([]int, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var fids []int
+	for _, e := range entries {
+		if name, ok := strings.CutSuffix(e.Name(), ".mem"); ok {
+			if fid, err := strconv.Atoi(name); err == nil {
+				fids = append(fids, fid)
+			}
+		}
+	}
+	return fids, nil // ReadDir sorts by name: the fids are zero-padded
+}

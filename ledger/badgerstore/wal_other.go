@@ -1,0 +1,13 @@
+//go:build !linux
+
+package badgerstore
+
+// walPrealloc preallocates badger's memtable logs on Linux (see
+// wal_linux.go); elsewhere only the reserve guards them.
+type walPrealloc struct{}
+
+func cleanWAL(string) error                { return nil }
+func openWAL(string) (*walPrealloc, error) { return nil, nil }
+func (w *walPrealloc) check() error        { return nil }
+
+func (w *walPrealloc) close() {}
