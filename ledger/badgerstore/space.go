@@ -73,6 +73,9 @@ func (s *space) check(n int) error {
 		return err
 	}
 	s.checked = now
+	// The next memtable log is allocated already: that part of the
+	// reserve is held, not free.
+	free += s.wal.spare()
 	if free < s.reserve+uint64(n) {
 		s.budget = 0
 		return &diskFullError{free, s.reserve}

@@ -72,6 +72,18 @@ func (w *walPrealloc) check() error {
 	return w.prepare()
 }
 
+// spare is the space allocated ahead and not yet written: the log
+// prepared for the next memtable.
+func (w *walPrealloc) spare() uint64 {
+	if w == nil {
+		return 0
+	}
+	if fi, err := os.Stat(walPath(w.dir, w.next)); err == nil && fi.Size() == 0 {
+		return walLog
+	}
+	return 0
+}
+
 // close removes the log prepared ahead, once badger is closed: the
 // directory is then badger's own again.
 func (w *walPrealloc) close() {
