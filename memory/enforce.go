@@ -105,7 +105,7 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if len(card.active) == 0 {
 		return nil
 	}
-	args := parseArgs(s.Args)
+	args := parseArgs(t, s)
 	call := toolCall{w: w, name: s.Name, tokens: tokens(s.Name), args: args}
 	call.channel = e.channel(call, t.Tools)
 	var out []trace.Finding
@@ -159,16 +159,19 @@ type arg struct {
 	key, value string
 }
 
-// parseArgs flattens JSON arguments into their string and number leaves,
-// keyed by the innermost object key. Arguments that are not a JSON object
-// yield one arg with an empty key.
-func parseArgs(s string) []arg {
+// parseArgs flattens step s's JSON arguments into their string and number
+// leaves, keyed by the innermost object key: an object as t decoded it for
+// every rule (Trace.Args), any other JSON value decoded here. Arguments
+// that are not JSON yield one arg with an empty key.
+func parseArgs(t *trace.Trace, s *trace.Step) []arg {
 	var v any
-	if json.Unmarshal([]byte(s), &v) != nil {
-		if strings.TrimSpace(s) == "" {
+	if m, ok := t.Args(s); ok {
+		v = m
+	} else if json.Unmarshal([]byte(s.Args), &v) != nil {
+		if strings.TrimSpace(s.Args) == "" {
 			return nil
 		}
-		return []arg{{value: s}}
+		return []arg{{value: s.Args}}
 	}
 	var out []arg
 	var walk func(key string, v any, depth int)

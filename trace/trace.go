@@ -81,6 +81,29 @@ func (t *Trace) StepMemo(s *Step, key any, compute func() any) any {
 	return v
 }
 
+// argsKey keys, in StepMemo, a step's arguments decoded by Args.
+type argsKey struct{}
+
+type decodedArgs struct {
+	m  map[string]any
+	ok bool
+}
+
+// Args returns s's arguments decoded as a JSON object, and false when they
+// are not one. They are decoded once per trace, for every rule that asks:
+// read the map, do not change it. Like StepMemo, it is not safe for
+// concurrent use.
+func (t *Trace) Args(s *Step) (map[string]any, bool) {
+	d := t.StepMemo(s, argsKey{}, func() any {
+		var m map[string]any
+		if json.Unmarshal([]byte(s.Args), &m) != nil {
+			return decodedArgs{}
+		}
+		return decodedArgs{m, true}
+	}).(decodedArgs)
+	return d.m, d.ok
+}
+
 // Releaser is implemented by a value kept in a trace's Memo that must hear
 // of a release before it happens: an index read from earlier steps brings
 // itself up to date with t's steps below n, which are about to leave

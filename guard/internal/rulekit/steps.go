@@ -277,22 +277,10 @@ func ContainsWord(text, w string) bool {
 	}
 }
 
-// argsKey memoises a step's decoded arguments in its trace: provenance
-// reads a call's arguments when it is proposed, and the origins index reads
-// them again once it is recorded.
-type argsKey struct{}
-
-type decoded struct {
-	args map[string]any
-	ok   bool
-}
-
 // DecodedArgs returns p's arguments as a JSON object, decoded once per
-// trace.
+// trace (trace.Trace.Args) for every rule and the memory card's checks:
+// provenance reads a call's arguments when it is proposed, and the origins
+// index reads them again once it is recorded.
 func DecodedArgs(t *trace.Trace, p *trace.Step) (map[string]any, bool) {
-	d := t.StepMemo(p, argsKey{}, func() any {
-		args, ok := ArgsMap(p.Args)
-		return decoded{args, ok}
-	}).(decoded)
-	return d.args, d.ok
+	return t.Args(p)
 }
