@@ -45,7 +45,7 @@ func TestBenchmarkFigures(t *testing.T) {
 	}
 	sizes := []int{10, 1000, 10000}
 	for _, n := range sizes {
-		figures = append(figures, figure{"a tool call in a conversation of n steps (BenchmarkSessionGrowth)", fmt.Sprintf("%d steps", n), func(b *testing.B) {
+		figures = append(figures, figure{"a tool call in a session of n steps opened by one user turn (BenchmarkSessionGrowth)", fmt.Sprintf("%d steps", n), func(b *testing.B) {
 			benchSessionStep(b, "Please send each customer of order A1000 their invoice.", n)
 		}, sizeBase(n), false})
 	}

@@ -66,13 +66,15 @@ func sessionRound(ctx context.Context, tb testing.TB, i int, invoice, customer, 
 // BenchmarkSessionGrowth is the guard's cost per tool call in a session
 // already 10, 1,000 or 10,000 steps long, through wrapped tools with the
 // default rules (step and loop limits off, as a long-running agent sets
-// them), with and without a user turn opening the session. The session is
+// them), with and without one user turn opening the session: a batch job's
+// workload (BenchmarkConversation is a chat's, a user turn every four
+// steps). The session is
 // started afresh, untimed, whenever it has grown by a tenth, so every
 // measured call sees a session of about the stated length. Cost per step
 // should be flat: the 10,000 figure within 2× of the 10 one.
 func BenchmarkSessionGrowth(b *testing.B) {
 	for _, said := range []string{"Please send each customer of order A1000 their invoice.", ""} {
-		name := "conversation"
+		name := "opening-turn"
 		if said == "" {
 			name = "no-user-turn"
 		}
