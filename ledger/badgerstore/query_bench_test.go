@@ -132,6 +132,7 @@ func settle(l *Store, limit time.Duration) time.Duration {
 //   - ByTrace: the 10 entries of one trace;
 //   - ByRule: the 100 entries of a rare rule;
 //   - ByRuleFirstPage: the first 100 of a rule with n/20 entries;
+//   - ByCommonRule: all n/20 entries of that rule (see ns/hit);
 //   - Day: every entry of one day (n/30 of them; see ns/hit);
 //   - Lessons: every rule and tag, from the aggregates;
 //   - KeyScan: badger alone iterating every entry key, values unread —
@@ -183,6 +184,7 @@ func BenchmarkLedgerQueries(b *testing.B) {
 			}{
 				{"ByTrace", ledger.Query{TraceID: fmt.Sprint("trace-", mid/10)}},
 				{"ByRule", ledger.Query{Rule: "rare"}},
+				{"ByCommonRule", ledger.Query{Rule: "rule-3"}}, // one entry in twenty: a rule that fires all day
 				{"ByRuleFirstPage", ledger.Query{Rule: "rule-3", Limit: 100}},
 				{"Day", ledger.Query{Since: day0.Add(15 * 24 * time.Hour), Until: day0.Add(16 * 24 * time.Hour)}},
 			}
