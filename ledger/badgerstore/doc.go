@@ -223,6 +223,7 @@
 //     learns it as ledger.ErrDiskFull before badger could fault; a log
 //     prepared ahead and never taken is removed at Close and Open. (Linux;
 //     elsewhere only the reserve below.)
+//
 //   - A reserve of free space, Options.DiskReserve (64 MiB by default, at
 //     least MinDiskReserve): before it writes — Append, AppendBatch,
 //     PutTrace, Reindex — the ledger checks the disk's free space (statfs,
@@ -231,14 +232,21 @@
 //     ledger.ErrDiskFull; Open on such a disk fails the same way. Once
 //     space is freed, appends succeed again.
 //
+//   - A watcher reads the free space every 2 ms: below the reserve it has
+//     the next append refused, so badger starts no flush or compaction
+//     while the disk fills, and it holds a 16 MiB ballast file that it
+//     gives back when less than 1 MiB is free, so that the tables badger
+//     is writing then can be finished; the ballast and the next memtable
+//     log count toward the reserve.
+//
 // TestDiskFullTmpfs fills a real tmpfs with the ledger's own entries, and
-// TestExternalDiskFill has another process take all of it mid-run (when
-// the test may mount one; .ci/run runs both as root). What is left is a
-// table that badger's background flush or compaction is writing at the
-// moment another process takes the last free byte: that write still
-// faults, and only badger can prevent it (by allocating a table file
-// before mapping it). A larger reserve makes it rarer, since appends, and
-// so flushes and compactions, stop earlier in the fill.
+// TestExternalDiskFill has another process take all of it mid-run, as fast
+// as memory copies (when the test may mount one; .ci/run runs both as
+// root): no run dies writing a memtable log, where every run died before;
+// about one in ten still dies in a table badger's compaction was writing
+// at the moment the last byte went. Only badger can prevent that (by
+// allocating a table file before mapping it); a larger reserve makes it
+// rarer, since appends, and so flushes and compactions, stop earlier.
 //
 // # Size
 //

@@ -75,8 +75,8 @@ func (d *freeDisk) read(string) (uint64, error) { return d.free.Load(), nil }
 // PutTrace write nothing and fail with ErrDiskFull; once space returns, the
 // ledger goes on by itself.
 func TestDiskFullReserve(t *testing.T) {
-	const reserve = MinDiskReserve
-	if _, err := Open(t.TempDir(), Options{DiskReserve: reserve - 1}); err == nil || !strings.Contains(err.Error(), "below") {
+	const reserve = DefaultDiskReserve
+	if _, err := Open(t.TempDir(), Options{DiskReserve: MinDiskReserve - 1}); err == nil || !strings.Contains(err.Error(), "below") {
 		t.Errorf("Open with a reserve below MinDiskReserve = %v, want it refused", err)
 	}
 	disk := &freeDisk{}
@@ -99,7 +99,9 @@ func TestDiskFullReserve(t *testing.T) {
 			}
 			defer l.Close()
 			before, _ := l.Query(ctx, ledger.Query{})
-			disk.free.Store(reserve - 1 - walLog) // the next memtable log, allocated ahead, counts as the ledger's
+			// What the ledger holds allocated for badger — the next memtable
+			// log and the ballast — counts as its own.
+			disk.free.Store(reserve - 1 - walLog - ballastSize)
 
 			if _, err := l.Append(ctx, violation("r", "t")); !errors.Is(err, ledger.ErrDiskFull) {
 				t.Errorf("Append on a full disk = %v", err)

@@ -172,6 +172,7 @@ func Open(dir string, opts Options) (*Store, error) {
 			db.Close()
 			return nil, fail(err)
 		}
+		sp.watch()
 	}
 	l := newStore(db, path, sp, opts)
 	indexed, version, err := l.loadIndex()

@@ -14,7 +14,7 @@ import (
 func ledgerFile(name string) bool {
 	switch name {
 	case badger.ManifestFilename, "MANIFEST-REWRITE", badger.KeyRegistryFileName,
-		badger.KeyRegistryRewriteFileName, "DISCARD", "LOCK", leaseFile, leaseFile + ".tmp":
+		badger.KeyRegistryRewriteFileName, "DISCARD", "LOCK", leaseFile, leaseFile + ".tmp", ballastFile:
 		return true
 	}
 	base, ext, ok := strings.Cut(name, ".")

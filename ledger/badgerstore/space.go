@@ -40,6 +40,20 @@ type space struct {
 	mu      sync.Mutex
 	budget  int64 // bytes that may still be written before the next reading
 	checked time.Time
+
+	stop, done chan struct{} // the watcher's (see watch)
+	ballast    bool          // the ballast is on disk
+}
+
+// held is the space the ledger holds for badger, allocated and not yet
+// written: the next memtable log and the ballast. It counts toward the
+// reserve. s.mu is held.
+func (s *space) held() uint64 {
+	n := s.wal.spare()
+	if s.ballast {
+		n += ballastSize
+	}
+	return n
 }
 
 // diskFullError is ledger.ErrDiskFull with the figures.
@@ -73,9 +87,7 @@ func (s *space) check(n int) error {
 		return err
 	}
 	s.checked = now
-	// The next memtable log is allocated already: that part of the
-	// reserve is held, not free.
-	free += s.wal.spare()
+	free += s.held() // that part of the reserve is the ledger's already
 	if free < s.reserve+uint64(n) {
 		s.budget = 0
 		return &diskFullError{free, s.reserve}
@@ -93,9 +105,69 @@ func (l *Store) checkSpace() error { return l.space.check(4 << 10) }
 // new one to twice the memtable size and writes it through a memory map.
 const walLog = 2 * memTableSize
 
-// close removes the memtable log prepared ahead, once badger is closed.
+// watchEvery is how often the watcher reads the disk's free space.
+const watchEvery = 2 * time.Millisecond
+
+// ballastSize is the space the ledger holds in its ballast file for the
+// tables badger is writing when another process takes the rest of the
+// disk; ballastRelease is the free space below which the watcher gives it
+// back.
+const ballastSize, ballastRelease = 16 << 20, 1 << 20
+
+// watch reads the free space every watchEvery, between appends too.
+// When there is less than the reserve, the next append is refused
+// (ErrDiskFull) rather than at the ledger's next check, so that badger
+// starts no flush, nor the compactions a flush brings, while another
+// process fills the disk. And the watcher holds a ballast file of
+// ballastSize while the disk has room, which it gives back when less than
+// ballastRelease is free: badger writes its tables through memory maps,
+// and a table being written when the last byte goes faults; the ballast's
+// space lets what badger has begun finish. It takes the ballast again
+// once the reserve and the ballast are free. It runs until close.
+func (s *space) watch() {
+	s.stop, s.done = make(chan struct{}), make(chan struct{})
+	s.mu.Lock()
+	s.ballast = holdBallast(s.dir, ballastSize) == nil
+	s.mu.Unlock()
+	go func() {
+		defer close(s.done)
+		t := time.NewTicker(watchEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-s.stop:
+				return
+			case <-t.C:
+			}
+			if free, err := s.free(s.dir); err == nil {
+				s.mu.Lock()
+				if free+s.held() < s.reserve {
+					s.budget = 0 // the next append reads the disk again, and is refused
+				}
+				switch {
+				case s.ballast && free < ballastRelease:
+					if releaseBallast(s.dir) == nil {
+						s.ballast = false
+					}
+				case !s.ballast && free >= s.reserve+ballastSize:
+					s.ballast = holdBallast(s.dir, ballastSize) == nil
+				}
+				s.mu.Unlock()
+			}
+		}
+	}()
+}
+
+// close stops the watcher and removes the memtable log prepared ahead,
+// once badger is closed.
 func (s *space) close() {
-	if s != nil {
-		s.wal.close()
+	if s == nil {
+		return
 	}
+	if s.stop != nil {
+		close(s.stop)
+		<-s.done
+		releaseBallast(s.dir)
+	}
+	s.wal.close()
 }

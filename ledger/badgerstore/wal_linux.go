@@ -160,3 +160,33 @@ func walFids(dir string) ([]int, error) {
 	}
 	return fids, nil // ReadDir sorts by name: the fids are zero-padded
 }
+
+// ballastFile is the file, in the ledger's directory, that holds space for
+// badger's tables (see space.watch).
+const ballastFile = "BALLAST"
+
+// holdBallast creates the ballast file of n bytes, its blocks allocated,
+// unless there is no room for it.
+func holdBallast(dir string, n int64) error {
+	p := filepath.Join(dir, ballastFile)
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return err
+	}
+	err = syscall.Fallocate(int(f.Fd()), 0, 0, n)
+	f.Close()
+	if err != nil {
+		os.Remove(p)
+		return allocError(err)
+	}
+	return nil
+}
+
+// releaseBallast gives the ballast's space back to the disk.
+func releaseBallast(dir string) error {
+	err := os.Remove(filepath.Join(dir, ballastFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}

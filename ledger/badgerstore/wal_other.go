@@ -12,3 +12,8 @@ func (w *walPrealloc) check() error        { return nil }
 
 func (w *walPrealloc) spare() uint64 { return 0 }
 func (w *walPrealloc) close()        {}
+
+const ballastFile = "BALLAST"
+
+func holdBallast(string, int64) error { return nil }
+func releaseBallast(string) error     { return nil }
