@@ -38,17 +38,22 @@ func corpusBytes(b *testing.B) (lines [][]byte, steps int) {
 		}
 	}
 	for _, line := range lines {
-		var l testkit.Line
-		if err := json.Unmarshal(line, &l); err != nil {
-			b.Fatal(err)
-		}
-		tr, _, err := l.ToTrace()
-		if err != nil {
-			b.Fatal(err)
-		}
-		steps += len(tr.Steps)
+		steps += len(corpusTrace(b, line).Steps)
 	}
 	return lines, steps
+}
+
+// corpusTrace is the trace of one labelled corpus line.
+func corpusTrace(b *testing.B, line []byte) *trace.Trace {
+	var l testkit.Line
+	if err := json.Unmarshal(line, &l); err != nil {
+		b.Fatal(err)
+	}
+	tr, _, err := l.ToTrace()
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tr
 }
 
 // reportCorpus reports the corpus steps judged per second of wall time and
@@ -73,15 +78,7 @@ func corpusTraceLines(b *testing.B) (data []byte, steps int) {
 	var buf bytes.Buffer
 	w := trace.NewWriter(&buf)
 	for _, line := range lines {
-		var l testkit.Line
-		if err := json.Unmarshal(line, &l); err != nil {
-			b.Fatal(err)
-		}
-		tr, _, err := l.ToTrace()
-		if err != nil {
-			b.Fatal(err)
-		}
-		if err := w.Write(tr); err != nil {
+		if err := w.Write(corpusTrace(b, line)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -91,17 +91,7 @@ func TestDiskFullHelper(t *testing.T) {
 		fmt.Println("open:", err)
 		os.Exit(2)
 	}
-	// Evidence that does not compress, so that the disk fills soon.
-	r := rand.New(rand.NewPCG(1, 2))
-	vs := make([]trace.Violation, 64)
-	for i := range vs {
-		vs[i] = violation("r", fmt.Sprint("trace-", i))
-		b := make([]byte, 2000)
-		for j := range b {
-			b[j] = byte(r.Uint32())
-		}
-		vs[i].Evidence = hex.EncodeToString(b)
-	}
+	vs := incompressible(64)
 	acked := 0
 	for {
 		seqs, err := l.AppendBatch(ctx, vs)
@@ -275,16 +265,7 @@ func TestExternalFillHelper(t *testing.T) {
 		fmt.Println("open:", err)
 		os.Exit(2)
 	}
-	r := rand.New(rand.NewPCG(1, 2))
-	vs := make([]trace.Violation, 8)
-	for i := range vs {
-		vs[i] = violation("r", fmt.Sprint("trace-", i))
-		b := make([]byte, 2000)
-		for j := range b {
-			b[j] = byte(r.Uint32())
-		}
-		vs[i].Evidence = hex.EncodeToString(b)
-	}
+	vs := incompressible(8)
 	fmt.Println("appending")
 	acked, refused, after := 0, 0, -1
 	deadline := time.Now().Add(20 * time.Second)
@@ -316,3 +297,19 @@ func TestExternalFillHelper(t *testing.T) {
 
 // tail is the last n bytes of s.
 func tail(s string, n int) string { return s[max(0, len(s)-n):] }
+
+// incompressible is a batch of n violations of about 4 KB each whose
+// evidence does not compress, so that a disk fills soon.
+func incompressible(n int) []trace.Violation {
+	r := rand.New(rand.NewPCG(1, 2))
+	vs := make([]trace.Violation, n)
+	for i := range vs {
+		vs[i] = violation("r", fmt.Sprint("trace-", i))
+		b := make([]byte, 2000)
+		for j := range b {
+			b[j] = byte(r.Uint32())
+		}
+		vs[i].Evidence = hex.EncodeToString(b)
+	}
+	return vs
+}
