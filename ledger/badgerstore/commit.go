@@ -340,6 +340,24 @@ func (c *committer) sync() error {
 	return datasync(c.log)
 }
 
+// memFids returns the fids of the memtable logs in dir, in increasing
+// order (ReadDir sorts by name, and badger pads the fids with zeros).
+func memFids(dir string) ([]int, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var fids []int
+	for _, e := range ents {
+		if name, ok := strings.CutSuffix(e.Name(), ".mem"); ok {
+			if fid, err := strconv.Atoi(name); err == nil {
+				fids = append(fids, fid)
+			}
+		}
+	}
+	return fids, nil
+}
+
 // memFile is the name badger gives the log of memtable fid.
 func memFile(dir string, fid int) string {
 	return filepath.Join(dir, fmt.Sprintf("%05d.mem", fid))
@@ -349,20 +367,13 @@ func memFile(dir string, fid int) string {
 // after Open (an empty one is prepared ahead for the next memtable, see
 // walPrealloc, and is not badger's yet).
 func openLog(dir string) (*os.File, int, error) {
-	ents, err := os.ReadDir(dir)
+	fids, err := memFids(dir)
 	if err != nil {
 		return nil, 0, err
 	}
 	fid := -1
-	for _, e := range ents {
-		name, ok := strings.CutSuffix(e.Name(), ".mem")
-		if !ok {
-			continue
-		}
-		if fi, err := e.Info(); err != nil || fi.Size() == 0 {
-			continue
-		}
-		if n, err := strconv.Atoi(name); err == nil && n > fid {
+	for _, n := range fids {
+		if fi, err := os.Stat(memFile(dir, n)); err == nil && fi.Size() > 0 {
 			fid = n
 		}
 	}

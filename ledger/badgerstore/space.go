@@ -2,6 +2,7 @@ package badgerstore
 
 import (
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -56,6 +57,15 @@ func (s *space) held() uint64 {
 	return n
 }
 
+// saturatingAdd is a+b, or the largest uint64 when that overflows (diskFree
+// reads the largest where it cannot measure).
+func saturatingAdd(a, b uint64) uint64 {
+	if a > math.MaxUint64-b {
+		return math.MaxUint64
+	}
+	return a + b
+}
+
 // diskFullError is ledger.ErrDiskFull with the figures.
 type diskFullError struct{ free, reserve uint64 }
 
@@ -87,7 +97,7 @@ func (s *space) check(n int) error {
 		return err
 	}
 	s.checked = now
-	free += s.held() // that part of the reserve is the ledger's already
+	free = saturatingAdd(free, s.held()) // that part of the reserve is the ledger's already
 	if free < s.reserve+uint64(n) {
 		s.budget = 0
 		return &diskFullError{free, s.reserve}
@@ -141,7 +151,7 @@ func (s *space) watch() {
 			}
 			if free, err := s.free(s.dir); err == nil {
 				s.mu.Lock()
-				if free+s.held() < s.reserve {
+				if saturatingAdd(free, s.held()) < s.reserve {
 					s.budget = 0 // the next append reads the disk again, and is refused
 				}
 				switch {

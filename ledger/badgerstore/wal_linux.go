@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/agentguard/agentguard/ledger"
@@ -23,17 +21,18 @@ import (
 // there. When there are no blocks to allocate, the ledger learns it here,
 // as ErrDiskFull, before badger could fault.
 type walPrealloc struct {
-	dir  string
-	next int // the fid of the log prepared for the next memtable
+	dir   string
+	next  int  // the fid of the log prepared for the next memtable
+	ready bool // that log is prepared, and badger has not taken it yet
 }
 
 // cleanWAL removes the logs prepared ahead that badger never took (empty
 // files, which badger would read as a log with no header), before badger
 // opens dir.
 func cleanWAL(dir string) error {
-	fids, err := walFids(dir)
+	fids, err := memFids(dir)
 	for _, fid := range fids {
-		p := walPath(dir, fid)
+		p := memFile(dir, fid)
 		if fi, err := os.Stat(p); err == nil && fi.Size() == 0 {
 			if err := os.Remove(p); err != nil {
 				return err
@@ -45,13 +44,13 @@ func cleanWAL(dir string) error {
 
 // openWAL allocates the logs badger opened in dir and prepares the next.
 func openWAL(dir string) (*walPrealloc, error) {
-	fids, err := walFids(dir)
+	fids, err := memFids(dir)
 	if err != nil {
 		return nil, err
 	}
 	w := &walPrealloc{dir: dir}
 	for _, fid := range fids {
-		if err := allocate(walPath(dir, fid), 0); err != nil {
+		if err := allocate(memFile(dir, fid)); err != nil {
 			return nil, err
 		}
 		w.next = fid + 1
@@ -64,24 +63,21 @@ func (w *walPrealloc) check() error {
 	if w == nil {
 		return nil
 	}
-	fi, err := os.Stat(walPath(w.dir, w.next))
+	fi, err := os.Stat(memFile(w.dir, w.next))
 	if err != nil || fi.Size() == 0 {
 		return nil // still waiting for badger, or badger went past it (it reports that itself)
 	}
-	w.next++
+	w.next, w.ready = w.next+1, false
 	return w.prepare()
 }
 
 // spare is the space allocated ahead and not yet written: the log
 // prepared for the next memtable.
 func (w *walPrealloc) spare() uint64 {
-	if w == nil {
+	if w == nil || !w.ready {
 		return 0
 	}
-	if fi, err := os.Stat(walPath(w.dir, w.next)); err == nil && fi.Size() == 0 {
-		return walLog
-	}
-	return 0
+	return walLog
 }
 
 // close removes the log prepared ahead, once badger is closed: the
@@ -90,34 +86,43 @@ func (w *walPrealloc) close() {
 	if w == nil {
 		return
 	}
-	p := walPath(w.dir, w.next)
+	p := memFile(w.dir, w.next)
 	if fi, err := os.Stat(p); err == nil && fi.Size() == 0 {
 		os.Remove(p)
 	}
 }
 
-// prepare creates the log of fid w.next, empty, with its blocks allocated.
+// prepare creates the log of fid w.next, empty, with its blocks allocated
+// past its end.
 func (w *walPrealloc) prepare() error {
-	p := walPath(w.dir, w.next)
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	err := create(memFile(w.dir, w.next), os.O_EXCL, 1 /* FALLOC_FL_KEEP_SIZE */, walLog)
 	if errors.Is(err, os.ErrExist) {
 		return nil
 	}
+	w.ready = err == nil
+	return err
+}
+
+// create creates the file at p (flag adds to O_CREATE|O_RDWR) and
+// allocates n bytes of blocks for it with fallocate's mode; it removes the
+// file when that fails.
+func create(p string, flag int, mode uint32, n int64) error {
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR|flag, 0o600)
 	if err != nil {
 		return err
 	}
-	err = syscall.Fallocate(int(f.Fd()), 1 /* FALLOC_FL_KEEP_SIZE */, 0, walLog)
+	err = syscall.Fallocate(int(f.Fd()), mode, 0, n)
 	f.Close()
 	if err != nil {
 		os.Remove(p)
-		return allocError(err)
+		return allocError(p, err)
 	}
 	return nil
 }
 
-// allocate gives the file at p blocks for its whole size (mode 0 keeps
-// what is written and fills only the holes).
-func allocate(p string, mode uint32) error {
+// allocate gives the file at p blocks for its whole size, filling only the
+// holes.
+func allocate(p string) error {
 	f, err := os.OpenFile(p, os.O_RDWR, 0)
 	if err != nil {
 		return err
@@ -127,38 +132,20 @@ func allocate(p string, mode uint32) error {
 	if err != nil || fi.Size() == 0 {
 		return err
 	}
-	return allocError(syscall.Fallocate(int(f.Fd()), mode, 0, fi.Size()))
+	return allocError(p, syscall.Fallocate(int(f.Fd()), 0, 0, fi.Size()))
 }
 
-// allocError is err, ErrDiskFull when there was no space to allocate; a
-// file system without fallocate is no error (the reserve still guards it).
-func allocError(err error) error {
+// allocError is fallocate's err on file p: ErrDiskFull when there was no
+// space to allocate; none on a file system without fallocate (the reserve
+// still guards it).
+func allocError(p string, err error) error {
 	switch {
 	case err == nil, errors.Is(err, syscall.EOPNOTSUPP), errors.Is(err, syscall.ENOSYS):
 		return nil
 	case errors.Is(err, syscall.ENOSPC):
-		return fmt.Errorf("%w: no space to allocate badger's next memtable log", ledger.ErrDiskFull)
+		return fmt.Errorf("%w: no space to allocate %s", ledger.ErrDiskFull, filepath.Base(p))
 	}
-	return fmt.Errorf("preallocating a memtable log: %w", err)
-}
-
-func walPath(dir string, fid int) string { return filepath.Join(dir, fmt.Sprintf("%05d.mem", fid)) }
-
-// walFids returns the fids of the memtable logs in dir, in order.
-func walFids(dir string) ([]int, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var fids []int
-	for _, e := range entries {
-		if name, ok := strings.CutSuffix(e.Name(), ".mem"); ok {
-			if fid, err := strconv.Atoi(name); err == nil {
-				fids = append(fids, fid)
-			}
-		}
-	}
-	return fids, nil // ReadDir sorts by name: the fids are zero-padded
+	return fmt.Errorf("allocating %s: %w", filepath.Base(p), err)
 }
 
 // ballastFile is the file, in the ledger's directory, that holds space for
@@ -168,18 +155,7 @@ const ballastFile = "BALLAST"
 // holdBallast creates the ballast file of n bytes, its blocks allocated,
 // unless there is no room for it.
 func holdBallast(dir string, n int64) error {
-	p := filepath.Join(dir, ballastFile)
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return err
-	}
-	err = syscall.Fallocate(int(f.Fd()), 0, 0, n)
-	f.Close()
-	if err != nil {
-		os.Remove(p)
-		return allocError(err)
-	}
-	return nil
+	return create(filepath.Join(dir, ballastFile), 0, 0, n)
 }
 
 // releaseBallast gives the ballast's space back to the disk.

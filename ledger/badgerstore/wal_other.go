@@ -2,6 +2,8 @@
 
 package badgerstore
 
+import "errors"
+
 // walPrealloc preallocates badger's memtable logs on Linux (see
 // wal_linux.go); elsewhere only the reserve guards them.
 type walPrealloc struct{}
@@ -15,5 +17,6 @@ func (w *walPrealloc) close()        {}
 
 const ballastFile = "BALLAST"
 
-func holdBallast(string, int64) error { return nil }
+// holdBallast holds no ballast here: the watcher counts none.
+func holdBallast(string, int64) error { return errors.ErrUnsupported }
 func releaseBallast(string) error     { return nil }
