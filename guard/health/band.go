@@ -1,6 +1,7 @@
 package health
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -157,4 +158,67 @@ func CheckFloor(floor float64) error {
 		return &Error{Op: "floor", Err: fmt.Errorf("%w: %v looks like the 1–5 scale; the floor is on the 100-point scale: use %v", ErrFloor, floor, floor*20)}
 	}
 	return nil
+}
+
+// DefaultFloor is the release floor unless one is given: the lowest total,
+// on the 100-point scale, of a band the method lets ship. Below it an
+// agent is critical, "not releasable", and a release gate fails.
+const DefaultFloor = 60.0
+
+// Releasable reports whether the method lets an agent in band b ship: every
+// band but critical.
+func (b Band) Releasable() bool { return b != Critical && b != "" }
+
+// Release is the release verdict of a report against its floor.
+type Release struct {
+	// Releasable reports whether the total reaches the floor.
+	Releasable bool    `json:"releasable"`
+	Floor      float64 `json:"floor"`
+	// Why words the verdict: "82 of 100 points ≥ the floor 60:
+	// sub-healthy, local repair".
+	Why string `json:"why"`
+	// Blockers, when the total is below the floor, are what cost the most
+	// points, worst first: each dimension's points lost (its weight × how
+	// far its score is from 5, over 5), with the root cause that failed
+	// most often in it.
+	Blockers []string `json:"blockers,omitempty"`
+}
+
+// release returns r's verdict against floor (zero means DefaultFloor).
+func (r *Report) release(floor float64) Release {
+	if floor == 0 {
+		floor = DefaultFloor
+	}
+	rel := Release{Releasable: r.Points >= floor, Floor: floor}
+	op := "≥"
+	if !rel.Releasable {
+		op = "<"
+	}
+	rel.Why = fmt.Sprintf("%.0f of 100 points %s the floor %g: %s", r.Points, op, floor, r.Band.Label())
+	if rel.Releasable {
+		return rel
+	}
+	type loss struct {
+		d      trace.Dimension
+		points float64
+	}
+	var losses []loss
+	w := r.Weights.orDefault()
+	for _, ds := range r.Dimensions {
+		if p := w.Of(ds.Dimension) * (5 - ds.Score) / 5; p > 0.05 {
+			losses = append(losses, loss{ds.Dimension, p})
+		}
+	}
+	slices.SortStableFunc(losses, func(a, b loss) int { return cmp.Compare(b.points, a.points) })
+	for _, l := range losses {
+		s := fmt.Sprintf("%s %.1f: %.1f points lost", l.d, r.Score(l.d).Score, l.points)
+		for _, rc := range r.RootCauses { // most failed first
+			if rc.Dimension == l.d && rc.Failed > 0 {
+				s += fmt.Sprintf(", most to %s (%d failed, cases %s)", rc.Tag, rc.Failed, strings.Join(rc.Cases, " "))
+				break
+			}
+		}
+		rel.Blockers = append(rel.Blockers, s)
+	}
+	return rel
 }

@@ -72,8 +72,8 @@ func ExampleCheck() {
 	}
 	fmt.Println(rep.Shape[0])
 	// Output:
-	// 4.50 of 5 (90 of 100 points, healthy, keep monitoring)
-	// accuracy 5 coherence 3
+	// 4.83 of 5 (96 of 100 points, healthy, keep monitoring)
+	// accuracy 5 coherence 4.3
 	// asserted-absence in [B01] → config: guard.Gates.EmptyResult
 	// 2 normal cases, the method asks for 10
 }

@@ -1,8 +1,10 @@
 package health
 
 import (
+	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/agentguard/agentguard/trace"
 )
@@ -34,6 +36,14 @@ type Comparison struct {
 	// more; Flagged reports whether there are any.
 	SideEffects []trace.Dimension `json:"side_effects,omitempty"`
 	Flagged     bool              `json:"flagged"`
+	// Reweighted is set when the two reports weigh the dimensions
+	// differently: part of the change in the total is the weights', not
+	// the agent's. ReweightedPoints is After's points under Before's
+	// weights, and ReweightingDelta the points the new weights alone
+	// account for (After.Points − ReweightedPoints).
+	Reweighted       bool    `json:"reweighted,omitempty"`
+	ReweightedPoints float64 `json:"reweighted_points,omitempty"`
+	ReweightingDelta float64 `json:"reweighting_delta,omitempty"`
 }
 
 // Delta is the change of one dimension's score.
@@ -57,5 +67,32 @@ func Compare(before, after *Report, target ...trace.Dimension) *Comparison {
 		}
 	}
 	c.Flagged = len(c.SideEffects) > 0
+	if bw, aw := before.Weights.orDefault(), after.Weights.orDefault(); bw != aw {
+		scores := map[trace.Dimension]float64{}
+		for _, d := range Dimensions {
+			scores[d] = after.Score(d).Score
+		}
+		_, c.ReweightedPoints = bw.Total(scores)
+		c.Reweighted, c.ReweightingDelta = true, after.Points-c.ReweightedPoints
+	}
 	return c
+}
+
+// Warnings words what makes the comparison less than like for like: "the
+// weights differ (accuracy 30 → 50, …): 3.2 of the +5.0 points are the
+// new weights', +1.8 the agent's".
+func (c *Comparison) Warnings() []string {
+	var out []string
+	if c.Reweighted {
+		bw, aw := c.Before.Weights.orDefault(), c.After.Weights.orDefault()
+		var changed []string
+		for _, d := range Dimensions {
+			if b, a := bw.Of(d), aw.Of(d); b != a {
+				changed = append(changed, fmt.Sprintf("%s %g → %g", d, b, a))
+			}
+		}
+		out = append(out, fmt.Sprintf("the weights differ (%s): %+.1f of the %+.1f points are the new weights', %+.1f the agent's",
+			strings.Join(changed, ", "), c.ReweightingDelta, c.PointsDelta, c.PointsDelta-c.ReweightingDelta))
+	}
+	return out
 }

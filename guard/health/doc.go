@@ -44,22 +44,25 @@ where.
 
 # Scoring
 
-For each dimension, the shares of runs whose worst hit in it failed, was
-recovered (a guard rail caught it: an enforced finding of severity error or
-critical), or was minor give the score through the [Rubric]. The shares are
-of all runs, except for memory: of the runs of cases that have constraints
-or memory hits, since a case with nothing to remember says nothing about
-memory.
+Each run is scored in each dimension on the method's anchors ([Rubric]):
 
-	5        healthy                        no hit
-	4        minor flaws                    minor hits, or under 10% of runs recovered
-	3        errors recovered by fallbacks  10% or more recovered, nothing failed
-	2.9 → 2  structural errors              failed in up to 40% of runs, falling linearly
-	2 → 1    unusable                       failed in 40% to all runs, falling linearly
+	5  clean                      no hit
+	4  one or two minor flaws     up to two minor hits, nothing worse
+	3  recovered by a fallback    a guard rail caught an error (an enforced finding of
+	                              severity error or critical), or more than two minor hits
+	2  structural defect          an error got through
+	1  unusable                   an error got through and the run gave the user nothing
+
+and a dimension's score is the mean over the runs, to one decimal: all
+runs, except for memory, where only the runs of cases that have
+constraints or memory hits count, since a case with nothing to remember
+says nothing about memory. Nine clean runs and one structural defect give
+4.7: one failure costs its share, not the band. With two raters or more
+(Options.Raters) the raters' mean replaces the rubric's score of the runs
+of each case they agree on.
 
 An error that gets through always costs more than one a guard rail
-catches; the linear parts keep two versions that fail in 25% and 15% of
-runs apart (2.4 and 2.6). The total weighs the scores with [Weights]
+catches. The total weighs the scores with [Weights]
 (default accuracy 30, coherence 25, memory 20, stability 15, efficiency
 10; they must sum to 100), on the 1–5 scale and on a 100-point scale
 (total × 20): scores 4, 4, 5, 3, 4 give 4.05, 81 points, and 3.3, 3.7,

@@ -30,18 +30,22 @@ func ExampleWeights_Total() {
 }
 
 func ExampleRubric_Score() {
-	var r health.Rubric // the defaults
-	for _, shares := range [][3]float64{{0, 0, 0}, {0, 0.02, 0.3}, {0, 0.25, 0}, {0.10, 0.2, 0}, {0.25, 0, 0}, {0.70, 0, 0}} {
-		score, reason := r.Score(shares[0], shares[1], shares[2])
-		fmt.Println(score, reason)
+	var r health.Rubric // the defaults: up to two minor flaws score 4
+	for _, h := range []health.RunHits{
+		{Answered: true},
+		{Minor: 2, Answered: true},
+		{Recovered: 1, Answered: true},
+		{Failed: 1, Answered: true},
+		{Failed: 1},
+	} {
+		fmt.Printf("%+v: %d\n", h, r.Score(h))
 	}
 	// Output:
-	// 5 healthy: nothing failed, nothing to recover
-	// 4 minor flaws: 2.0% recovered, 30.0% minor
-	// 3 errors recovered by fallbacks: 25.0% of runs (≥ 10.0%)
-	// 2.8 structural errors: 10.0% of runs failed, 20.0% recovered
-	// 2.4 structural errors: 25.0% of runs failed, 0.0% recovered
-	// 1.5 unusable: 70.0% of runs failed (≥ 40.0%)
+	// {Failed:0 Recovered:0 Minor:0 Answered:true}: 5
+	// {Failed:0 Recovered:0 Minor:2 Answered:true}: 4
+	// {Failed:0 Recovered:1 Minor:0 Answered:true}: 3
+	// {Failed:1 Recovered:0 Minor:0 Answered:true}: 2
+	// {Failed:1 Recovered:0 Minor:0 Answered:false}: 1
 }
 
 // The agent under test answers a policy question from a knowledge base that
@@ -85,7 +89,7 @@ func ExampleScore() {
 		fmt.Println("  ", runs[0].Final())
 	}
 	// Output:
-	// unguarded: accuracy 1.0, fabrication 100%, total 2.80 (critical)
+	// unguarded: accuracy 2.0, fabrication 100%, total 3.35 (unhealthy)
 	//    Per clause 7.3 you get ¥50 for each day of delay.
 	// guarded: accuracy 4.0, fabrication 0%, total 4.70 (healthy)
 	//    I could not find a reliable answer to this, so I will not guess. Let me transfer you to a colleague who can help.

@@ -58,7 +58,7 @@ func TestScoreRejectsBadWeightsAndRubric(t *testing.T) {
 	if _, err := Score(context.Background(), nil, nil, nil, Options{Weights: Weights{Accuracy: 50}}); !errors.Is(err, ErrWeights) {
 		t.Errorf("bad weights: err = %v", err)
 	}
-	for _, r := range []Rubric{{Unusable: 1.5}, {Recovered: -0.1}, {Unusable: math.NaN()}} {
+	for _, r := range []Rubric{{MinorFlaws: -1}} {
 		if _, err := Score(context.Background(), nil, nil, nil, Options{Rubric: r}); !errors.Is(err, ErrRubric) {
 			t.Errorf("rubric %+v: err = %v", r, err)
 		}
@@ -196,35 +196,52 @@ func TestCheckFloor(t *testing.T) {
 	}
 }
 
+// TestRubricScore quotes the method's rubric: "5 clean; 4 one or two minor
+// flaws; 3 recovered by a fallback; 2 structural defects; 1 unusable",
+// applied to each run.
 func TestRubricScore(t *testing.T) {
 	tests := []struct {
-		name                     string
-		rubric                   Rubric
-		failed, recovered, minor float64
-		want                     float64
-		reason                   string
+		name   string
+		rubric Rubric
+		hits   RunHits
+		want   int
 	}{
-		{"nothing", Rubric{}, 0, 0, 0, 5, "healthy"},
-		{"minor only", Rubric{}, 0, 0, 0.5, 4, "minor flaws"},
-		{"a little recovered", Rubric{}, 0, 0.05, 0, 4, "minor flaws"},
-		{"much recovered", Rubric{}, 0, 0.10, 0.3, 3, "errors recovered by fallbacks"},
-		{"one failure in 90 runs", Rubric{}, 1.0 / 90, 0.5, 0, 2.9, "structural errors"},
-		{"a tenth failed", Rubric{}, 0.10, 0, 0, 2.8, "structural errors"},
-		{"a quarter failed", Rubric{}, 0.25, 0, 0, 2.4, "structural errors"},
-		{"just below unusable", Rubric{}, 0.399, 0, 0, 2, "structural errors"},
-		{"unusable", Rubric{}, 0.40, 0, 0, 2, "unusable"},
-		{"70% failed", Rubric{}, 0.70, 0, 0, 1.5, "unusable"},
-		{"all failed", Rubric{}, 1, 0, 0, 1, "unusable"},
-		{"strict rubric", Rubric{Unusable: 0.2, Recovered: 0.05}, 0.1, 0, 0, 2.5, "structural errors"},
-		{"unusable only when all fail", Rubric{Unusable: 1}, 1, 0, 0, 2, "unusable"},
+		{"clean", Rubric{}, RunHits{Answered: true}, 5},
+		{"one minor flaw", Rubric{}, RunHits{Minor: 1, Answered: true}, 4},
+		{"two minor flaws", Rubric{}, RunHits{Minor: 2, Answered: true}, 4},
+		{"three minor flaws are more than a couple", Rubric{}, RunHits{Minor: 3, Answered: true}, 3},
+		{"recovered by a fallback", Rubric{}, RunHits{Recovered: 1, Minor: 1, Answered: true}, 3},
+		{"structural defect", Rubric{}, RunHits{Failed: 1, Recovered: 2, Answered: true}, 2},
+		{"a defect and no answer: unusable", Rubric{}, RunHits{Failed: 1}, 1},
+		{"no answer but nothing failed", Rubric{}, RunHits{Minor: 1}, 4},
+		{"a stricter rubric: one minor flaw only", Rubric{MinorFlaws: 1}, RunHits{Minor: 2, Answered: true}, 3},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, reason := tt.rubric.Score(tt.failed, tt.recovered, tt.minor)
-			if got != tt.want || !strings.HasPrefix(reason, tt.reason) {
-				t.Errorf("Score = %v %q, want %v %q…", got, reason, tt.want, tt.reason)
+			if got := tt.rubric.Score(tt.hits); got != tt.want {
+				t.Errorf("Score(%+v) = %d, want %d", tt.hits, got, tt.want)
 			}
 		})
+	}
+}
+
+// TestMeanScore: a dimension is the mean of its runs, so one structural
+// defect in ten runs costs 0.3, not the band.
+func TestMeanScore(t *testing.T) {
+	tests := []struct {
+		scores []float64
+		want   float64
+		reason string
+	}{
+		{[]float64{5, 5, 5, 5, 5, 5, 5, 5, 5, 2}, 4.7, "mean of 10 runs: 9 clean, 1 structural"},
+		{[]float64{4, 3, 2, 1}, 2.5, "mean of 4 runs: 1 minor flaws, 1 recovered, 1 structural, 1 unusable"},
+		{nil, 5, "no run exercised it"},
+	}
+	for _, tt := range tests {
+		got, _, reason := meanScore(tt.scores, 0)
+		if got != tt.want || reason != tt.reason {
+			t.Errorf("meanScore(%v) = %v %q, want %v %q", tt.scores, got, reason, tt.want, tt.reason)
+		}
 	}
 }
 
@@ -467,12 +484,13 @@ func TestScoreFixture(t *testing.T) {
 	if !(guarded.Rates.Fabrication < unguarded.Rates.Fabrication && guarded.Rates.Cascade < unguarded.Rates.Cascade) {
 		t.Errorf("rates: unguarded %+v, guarded %+v; want fabrication and cascade lower when guarded", unguarded.Rates, guarded.Rates)
 	}
-	if got := unguarded.Score(trace.Accuracy).Score; got != 1.6 {
-		t.Errorf("unguarded accuracy = %v, want 1.6", got)
+	if got := unguarded.Score(trace.Accuracy).Score; got != 3 {
+		t.Errorf("unguarded accuracy = %v, want 3", got)
 	}
-	// Memory is scored over the one case with something to remember.
-	if got := unguarded.Score(trace.Memory); got.Score != 1 || got.Failed != 1 {
-		t.Errorf("unguarded memory = %+v, want 1 with every run of the constrained case failed", got)
+	// Memory is scored over the one case with something to remember; each
+	// of its runs answered, with a structural defect.
+	if got := unguarded.Score(trace.Memory); got.Score != 2 || got.Failed != 1 || got.ByScore != [5]int{0, 3, 0, 0, 0} {
+		t.Errorf("unguarded memory = %+v, want 2 with every run of the constrained case failed", got)
 	}
 	if !(guarded.Points > unguarded.Points) {
 		t.Errorf("points: unguarded %v, guarded %v", unguarded.Points, guarded.Points)
@@ -708,5 +726,71 @@ func TestReportFilesRedacted(t *testing.T) {
 	js, _ := os.ReadFile(filepath.Join(out, FileJSON))
 	if err := json.Unmarshal(js, &back); err != nil || back.Points != planted.Points || back.Metrics != planted.Metrics {
 		t.Errorf("the redacted report.json reads back as %v, points %v, metrics %+v; want points %v", err, back.Points, back.Metrics, planted.Points)
+	}
+}
+
+// TestCompareReweighted: a before/after whose weights differ says how much
+// of the gain the weights alone account for, as a +3.2 gain that came from
+// reweighting alone should have been flagged.
+func TestCompareReweighted(t *testing.T) {
+	scores := map[trace.Dimension]float64{trace.Accuracy: 4.5, trace.Coherence: 3, trace.Memory: 3, trace.Stability: 3, trace.Efficiency: 3}
+	report := func(w Weights) *Report {
+		r := &Report{Weights: w}
+		for _, d := range Dimensions {
+			r.Dimensions = append(r.Dimensions, DimensionScore{Dimension: d, Score: scores[d]})
+		}
+		r.Total, r.Points = w.orDefault().Total(scores)
+		return r
+	}
+	same := Compare(report(Weights{}), report(DefaultWeights()))
+	if same.Reweighted || len(same.Warnings()) > 0 {
+		t.Errorf("default and zero weights: reweighted %v, warnings %v; want none", same.Reweighted, same.Warnings())
+	}
+	c := Compare(report(Weights{}), report(Weights{Accuracy: 50, Coherence: 20, Memory: 10, Stability: 10, Efficiency: 10}))
+	if !c.Reweighted || c.PointsDelta != c.ReweightingDelta || c.ReweightedPoints != report(Weights{}).Points {
+		t.Fatalf("comparison %+v: want the whole change put on the weights", c)
+	}
+	w := c.Warnings()
+	if len(w) != 1 || !strings.Contains(w[0], "accuracy 30 → 50") || !strings.Contains(w[0], "+0.0 the agent's") {
+		t.Errorf("warnings %q", w)
+	}
+}
+
+// TestRelease: the verdict is the exit code's — critical is not
+// releasable at the default floor — and below the floor it names what cost
+// the points.
+func TestRelease(t *testing.T) {
+	report := func(scores map[trace.Dimension]float64, causes ...RootCause) *Report {
+		r := &Report{RootCauses: causes}
+		for _, d := range Dimensions {
+			r.Dimensions = append(r.Dimensions, DimensionScore{Dimension: d, Score: scores[d]})
+		}
+		r.Total, r.Points = r.Weights.orDefault().Total(scores)
+		r.Band = BandOf(r.Points)
+		return r
+	}
+	critical := report(map[trace.Dimension]float64{trace.Accuracy: 2, trace.Coherence: 3, trace.Memory: 3, trace.Stability: 3, trace.Efficiency: 3},
+		RootCause{Tag: "intent", Dimension: trace.Coherence, Failed: 6, Cases: []string{"A03", "A04"}},
+		RootCause{Tag: "fabricated-clause", Dimension: trace.Accuracy, Failed: 4, Cases: []string{"B08"}})
+	rel := critical.release(0)
+	if rel.Releasable || rel.Floor != DefaultFloor || critical.Band.Releasable() {
+		t.Fatalf("%v points (%s): %+v; want not releasable at the default floor", critical.Points, critical.Band, rel)
+	}
+	if !strings.Contains(rel.Why, "< the floor 60: critical, not releasable") {
+		t.Errorf("why = %q", rel.Why)
+	}
+	want := []string{
+		"accuracy 2.0: 18.0 points lost, most to fabricated-clause (4 failed, cases B08)",
+		"coherence 3.0: 10.0 points lost, most to intent (6 failed, cases A03 A04)",
+	}
+	if len(rel.Blockers) < 2 || !slices.Equal(rel.Blockers[:2], want) {
+		t.Errorf("blockers %q, want first %q", rel.Blockers, want)
+	}
+	healthy := report(map[trace.Dimension]float64{trace.Accuracy: 4.5, trace.Coherence: 4, trace.Memory: 4, trace.Stability: 4, trace.Efficiency: 4})
+	if rel := healthy.release(0); !rel.Releasable || len(rel.Blockers) > 0 || !healthy.Band.Releasable() {
+		t.Errorf("%v points: %+v, want releasable with no blockers", healthy.Points, rel)
+	}
+	if rel := healthy.release(90); rel.Releasable || len(rel.Blockers) == 0 {
+		t.Errorf("a floor of 90: %+v, want blocked", rel)
 	}
 }

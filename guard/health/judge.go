@@ -198,7 +198,12 @@ type screenedCase struct {
 // A failed call or an invalid answer is recorded on its case and never
 // stops the others; when ctx ends, the cases not yet asked are recorded as
 // not judged.
-func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionScore, raters []Rater) *JudgeReport {
+//
+// It also returns, with two raters or more, the raters' mean of each
+// screened run's case by dimension and trace id: the scores of the runs
+// whose case the raters agreed on (no review), which replace the rubric's
+// in the report.
+func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionScore, raters []Rater) (*JudgeReport, map[trace.Dimension]map[string]float64) {
 	jr := &JudgeReport{Name: raters[0].Name}
 	if len(raters) > 1 {
 		for _, r := range raters {
@@ -208,7 +213,7 @@ func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionS
 	todo := s.screenedCases()
 	jr.Screened, jr.Cases = len(todo), s.caseCount()
 	jr.Calls = s.askAll(ctx, todo, raters)
-	overrides, verdicts := jr.tally(todo)
+	verdict, rated, verdicts := jr.tally(todo, len(raters) > 1)
 	for _, d := range judged {
 		js := JudgedScore{Dimension: d, Verdicts: verdicts[d]}
 		for _, c := range computed {
@@ -216,11 +221,12 @@ func (s *scorer) judge(ctx context.Context, rubric Rubric, computed []DimensionS
 				js.Computed = c.Score
 			}
 		}
-		js.Failed, js.Recovered, js.Minor = s.sharesWith(d, overrides[d])
-		js.Judged, js.Reason = rubric.Score(js.Failed, js.Recovered, js.Minor)
+		v := s.dimension(d, rubric, verdict[d])
+		js.Judged, js.Reason = v.Score, v.Reason
+		js.Failed, js.Recovered, js.Minor = v.Failed, v.Recovered, v.Minor
 		jr.Dimensions = append(jr.Dimensions, js)
 	}
-	return jr
+	return jr, rated
 }
 
 // askAll asks the raters about every case of todo, opts.JudgeParallel
@@ -256,12 +262,20 @@ func (s *scorer) askAll(ctx context.Context, todo []*screenedCase, raters []Rate
 }
 
 // tally adds the verdicts on the judged cases to jr — the cases, their
-// cost, the reviews, errors, confirmations and disputes — and returns,
-// per judged dimension, the outcome each verdict gives the screened runs
-// it covers, by trace id, and how many verdicts enter the dimension.
-func (jr *JudgeReport) tally(todo []*screenedCase) (map[trace.Dimension]map[string]Outcome, map[trace.Dimension]int) {
-	overrides := map[trace.Dimension]map[string]Outcome{}
-	verdicts := map[trace.Dimension]int{}
+// cost, the reviews, errors, confirmations and disputes — and returns, per
+// judged dimension and by trace id, the verdict's score of each screened
+// run it covers (the judge's view), and, when several raters scored, the
+// raters' mean of the runs of the cases not sent to review (the score);
+// and how many verdicts enter each dimension.
+func (jr *JudgeReport) tally(todo []*screenedCase, several bool) (verdict, rated map[trace.Dimension]map[string]float64, verdicts map[trace.Dimension]int) {
+	verdict, rated = map[trace.Dimension]map[string]float64{}, map[trace.Dimension]map[string]float64{}
+	verdicts = map[trace.Dimension]int{}
+	set := func(m map[trace.Dimension]map[string]float64, d trace.Dimension, id string, v float64) {
+		if m[d] == nil {
+			m[d] = map[string]float64{}
+		}
+		m[d][id] = v
+	}
 	for _, sc := range todo {
 		o := sc.out
 		jr.Judged = append(jr.Judged, o)
@@ -282,20 +296,20 @@ func (jr *JudgeReport) tally(todo []*screenedCase) (map[trace.Dimension]map[stri
 		case o.Score >= 4:
 			jr.Disputed++
 		}
-		v := Rating{Score: o.Score}
 		for _, d := range o.Dimensions {
 			verdicts[d]++
-			if overrides[d] == nil {
-				overrides[d] = map[string]Outcome{}
-			}
 			for _, id := range sc.screened {
-				if slices.Contains(sc.dims[id], d) {
-					overrides[d][id] = v.outcome()
+				if !slices.Contains(sc.dims[id], d) {
+					continue
+				}
+				set(verdict, d, id, float64(o.Score))
+				if several && !o.Review && o.Mean > 0 {
+					set(rated, d, id, o.Mean)
 				}
 			}
 		}
 	}
-	return overrides, verdicts
+	return verdict, rated, verdicts
 }
 
 func (s *scorer) caseCount() int {

@@ -46,7 +46,7 @@ func ExampleOptions_judge() {
 	fmt.Printf("%d call, %d+%d tokens, cost %.5f\n", j.Calls, j.TokensIn, j.TokensOut, j.Cost)
 	// Output:
 	// late [fabrication cascade answer violation]: 1, Quotes a clause 7.3 that no rule has, and promises money.
-	// accuracy 1.0 computed, 1.0 in the judge's view
+	// accuracy 2.0 computed, 1.0 in the judge's view
 	// 1 call, 620+24 tokens, cost 0.00179
 }
 

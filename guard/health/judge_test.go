@@ -115,7 +115,7 @@ func judgedFixture(t *testing.T, label string, shadow bool, opts Options) (*Repo
 // range, and a failed call.
 func fixtureReplies() map[string]guardtest.Reply {
 	return map[string]guardtest.Reply{
-		"vip":    {Text: `{"score": 1, "reason": "Invents clause 7.3; the knowledge base has no such rule."}`, Usage: &guardtest.Usage{In: 900, Out: 30}},
+		"vip":    {Text: `{"score": 2, "reason": "Invents clause 7.3; the knowledge base has no such rule."}`, Usage: &guardtest.Usage{In: 900, Out: 30}},
 		"ghost":  guardtest.Text("The answer looks fine to me."),
 		"no-sms": guardtest.Text(`{"score": 7, "reason": "Texted the user after being told not to."}`),
 		"vague":  {Err: errors.New("judge unavailable")},
@@ -159,7 +159,7 @@ func TestJudge(t *testing.T) {
 		reason string
 		err    string
 	}{
-		{"vip", 1, "Invents clause 7.3; the knowledge base has no such rule.", ""},
+		{"vip", 2, "Invents clause 7.3; the knowledge base has no such rule.", ""},
 		{"ghost", 0, "", "health: judge: invalid verdict: not a JSON object"},
 		{"no-sms", 0, "", "health: judge: invalid verdict: score 7 is not an integer from 1 to 5"},
 		{"vague", 0, "", "health: judge: judge unavailable"},
@@ -242,12 +242,14 @@ func TestJudgedView(t *testing.T) {
 		replies map[string]guardtest.Reply
 		want    view
 	}{
-		// Unguarded, computed: accuracy 1.6, coherence 2.0, memory 1.0.
-		{"every failure confirmed", all(`{"score": 1, "reason": "r"}`), view{1.6, 2.0, 1.0}},
+		// Unguarded, computed: accuracy 3.0, coherence 3.8, memory 2.0; the
+		// verdict replaces the screened runs' scores, the others stay.
+		{"every failure confirmed", all(`{"score": 2, "reason": "r"}`), view{3.0, 3.8, 2.0}},
+		{"every failure unusable", all(`{"score": 1, "reason": "r"}`), view{2.3, 3.4, 1.0}},
 		{"every case healthy", all(`{"score": 5, "reason": "r"}`), view{5, 5, 5}},
-		{"every case minor flaws", all(`{"score": 4, "reason": "r"}`), view{4, 4, 4}},
-		{"every case recovered", all(`{"score": 3, "reason": "r"}`), view{3, 3, 3}},
-		{"no valid verdict", all(`{"score": 0, "reason": "r"}`), view{1.6, 2.0, 1.0}},
+		{"every case minor flaws", all(`{"score": 4, "reason": "r"}`), view{4.3, 4.6, 4}},
+		{"every case recovered", all(`{"score": 3, "reason": "r"}`), view{3.7, 4.2, 3}},
+		{"no valid verdict", all(`{"score": 0, "reason": "r"}`), view{3.0, 3.8, 2.0}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -4,11 +4,13 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/agentguard/agentguard/guard/guardtest"
 	"github.com/agentguard/agentguard/guard/replay"
+	"github.com/agentguard/agentguard/trace"
 )
 
 // TestTwoRaters: a judge model and a person rate the screened cases
@@ -57,6 +59,24 @@ func TestTwoRaters(t *testing.T) {
 	}
 	if j.Review != 2 || j.Calls != 4 || j.Errors != 0 {
 		t.Errorf("review %d, calls %d, errors %d; want 2, 4 (the model only), 0", j.Review, j.Calls, j.Errors)
+	}
+
+	// The method: "two blind raters are averaged and that is the quality
+	// score; a gap above one point sends the case to review". The runs of
+	// vip (mean 1.5) and ghost (2) take the raters' mean; no-sms and vague,
+	// in review, keep the rubric's scores.
+	plain, _ := judgedFixture(t, "unguarded", true, Options{})
+	acc, was := rep.Score(trace.Accuracy), plain.Score(trace.Accuracy)
+	if acc.Rated == 0 || acc.Score >= was.Score || !strings.Contains(acc.Reason, "scored by the raters' mean") {
+		t.Errorf("accuracy %+v, want some runs rated and a score below the rubric's %v", acc, was.Score)
+	}
+	if rep.Total >= plain.Total {
+		t.Errorf("total %v with raters, %v without: want the raters' lower scores in it", rep.Total, plain.Total)
+	}
+	// One rater alone is a second opinion, never the score.
+	alone, _ := judgedFixture(t, "unguarded", true, Options{Judge: model})
+	if !reflect.DeepEqual(alone.Dimensions, plain.Dimensions) || alone.Total != plain.Total {
+		t.Errorf("one judge changed the scores: %+v, want %+v", alone.Dimensions, plain.Dimensions)
 	}
 }
 

@@ -96,6 +96,13 @@ type page struct {
 	Runs      string // "30 cases × 3 runs = 90 runs"
 	Radar     htmltemplate.HTML
 	Timelines []timeline
+	// Verdict is the last report's: its label, release verdict and the
+	// root causes to fix first (up to three that failed). Warnings say
+	// what makes a comparison less than like for like.
+	Verdict  *Report
+	Release  Release
+	FixFirst []RootCause
+	Warnings []string
 }
 
 // timeline is the trace of a failed run, for the HTML report.
@@ -122,6 +129,15 @@ func (p *page) prepare() {
 	p.Generated = last.Generated.UTC().Format(time.RFC3339)
 	p.Baseline = last.Baseline
 	p.Shape = last.Shape
+	p.Verdict, p.Release = last, last.Release
+	for _, rc := range last.RootCauses {
+		if rc.Failed > 0 && len(p.FixFirst) < 3 {
+			p.FixFirst = append(p.FixFirst, rc)
+		}
+	}
+	if p.Cmp != nil {
+		p.Warnings = p.Cmp.Warnings()
+	}
 	m := last.Metrics
 	if m.Cases > 0 {
 		p.Runs = fmt.Sprintf("%d cases, %d runs", m.Cases, m.Runs)
@@ -286,6 +302,7 @@ var funcs = map[string]any{
 		return strings.Join(parts, ", ")
 	},
 	"judgeNote": func() string { return judgeNote },
+	"inc":       func(i int) int { return i + 1 },
 	"mdcell":    func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, "|", `\|`), "\n", " ") },
 	"dims":      func() []trace.Dimension { return Dimensions },
 	"delta": func(c *Comparison, d trace.Dimension) Delta {
@@ -299,14 +316,28 @@ var funcs = map[string]any{
 }
 
 // judgeNote says how the judge's verdicts enter a report.
-const judgeNote = "The computed scores above stay the scores: no verdict changes a score, the total, the band or the comparison. " +
-	"Beside them, the judge's view scores accuracy, coherence and memory by the same rubric, with each screened run's outcome, " +
-	"in the dimensions it was screened in, read from its case's verdict: 5 none, 4 minor, 3 recovered, 2 or 1 failed."
+const judgeNote = "One judge alone is a second opinion: its view scores accuracy, coherence and memory as the scores above are scored, " +
+	"with each screened run, in the dimensions it was screened in, given its case's verdict instead of the rubric's score; it changes no score. " +
+	"With two raters or more, their mean is the score of the screened runs of each case they agree on (a gap above one point sends the case to review instead)."
 
 var mdTemplate = texttemplate.Must(texttemplate.New("md").Funcs(funcs).Parse(`# {{.Title}}
 
 Generated {{.Generated}}{{with .Runs}} · {{.}}{{end}}.
-{{with .Baseline}}
+
+**{{.Verdict.Label}}: {{if .Release.Releasable}}releasable{{else}}not releasable{{end}}** — {{.Release.Why}}.
+{{- with .Release.Blockers}} What blocked release:
+{{range .}}
+- {{.}}
+{{- end}}
+{{- end}}
+{{with .FixFirst}}
+What to fix first:
+{{range $i, $rc := .}}
+{{inc $i}}. **{{.Tag}}** ({{.Failed}} failed, cases {{join .Cases " "}}): {{.Fix.Kind}}, {{mdcell .Fix.Where}} — {{mdcell .Fix.What}}
+{{- end}}
+{{end}}{{range .Warnings}}
+> **Not like for like:** {{.}}.
+{{end}}{{with .Baseline}}
 Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end}} ({{.AgeDays}} days ago; valid for {{.ValidFor}} days).
 {{- if .Stale}}
 
@@ -338,7 +369,7 @@ Two-track baselines: {{.Tracked}} cases; {{len .Alignment}} with elements the ex
 {{with .Cmp}}
 {{if .Flagged}}**Side effect flagged:** the total rose by {{signed .PointsDelta}} points while {{range $i, $d := .SideEffects}}{{if $i}}, {{end}}{{$d}}{{end}} fell by 2 or more.{{else}}No side effect: no dimension{{if .Target}} outside {{range $i, $d := .Target}}{{if $i}}, {{end}}{{$d}}{{end}}{{end}} fell by 2 or more while the total rose by 8 points or more.{{end}}
 {{end}}
-How the scores were derived, from the shares of runs whose worst finding in the dimension got through (failed), was caught by a guard rail (recovered), or was minor: 5 healthy (none), 4 minor flaws, 3 errors recovered by fallbacks (10% or more recovered, none failed), 2.9 → 2 structural errors (up to 40% failed), 2 → 1 unusable (40% to all failed).
+How the scores were derived: each run is scored in each dimension on the method's anchors — 5 clean, 4 one or two minor flaws, 3 an error a guard rail caught (or more minor flaws), 2 a structural defect that got through, 1 a defect and no answer — and a dimension's score is the mean over the runs.
 {{range .Reports}}{{$r := .}}
 {{.Label}}:
 {{range .Dimensions}}
@@ -446,6 +477,10 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 <body>
 <h1>{{.Title}}</h1>
 <p class="small">Generated {{.Generated}}{{with .Runs}} · {{.}}{{end}}.</p>
+<p class="{{if .Release.Releasable}}ok{{else}}flag{{end}}"><b>{{.Verdict.Label}}: {{if .Release.Releasable}}releasable{{else}}not releasable{{end}}</b> — {{.Release.Why}}.{{with .Release.Blockers}} What blocked release:</p><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{else}}</p>{{end}}
+{{with .FixFirst}}<h2>What to fix first</h2>
+<ol class="fixfirst">{{range .}}<li><b>{{.Tag}}</b> ({{.Failed}} failed, cases {{join .Cases " "}}): <b>{{.Fix.Kind}}</b>, {{.Fix.Where}}<br><span class="small">{{.Fix.What}}</span></li>{{end}}</ol>{{end}}
+{{range .Warnings}}<p class="warn"><b>Not like for like:</b> {{.}}.</p>{{end}}
 {{with .Baseline}}<p>Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end}} ({{.AgeDays}} days ago; valid for {{.ValidFor}} days).</p>
 {{if .Stale}}<p class="warn"><b>Warning:</b> the oldest baseline is {{.AgeDays}} days old, past its validity of {{.ValidFor}} days. Re-verify the golden set before trusting the scores.{{with .StaleCases}} Stale: {{join . ", "}}.{{end}}</p>{{end}}
 {{if .Tracked}}<p>Two-track baselines: {{.Tracked}} cases; {{len .Alignment}} with elements the expert and the agent tracks disagree on (flagged for alignment, not checked).</p>
@@ -464,7 +499,7 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 {{$p := .}}{{range dims}}{{$d := .}}<tr><td>{{$d}}</td><td class="n">{{weight (index $p.Reports 0).Weights $d}}</td>{{range $p.Reports}}{{$s := score . $d}}<td><b>{{f1 $s.Score}}</b> <span class="small">{{$s.Reason}}</span></td>{{end}}{{if $p.Cmp}}<td class="n">{{signed (delta $p.Cmp $d).Change}}</td>{{end}}</tr>
 {{end}}<tr><th>total</th><th class="n">100</th>{{range .Reports}}<th>{{f2 .Total}} of 5 ({{f0 .Points}} of 100 points, {{.Band.Label}})</th>{{end}}{{if .Cmp}}<th class="n">{{signed .Cmp.PointsDelta}}</th>{{end}}</tr>
 </table></div>
-<p class="small">A dimension's score follows from the shares of runs whose worst finding in it got through (failed), was caught by a guard rail (recovered), or was minor: 5 healthy (none), 4 minor flaws, 3 errors recovered by fallbacks (10% or more recovered, none failed), 2.9 → 2 structural errors (up to 40% failed), 2 → 1 unusable (40% to all failed). The total weighs the five.</p>
+<p class="small">Each run is scored in each dimension on the method's anchors — 5 clean, 4 one or two minor flaws, 3 an error a guard rail caught (or more minor flaws), 2 a structural defect that got through, 1 a defect and no answer — and a dimension's score is the mean over the runs. The total weighs the five.</p>
 
 <h2>Screening</h2>
 <div class="scroll"><table>

@@ -88,75 +88,96 @@ func (w Weights) Total(scores map[trace.Dimension]float64) (total, points float6
 	return sum / 100, sum / 5
 }
 
-// Rubric turns a dimension's outcome shares into its score from 1 to 5.
-// Its fields are shares of runs, in (0, 1]; the zero value means the
-// defaults given per field. With failed the share of runs with an error
-// that got through in the dimension, recovered the share of the others with
-// an error a guard rail caught, and minor the share of the rest with only
-// minor findings (see Score), the score is
+// Rubric scores one run in one dimension on the method's anchors, from the
+// hits the run had in that dimension (see Score):
 //
-//	5        healthy                        nothing failed, was recovered or was minor
-//	4        minor flaws                    some minor, or recovered under Recovered
-//	3        errors recovered by fallbacks  recovered ≥ Recovered, nothing failed
-//	2.9 → 2  structural errors              failed from just above 0 to Unusable, falling linearly
-//	2 → 1    unusable                       failed from Unusable to every run, falling linearly
+//	5  clean                      no hit
+//	4  one or two minor flaws     up to MinorFlaws minor hits, nothing worse
+//	3  recovered by a fallback    an error a guard rail caught, or more minor flaws than MinorFlaws
+//	2  structural defect          an error that got through
+//	1  unusable                   an error got through and the run gave the user nothing: it
+//	                              ended in an error or a timeout, or without an answer
 //
-// rounded to one decimal: with the defaults, 10% failed gives 2.8, 25%
-// gives 2.4, 70% gives 1.5. An error that gets through always costs more
-// than one a guard rail catches.
+// A dimension's score is the mean of its runs' scores, to one decimal, so
+// that one failed run in ten costs 0.3 on a clean dimension, not the whole
+// band: 9 clean runs and one structural defect give 4.7.
 type Rubric struct {
-	Unusable  float64 `json:"unusable"`  // zero means 0.40
-	Recovered float64 `json:"recovered"` // zero means 0.10
+	// MinorFlaws is how many minor hits a run may have and still score 4.
+	// Zero means 2 ("one or two minor flaws"); negative is invalid.
+	MinorFlaws int `json:"minor_flaws"`
 }
 
-// DefaultRubric returns the default thresholds.
-func DefaultRubric() Rubric { return Rubric{Unusable: 0.40, Recovered: 0.10} }
+// DefaultRubric returns the default anchors.
+func DefaultRubric() Rubric { return Rubric{MinorFlaws: 2} }
 
 func (r Rubric) withDefaults() Rubric {
-	d := DefaultRubric()
-	if r.Unusable == 0 {
-		r.Unusable = d.Unusable
-	}
-	if r.Recovered == 0 {
-		r.Recovered = d.Recovered
+	if r.MinorFlaws == 0 {
+		r.MinorFlaws = DefaultRubric().MinorFlaws
 	}
 	return r
 }
 
 func (r Rubric) validate() error {
-	for _, v := range []float64{r.Unusable, r.Recovered} {
-		if !(v > 0 && v <= 1) {
-			return &Error{Op: "rubric", Err: fmt.Errorf("%w: %v is not a share in (0, 1]", ErrRubric, v)}
-		}
+	if r.MinorFlaws < 0 {
+		return &Error{Op: "rubric", Err: fmt.Errorf("%w: minor_flaws %d is negative", ErrRubric, r.MinorFlaws)}
 	}
 	return nil
 }
 
-// Score applies the rubric to the shares of runs that failed, recovered
-// only, and had only minor findings, and says why.
-func (r Rubric) Score(failed, recovered, minor float64) (score float64, reason string) {
-	r = r.withDefaults()
-	switch {
-	case failed >= r.Unusable:
-		score = 2
-		if r.Unusable < 1 {
-			score -= (failed - r.Unusable) / (1 - r.Unusable)
-		}
-		reason = fmt.Sprintf("unusable: %s of runs failed (≥ %s)", pct(failed), pct(r.Unusable))
-	case failed > 0:
-		score = min(2.9, 3-failed/r.Unusable)
-		reason = fmt.Sprintf("structural errors: %s of runs failed, %s recovered", pct(failed), pct(recovered))
-	case recovered >= r.Recovered:
-		score, reason = 3, fmt.Sprintf("errors recovered by fallbacks: %s of runs (≥ %s)", pct(recovered), pct(r.Recovered))
-	case recovered > 0 || minor > 0:
-		score, reason = 4, fmt.Sprintf("minor flaws: %s recovered, %s minor", pct(recovered), pct(minor))
-	default:
-		score, reason = 5, "healthy: nothing failed, nothing to recover"
-	}
-	return math.Round(10*score) / 10, reason
+// RunHits counts one run's hits in one dimension, by outcome, and says
+// whether the run gave the user an answer.
+type RunHits struct {
+	Failed, Recovered, Minor int
+	// Answered is false when the run ended in an error or a timeout, or
+	// without an answer to its last turn.
+	Answered bool
 }
 
-func pct(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) }
+// Score returns the run's score on the anchors.
+func (r Rubric) Score(h RunHits) int {
+	r = r.withDefaults()
+	switch {
+	case h.Failed > 0 && !h.Answered:
+		return 1
+	case h.Failed > 0:
+		return 2
+	case h.Recovered > 0 || h.Minor > r.MinorFlaws:
+		return 3
+	case h.Minor > 0:
+		return 4
+	}
+	return 5
+}
+
+// anchorNames name the anchors, by score minus one.
+var anchorNames = [5]string{"unusable", "structural", "recovered", "minor flaws", "clean"}
+
+// meanScore returns the mean of the scores, to one decimal, and the reason:
+// "mean of 90 runs: 80 clean, 4 minor flaws, 3 recovered, 3 structural".
+// byScore counts the runs by score (index 0 is score 1); rated counts those
+// whose score is the raters'.
+func meanScore(scores []float64, rated int) (mean float64, byScore [5]int, reason string) {
+	if len(scores) == 0 {
+		return 5, byScore, "no run exercised it"
+	}
+	sum := 0.0
+	for _, s := range scores {
+		sum += s
+		byScore[min(4, max(0, int(math.Round(s))-1))]++
+	}
+	mean = math.Round(10*sum/float64(len(scores))) / 10
+	var parts []string
+	for i := 4; i >= 0; i-- {
+		if byScore[i] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", byScore[i], anchorNames[i]))
+		}
+	}
+	reason = fmt.Sprintf("mean of %d runs: %s", len(scores), strings.Join(parts, ", "))
+	if rated > 0 {
+		reason += fmt.Sprintf(" (%d scored by the raters' mean)", rated)
+	}
+	return mean, byScore, reason
+}
 
 // Document is a knowledge-base entry the fabrication screen checks answers
 // against: its id may be cited, and a clause number it quotes may be quoted.
@@ -189,12 +210,17 @@ type Options struct {
 	ValidFor time.Duration
 	// Now is the time of the report. Zero means time.Now().
 	Now time.Time
+	// Floor is the release floor on the 100-point scale (see CheckFloor):
+	// Report.Release says whether the total reaches it. Zero means
+	// DefaultFloor, the lowest total of a releasable band.
+	Floor float64
 
-	// Judge, when set, gives a second opinion on the screened cases: one
-	// call per case with a hard-filter hit or a failed hit, reported in
-	// Report.Judge beside the computed scores, which it never changes (see
-	// Score). Nil means no judge. It is called from several goroutines at
-	// once.
+	// Judge, when set, gives an opinion on the screened cases: one call per
+	// case with a hard-filter hit or a failed hit, reported in
+	// Report.Judge. Alone it is a second opinion beside the computed
+	// scores, which it does not change; with Raters it is the first of the
+	// raters whose mean is the score (see Raters). Nil means no judge. It
+	// is called from several goroutines at once.
 	Judge llms.Model
 	// JudgeName names the judge in the report, "openai:gpt-4o".
 	JudgeName string
@@ -216,9 +242,12 @@ type Options struct {
 
 	// Raters are more independent raters of the screened cases, after
 	// Judge: judge models or people's scores. With two raters or more,
-	// each screened case gets every rater's score, their mean is its
-	// verdict, and a gap above MaxGap between them sends it to review
-	// (JudgedCase.Review). They never change the computed scores either.
+	// each screened case gets every rater's score and their mean is its
+	// verdict; as the method says, that mean is the quality score: it
+	// replaces the rubric's score of the case's screened runs in the
+	// dimensions they were screened in (accuracy, coherence, memory), so
+	// it enters the total. A gap above MaxGap between them sends the case
+	// to review (JudgedCase.Review) and keeps the rubric's scores.
 	Raters []Rater
 
 	// Redact, when set, de-identifies the report's files: WriteFiles
@@ -286,12 +315,19 @@ type Rates struct {
 // DimensionScore is the score of one dimension and how it was derived.
 type DimensionScore struct {
 	Dimension trace.Dimension `json:"dimension"`
-	// Score is the rubric's score, from 1 to 5, to one decimal.
+	// Score is the mean of the runs' scores on the Rubric's anchors, from
+	// 1 to 5, to one decimal.
 	Score float64 `json:"score"`
-	// Failed, Recovered and Minor are shares of runs (for memory, of the
-	// runs of cases with constraints or memory hits): with an error that got
-	// through; with none but an error a guard rail caught; with only minor
-	// findings.
+	// ByScore counts the runs by their score: ByScore[0] scored 1
+	// (unusable), ByScore[4] scored 5 (clean). The runs are all runs, but
+	// for memory the runs of cases with constraints or memory hits.
+	ByScore [5]int `json:"runs_by_score"`
+	// Rated counts the runs whose score is the raters' mean rather than
+	// the rubric's (Options.Raters).
+	Rated int `json:"rated,omitempty"`
+	// Failed, Recovered and Minor are shares of those runs: with an error
+	// that got through; with none but an error a guard rail caught; with
+	// only minor findings.
 	Failed    float64 `json:"failed"`
 	Recovered float64 `json:"recovered"`
 	Minor     float64 `json:"minor"`
@@ -376,7 +412,10 @@ type Report struct {
 	Total      float64          `json:"total"`  // 1 to 5
 	Points     float64          `json:"points"` // 0 to 100
 	Band       Band             `json:"band"`
-	Baseline   Baseline         `json:"baseline"`
+	// Release is the verdict against the floor (Options.Floor): whether
+	// the agent may ship, why, and what blocked it.
+	Release  Release  `json:"release"`
+	Baseline Baseline `json:"baseline"`
 	// Shape says how the golden set departs from the method's shape
 	// (replay.Shape), one sentence per departure; empty when it does not.
 	Shape      []string    `json:"shape,omitempty"`
@@ -427,18 +466,18 @@ func (r *Report) Score(d trace.Dimension) DimensionScore {
 // Allow: the guard handled it, as with a recovered tool panic); one of
 // severity warning or info is minor.
 //
-// A dimension's score follows from the shares of runs whose worst hit in it
-// failed, was recovered, or was minor (see Rubric) — of all runs, but for
-// memory of the runs of cases with constraints or memory hits; the total
-// weighs the five with Options.Weights.
+// Each run is scored in each dimension on the Rubric's anchors, from its
+// hits there; a dimension's score is the mean over the runs — all runs,
+// but for memory the runs of cases with constraints or memory hits; the
+// total weighs the five with Options.Weights.
 //
 // With Options.Judge set, Score then asks the judge about each screened
 // case — a case with a hit of a hard filter, or a failed hit — once, and
 // records its verdicts, their cost and the judge's view of accuracy,
 // coherence and memory in Report.Judge (see JudgeReport and JudgedScore).
-// The computed scores stay the scores: the judge changes no dimension's
-// Score, nor the total, band, problems or comparison, so that two reports
-// of the same runs agree whatever the judge said. A judge call that fails,
+// One judge alone changes no score, so that two reports of the same runs
+// agree whatever it said; with two raters or more, their mean is the
+// score of the runs they agreed on (Options.Raters). A judge call that fails,
 // panics or answers with an invalid verdict (ParseRating) is recorded on
 // its case and never fails Score; when ctx ends, the cases not yet asked
 // are recorded as not judged.
@@ -450,6 +489,11 @@ func Score(ctx context.Context, cases []replay.Case, runs []replay.Run, v Violat
 	rubric := opts.Rubric.withDefaults()
 	if err := rubric.validate(); err != nil {
 		return nil, err
+	}
+	if opts.Floor != 0 {
+		if err := CheckFloor(opts.Floor); err != nil {
+			return nil, err
+		}
 	}
 	raters := opts.raters()
 	if err := validateRaters(raters); err != nil {
@@ -470,25 +514,31 @@ func Score(ctx context.Context, cases []replay.Case, runs []replay.Run, v Violat
 
 	rep := &Report{Label: s.label, Generated: s.now, Weights: weights, Metrics: replay.Measure(cases, s.runs), traces: map[string]*trace.Trace{}, redact: opts.Redact}
 	rep.Rates = s.rates()
-	scores := map[trace.Dimension]float64{}
 	for _, d := range Dimensions {
-		f, r, m := s.shares(d)
-		ds := DimensionScore{Dimension: d, Failed: f, Recovered: r, Minor: m}
-		ds.Score, ds.Reason = rubric.Score(f, r, m)
-		scores[d] = ds.Score
-		rep.Dimensions = append(rep.Dimensions, ds)
+		rep.Dimensions = append(rep.Dimensions, s.dimension(d, rubric, nil))
 	}
-	rep.Total, rep.Points = weights.Total(scores)
-	rep.Band = BandOf(rep.Points)
 	rep.Baseline = baseline(cases, s.now, opts.ValidFor)
 	rep.Shape = replay.Shape(cases)
 	rep.Hits = s.hits
 	rep.Problems = s.problems()
-	rep.RootCauses = rootCauses(s.hits, opts.Fixes)
 	rep.Violations = ruleCounts(violations, s.caseOf)
 	if len(raters) > 0 {
-		rep.Judge = s.judge(ctx, rubric, rep.Dimensions, raters)
+		var rated map[trace.Dimension]map[string]float64
+		rep.Judge, rated = s.judge(ctx, rubric, rep.Dimensions, raters)
+		for i, ds := range rep.Dimensions {
+			if set := rated[ds.Dimension]; len(set) > 0 {
+				rep.Dimensions[i] = s.dimension(ds.Dimension, rubric, set)
+			}
+		}
 	}
+	scores := map[trace.Dimension]float64{}
+	for _, ds := range rep.Dimensions {
+		scores[ds.Dimension] = ds.Score
+	}
+	rep.Total, rep.Points = weights.Total(scores)
+	rep.Band = BandOf(rep.Points)
+	rep.RootCauses = rootCauses(s.hits, opts.Fixes)
+	rep.Release = rep.release(opts.Floor)
 	for _, h := range s.hits {
 		if h.Outcome == Failed || (rep.Judge != nil && slices.Contains(hardFilters, h.Screen)) { // the runs linked to
 			if r := s.byTrace[h.TraceID]; r != nil && r.Trace != nil {
@@ -731,57 +781,81 @@ func (s *scorer) rates() Rates {
 	return rt
 }
 
-// shares returns the shares of runs whose worst hit in dimension d failed,
-// was recovered, and was minor. The runs are all runs, except for memory:
-// the runs of cases with constraints or with memory hits, since a case with
-// nothing to remember says nothing about memory.
-func (s *scorer) shares(d trace.Dimension) (failed, recovered, minor float64) {
-	return s.sharesWith(d, nil)
+// counted reports whether run r counts in dimension d: every run does,
+// except in memory, where only the runs of cases with constraints or with
+// memory hits count, since a case with nothing to remember says nothing
+// about memory.
+func (s *scorer) counted(d trace.Dimension, r *replay.Run, exercised map[string]bool) bool {
+	return d != trace.Memory || exercised[r.Case] || len(s.cases[s.caseIdx[r.Case]].Constraints) > 0
 }
 
-// sharesWith is shares with the outcomes of some runs, by trace id, set
-// instead of their worst hit's; "" counts as no hit.
-func (s *scorer) sharesWith(d trace.Dimension, set map[string]Outcome) (failed, recovered, minor float64) {
-	worst := map[string]Outcome{}
-	rank := map[Outcome]int{Minor: 1, Recovered: 2, Failed: 3}
+// runHits counts the hits of every run in dimension d, by trace id, and
+// returns the cases with a hit in it.
+func (s *scorer) runHits(d trace.Dimension) (map[string]*RunHits, map[string]bool) {
+	byRun := map[string]*RunHits{}
 	exercised := map[string]bool{} // case ids
 	for _, h := range s.hits {
 		if h.Dimension != d {
 			continue
 		}
 		exercised[h.Case] = true
-		if rank[h.Outcome] > rank[worst[h.TraceID]] {
-			worst[h.TraceID] = h.Outcome
+		rh := byRun[h.TraceID]
+		if rh == nil {
+			rh = &RunHits{}
+			byRun[h.TraceID] = rh
 		}
-	}
-	for id, o := range set {
-		if o == "" {
-			delete(worst, id)
-		} else {
-			worst[id] = o
-		}
-	}
-	n := 0
-	for _, r := range s.runs {
-		if d != trace.Memory || exercised[r.Case] || len(s.cases[s.caseIdx[r.Case]].Constraints) > 0 {
-			n++
-		}
-	}
-	if n == 0 {
-		return 0, 0, 0
-	}
-	var f, r, m int
-	for _, o := range worst {
-		switch o {
+		switch h.Outcome {
 		case Failed:
-			f++
+			rh.Failed++
 		case Recovered:
-			r++
+			rh.Recovered++
 		case Minor:
+			rh.Minor++
+		}
+	}
+	return byRun, exercised
+}
+
+// dimension scores dimension d: each counted run on the rubric's anchors,
+// except the runs set holds by trace id, which take set's score (the
+// raters'), and the mean of them all.
+func (s *scorer) dimension(d trace.Dimension, rubric Rubric, set map[string]float64) DimensionScore {
+	byRun, exercised := s.runHits(d)
+	ds := DimensionScore{Dimension: d}
+	var scores []float64
+	rated := 0
+	var f, r, m int
+	for i := range s.runs {
+		run := &s.runs[i]
+		if !s.counted(d, run, exercised) {
+			continue
+		}
+		h := RunHits{}
+		if rh := byRun[run.TraceID]; rh != nil {
+			h = *rh
+		}
+		switch {
+		case h.Failed > 0:
+			f++
+		case h.Recovered > 0:
+			r++
+		case h.Minor > 0:
 			m++
 		}
+		h.Answered = run.Err == "" && !run.TimedOut && strings.TrimSpace(run.Final()) != ""
+		score := float64(rubric.Score(h))
+		if v, ok := set[run.TraceID]; ok {
+			score = v
+			rated++
+		}
+		scores = append(scores, score)
 	}
-	return float64(f) / float64(n), float64(r) / float64(n), float64(m) / float64(n)
+	ds.Score, ds.ByScore, ds.Reason = meanScore(scores, rated)
+	ds.Rated = rated
+	if n := float64(len(scores)); n > 0 {
+		ds.Failed, ds.Recovered, ds.Minor = float64(f)/n, float64(r)/n, float64(m)/n
+	}
+	return ds
 }
 
 // screenOrder orders Problem.Screens.

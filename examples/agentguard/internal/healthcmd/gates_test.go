@@ -99,14 +99,15 @@ func TestSideEffect(t *testing.T) {
 	dir := t.TempDir()
 	baseline := filepath.Join(dir, "before.json")
 	// Before: coherence 5, the rest 1, 40 points. The demo's guarded run
-	// scores about 58 points, coherence 2.3.
+	// of the negation cases scores about 70 points, coherence 2.0: the
+	// classifier misreads "don't cancel, just track".
 	before := `{"label":"prompt-v1","total":2,"points":40,"dimensions":[{"dimension":"accuracy","score":1},{"dimension":"coherence","score":5},` +
 		`{"dimension":"memory","score":1},{"dimension":"stability","score":1},{"dimension":"efficiency","score":1}]}`
 	if err := os.WriteFile(baseline, []byte(before), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	out := t.TempDir()
-	code, stdout, stderr := runVerb(t, "-baseline", baseline, "-targets", "accuracy", "-out", out, "-repeats", "1")
+	code, stdout, stderr := runVerb(t, "-baseline", baseline, "-targets", "accuracy", "-tags", "negation", "-out", out, "-repeats", "1")
 	if code != 1 || !strings.Contains(stderr, "side effect") || !strings.Contains(stdout, "side effect flagged: [coherence]") {
 		t.Errorf("targets accuracy: status %d\nstdout %s\nstderr %s\nwant 1 and the side effect on coherence", code, stdout, stderr)
 	}
@@ -117,7 +118,7 @@ func TestSideEffect(t *testing.T) {
 	if !bytes.Contains(html, []byte("prompt-v1")) || !bytes.Contains(html, []byte("Side effect flagged")) {
 		t.Error("report.html lacks the baseline's radar or the side-effect verdict")
 	}
-	code, stdout, stderr = runVerb(t, "-baseline", baseline, "-targets", "accuracy,coherence", "-out", t.TempDir(), "-repeats", "1")
+	code, stdout, stderr = runVerb(t, "-baseline", baseline, "-targets", "accuracy,coherence", "-tags", "negation", "-out", t.TempDir(), "-repeats", "1")
 	if code != 0 || strings.Contains(stdout, "side effect flagged") {
 		t.Errorf("targets accuracy,coherence: status %d\nstdout %s\nstderr %s\nwant 0", code, stdout, stderr)
 	}

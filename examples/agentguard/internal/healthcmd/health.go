@@ -33,9 +33,10 @@
 // interruption (Ctrl-C keeps and scores the runs that finished, without
 // the judge).
 //
-// The default floor, 50, sits between the demo's two totals: the guarded
-// agent clears it, the same agent with its guard rails only watching does
-// not, so a change that disables a guard rail fails the check.
+// The default floor, 60 (health.DefaultFloor), is the lowest total of a
+// band the method lets ship: below it the report says "critical, not
+// releasable", and the exit status says so too. The terminal and the
+// reports say which band, why, and, below the floor, what cost the points.
 //
 // # Before and after
 //
@@ -160,7 +161,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.out, "out", "", "output directory (default: a fresh temporary directory)")
 	fs.IntVar(&o.repeats, "repeats", 3, "runs per case")
 	fs.IntVar(&o.parallel, "parallel", 0, "runs at once (default: the number of CPUs)")
-	fs.Float64Var(&o.floor, "floor", 50, "lowest acceptable guarded total, on the 100-point scale (0 to 100)")
+	fs.Float64Var(&o.floor, "floor", health.DefaultFloor, "lowest acceptable guarded total, on the 100-point scale (0 to 100); the default is the lowest releasable band's")
 	fs.StringVar(&o.cases, "cases", "", "golden set, JSONL (default: the demo's 30 cases)")
 	weights := fs.String("weights", "", "dimension weights summing to 100, accuracy=30,coherence=25,memory=20,stability=15,efficiency=10 (the default)")
 	policy := fs.String("policy", "", "the agent's policy `FILE` (YAML or JSON): its health weights, unless -weights")
@@ -479,7 +480,7 @@ func replayAndScore(ctx context.Context, cases []replay.Case, led *badgerstore.S
 	// After a Ctrl-C during the replay, what finished is scored, without
 	// the judge; a Ctrl-C while the judge works stops its calls, each case
 	// left recorded as not judged.
-	opts := health.Options{Label: label, Knowledge: knowledge(), Weights: o.weights, CitationRoutes: o.cite, Now: o.now, Redact: red}
+	opts := health.Options{Label: label, Knowledge: knowledge(), Weights: o.weights, CitationRoutes: o.cite, Now: o.now, Redact: red, Floor: o.floor}
 	interrupted := ctx.Err() != nil
 	sctx := ctx
 	if interrupted {
@@ -542,6 +543,17 @@ func printTable(w io.Writer, c *health.Comparison) {
 			fmt.Fprintf(w, "raters of %s: %d of %d cases screened and judged: %d confirmed, %d disputed, %d errors, %d sent to review; %d calls, %d tokens, cost %.4f\n",
 				r.Label, j.Screened, j.Cases, j.Confirmed, j.Disputed, j.Errors, j.Review, j.Calls, j.TokensIn+j.TokensOut, j.Cost)
 		}
+	}
+	for _, warn := range c.Warnings() {
+		fmt.Fprintf(w, "warning: not like for like: %s\n", warn)
+	}
+	verdict := "releasable"
+	if !a.Release.Releasable {
+		verdict = "not releasable"
+	}
+	fmt.Fprintf(w, "verdict (%s): %s — %s\n", a.Label, verdict, a.Release.Why)
+	for _, b := range a.Release.Blockers {
+		fmt.Fprintf(w, "  blocked by %s\n", b)
 	}
 	if rc := a.RootCauses; len(rc) > 0 {
 		fmt.Fprintf(w, "what to fix first (%s):\n", a.Label)

@@ -73,9 +73,9 @@ func TestRun(t *testing.T) {
 	}
 	out := t.TempDir()
 	var w bytes.Buffer
-	err := run(context.Background(), options{out: out, repeats: repeats, floor: 101}, &w)
+	err := run(context.Background(), options{out: out, repeats: repeats, floor: 100}, &w)
 	if !errors.Is(err, errBelowFloor) {
-		t.Errorf("floor 101: err = %v, want errBelowFloor", err)
+		t.Errorf("floor 100: err = %v, want errBelowFloor", err)
 	}
 	for _, name := range []string{
 		"report.html", "report.md", "report.json",
