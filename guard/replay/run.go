@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/ledger"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 )
@@ -66,6 +67,11 @@ type Config struct {
 	// Traces receives each finished run's trace as one JSONL line
 	// (trace.Writer), in the order runs finish. Nil means none.
 	Traces io.Writer
+	// Redact, when set, de-identifies the traces written to Traces: their
+	// free text goes through it (ledger.RedactTrace; redact.String is the
+	// usual choice). The runs Replay returns keep their traces as they were,
+	// for scoring. Nil writes them as they are.
+	Redact func(string) string
 	// Progress receives a progress line, rewritten with "\r" after each
 	// run and ended with "\n". Nil means none; pass os.Stdout only when it
 	// is a terminal.
@@ -309,7 +315,11 @@ func setMeta(rec *trace.Recorder, run *Run) {
 func (r *replayer) finish(run *Run) {
 	var err error
 	if r.traces != nil {
-		err = r.traces.Write(run.Trace)
+		t := run.Trace
+		if r.cfg.Redact != nil {
+			t = ledger.RedactTrace(t, r.cfg.Redact)
+		}
+		err = r.traces.Write(t)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -254,3 +254,21 @@ func TestReplayBadConfig(t *testing.T) {
 		t.Errorf("no cases: %v, %v", runs, err)
 	}
 }
+
+// TestReplayRedactsWrittenTraces: with Config.Redact the trace file is
+// de-identified, the runs returned for scoring are not.
+func TestReplayRedactsWrittenTraces(t *testing.T) {
+	cases := []Case{{ID: "pii", Category: Normal, Turns: []string{"Where is A1? Mail li@example.com / 请发邮件给 li@example.com"}, LastVerified: "2026-11-01"}}
+	var traces bytes.Buffer
+	hide := func(s string) string { return strings.ReplaceAll(s, "li@example.com", "[email]") }
+	runs, err := Replay(context.Background(), cases, newEcho, Config{Repeats: 1, Traces: &traces, Redact: hide})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(traces.String(), "li@example.com") || !strings.Contains(traces.String(), "[email]") {
+		t.Errorf("trace file not de-identified:\n%s", traces.String())
+	}
+	if got := strings.Join(runs[0].Trace.UserTurns, " "); !strings.Contains(got, "li@example.com") {
+		t.Errorf("the run's own trace was changed: %q", got)
+	}
+}

@@ -11,8 +11,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/agentguard/agentguard/trace"
 )
 
 func TestParse(t *testing.T) {
@@ -107,30 +105,5 @@ func TestOpenInputGzip(t *testing.T) {
 	}
 	if got, _ := io.ReadAll(in); string(got) != "from stdin" || in.Name != "stdin" {
 		t.Errorf("stdin: %q, %q", got, in.Name)
-	}
-}
-
-func TestRedactTraces(t *testing.T) {
-	tr := &trace.Trace{ID: "t1", UserTurns: []string{"call me at +86 138 0000 1001 or li@example.com"}, Steps: []*trace.Step{
-		{Index: 0, Kind: trace.KindTool, Name: "lookup", Args: `{"email":"li@example.com"}`, Result: "ok"},
-	}}
-	var in bytes.Buffer
-	trace.NewWriter(&in).Write(tr)
-	var out bytes.Buffer
-	w := RedactTraces(&out, func(s string) string { return strings.ReplaceAll(s, "li@example.com", "[email]") })
-	line := in.Bytes()
-	w.Write(line[:10]) // a line in pieces
-	w.Write(line[10 : len(line)-1])
-	if out.Len() != 0 {
-		t.Fatal("wrote half a line")
-	}
-	if err := w.Close(); err != nil { // the last line, without its "\n"
-		t.Fatal(err)
-	}
-	if bytes.Contains(out.Bytes(), []byte("li@example.com")) || !bytes.Contains(out.Bytes(), []byte("[email]")) {
-		t.Errorf("got %s", out.String())
-	}
-	if _, err := RedactTraces(io.Discard, nil).Write([]byte("not a trace\n")); err == nil {
-		t.Error("a line that is not a trace was accepted")
 	}
 }

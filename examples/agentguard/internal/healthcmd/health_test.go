@@ -21,7 +21,7 @@ import (
 
 // TestGoldenSet checks the demo golden set against what it must cover.
 func TestGoldenSet(t *testing.T) {
-	cases, err := loadCases("")
+	cases, err := loadCases()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestRunBadCases(t *testing.T) {
 // BenchmarkReplayDemo replays the demo golden set, 30 cases × 3 repeats,
 // through the guard, without a ledger and without scoring.
 func BenchmarkReplayDemo(b *testing.B) {
-	cases, err := loadCases("")
+	cases, err := loadCases()
 	if err != nil {
 		b.Fatal(err)
 	}
