@@ -338,7 +338,7 @@ What to fix first:
 {{end}}{{range .Warnings}}
 > **Not like for like:** {{.}}.
 {{end}}{{with .Baseline}}
-Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end}} ({{.AgeDays}} days ago; valid for {{.ValidFor}} days).
+{{if .Oldest}}Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end}} ({{.AgeDays}} days ago; valid for {{.ValidFor}} days).{{end}}{{if .Unverified}} {{.Unverified}} baselines were never verified (no last_verified): verify them before trusting the scores.{{end}}
 {{- if .Stale}}
 
 > **Warning:** the oldest baseline is {{.AgeDays}} days old, past its validity of {{.ValidFor}} days. Re-verify the golden set before trusting the scores.
@@ -481,7 +481,7 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 {{with .FixFirst}}<h2>What to fix first</h2>
 <ol class="fixfirst">{{range .}}<li><b>{{.Tag}}</b> ({{.Failed}} failed, cases {{join .Cases " "}}): <b>{{.Fix.Kind}}</b>, {{.Fix.Where}}<br><span class="small">{{.Fix.What}}</span></li>{{end}}</ol>{{end}}
 {{range .Warnings}}<p class="warn"><b>Not like for like:</b> {{.}}.</p>{{end}}
-{{with .Baseline}}<p>Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end}} ({{.AgeDays}} days ago; valid for {{.ValidFor}} days).</p>
+{{with .Baseline}}<p>{{if .Oldest}}Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end}} ({{.AgeDays}} days ago; valid for {{.ValidFor}} days).{{end}}{{if .Unverified}} {{.Unverified}} baselines were never verified (no last_verified): verify them before trusting the scores.{{end}}</p>
 {{if .Stale}}<p class="warn"><b>Warning:</b> the oldest baseline is {{.AgeDays}} days old, past its validity of {{.ValidFor}} days. Re-verify the golden set before trusting the scores.{{with .StaleCases}} Stale: {{join . ", "}}.{{end}}</p>{{end}}
 {{if .Tracked}}<p>Two-track baselines: {{.Tracked}} cases; {{len .Alignment}} with elements the expert and the agent tracks disagree on (flagged for alignment, not checked).</p>
 {{with .Alignment}}<ul>{{range .}}<li><b>{{.Case}}</b>: {{join .Disagreements "; "}}</li>{{end}}</ul>{{end}}{{end}}{{end}}

@@ -340,7 +340,9 @@ type Baseline struct {
 	Newest   string `json:"newest"`
 	AgeDays  int    `json:"age_days"` // days from Oldest to the report
 	ValidFor int    `json:"valid_for_days"`
-	Stale    bool   `json:"stale"` // Oldest is older than ValidFor
+	Stale    bool   `json:"stale"` // Oldest is older than ValidFor, or a baseline was never verified
+	// Unverified counts the cases without a last_verified date.
+	Unverified int `json:"unverified,omitempty"`
 	// StaleCases are the cases past their validity, oldest first.
 	StaleCases []string `json:"stale_cases,omitempty"`
 	// Alignment lists the cases whose two baseline tracks disagree
@@ -979,6 +981,10 @@ func baseline(cases []replay.Case, now time.Time, validFor time.Duration) Baseli
 	}
 	b := Baseline{ValidFor: int(validFor / (24 * time.Hour))}
 	for _, c := range cases {
+		if c.LastVerified == "" {
+			b.Unverified++
+			continue
+		}
 		if b.Oldest == "" || c.LastVerified < b.Oldest {
 			b.Oldest = c.LastVerified
 		}
@@ -991,6 +997,7 @@ func baseline(cases []replay.Case, now time.Time, validFor time.Duration) Baseli
 		b.AgeDays = int(age / (24 * time.Hour))
 		b.Stale = age > validFor
 	}
+	b.Stale = b.Stale || b.Unverified > 0
 	for _, c := range replay.Stale(cases, now, validFor) {
 		b.StaleCases = append(b.StaleCases, c.ID)
 	}

@@ -116,16 +116,18 @@ func (c *Case) Reference() Answer {
 	return ref
 }
 
-// Stale returns the cases whose baseline was last verified more than
-// validFor before now (zero validFor means 90 days), oldest first: the
-// cases to re-verify before a run is trusted.
+// Stale returns the cases whose baseline was never verified (no
+// last_verified) or was last verified more than validFor before now (zero
+// validFor means 90 days), never-verified and then oldest first: the cases
+// to verify before a run is trusted.
 func Stale(cases []Case, now time.Time, validFor time.Duration) []Case {
 	if validFor <= 0 {
 		validFor = 90 * 24 * time.Hour
 	}
 	var out []Case
 	for _, c := range cases {
-		if t, err := time.Parse(DateLayout, c.LastVerified); err == nil && now.Sub(t) > validFor {
+		t, err := time.Parse(DateLayout, c.LastVerified)
+		if c.LastVerified == "" || (err == nil && now.Sub(t) > validFor) {
 			out = append(out, c)
 		}
 	}

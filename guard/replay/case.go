@@ -29,8 +29,9 @@ const (
 // agent does with it. Its JSON form is one line of a golden set; the
 // package documentation describes every key.
 type Case struct {
-	ID       string   `json:"id"`
-	Category Category `json:"category"`
+	ID string `json:"id"`
+	// Category is the kind of input; "" reads as Normal.
+	Category Category `json:"category,omitempty"`
 	Title    string   `json:"title,omitempty"`
 	// Route is the trace's route (Trace.Route), for rules that depend on it.
 	Route string `json:"route,omitempty"`
@@ -44,7 +45,7 @@ type Case struct {
 	// conversation; nil means they are not checked.
 	Trajectory *Trajectory `json:"trajectory,omitempty"`
 	// Answer is the baseline answer: what the final answer must and must
-	// not say.
+	// not say. Absent means nothing is checked of it.
 	Answer Answer `json:"answer"`
 	// Tracks, when set, are the baseline's two tracks (expert and agent);
 	// the elements they agree on join Answer as the reference (see
@@ -58,8 +59,9 @@ type Case struct {
 	MaxToolCalls int      `json:"max_tool_calls,omitempty"`
 	Tags         []string `json:"tags,omitempty"`
 	// LastVerified is the date, YYYY-MM-DD, on which a person last checked
-	// that the baseline is still right.
-	LastVerified string `json:"last_verified"`
+	// that the baseline is still right; "" means never, and Stale lists
+	// the case.
+	LastVerified string `json:"last_verified,omitempty"`
 }
 
 // Trajectory is an expected sequence of tool calls and how to compare it
@@ -135,7 +137,7 @@ func (c *Case) validate() error {
 		return errors.New(`missing "id"`)
 	case !idPattern.MatchString(c.ID):
 		return fmt.Errorf("id %q: want 1 to 64 letters, digits, '_', '.' or '-', starting with a letter or digit", c.ID)
-	case c.Category != Normal && c.Category != Boundary && c.Category != Adversarial:
+	case c.Category != "" && c.Category != Normal && c.Category != Boundary && c.Category != Adversarial:
 		return fmt.Errorf("category %q: want normal, boundary or adversarial", c.Category)
 	case len(c.Turns) == 0:
 		return errors.New(`"turns" is empty`)
@@ -183,7 +185,7 @@ func (c *Case) validate() error {
 		}
 	}
 	if c.LastVerified == "" {
-		return errors.New(`missing "last_verified"`)
+		return nil // never verified: Stale lists it
 	}
 	if _, err := time.Parse(DateLayout, c.LastVerified); err != nil {
 		return fmt.Errorf("last_verified %q: want YYYY-MM-DD", c.LastVerified)
@@ -331,6 +333,9 @@ func decodeCase(b []byte) (Case, error) {
 	}
 	if err := c.Validate(); err != nil {
 		return Case{ID: c.ID}, err
+	}
+	if c.Category == "" {
+		c.Category = Normal
 	}
 	return c, nil
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 const good = `{"id":"c1","category":"normal","turns":["hi"],"answer":{},"last_verified":"2026-11-01"}`
@@ -50,7 +51,6 @@ func TestLoadCasesRejects(t *testing.T) {
 		{"duplicate constraint", withKey("constraints", `[{"id":"k","turn":0,"no_tool":"t"},{"id":"k","turn":0,"no_tool":"u"}]`), `duplicate id "k"`},
 		{"negative budget", withKey("max_tool_calls", "-1"), "max_tool_calls -1"},
 		{"tag with space", withKey("tags", `["two words"]`), `tag 0 "two words"`},
-		{"no date", strings.Replace(good, `,"last_verified":"2026-11-01"`, ``, 1), `missing "last_verified"`},
 		{"bad date", strings.Replace(good, `2026-11-01`, `01/11/2026`, 1), `last_verified "01/11/2026"`},
 		{"not UTF-8", strings.Replace(good, "hi", "h\xffi", 1), "not UTF-8"},
 	}
@@ -172,4 +172,21 @@ func FuzzLoadCases(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestMinimalCase: a case of three keys is valid; its category reads as
+// normal and, never verified, it is stale.
+func TestMinimalCase(t *testing.T) {
+	cases, err := LoadCases(strings.NewReader(`{"id":"q1","turns":["Where is my order A1001?"],"answer":{"must":["shipped"]}}
+{"id":"q2","turns":["我的订单 A1002 到哪了？"]}
+`), "min.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cases) != 2 || cases[0].Category != Normal || cases[1].Category != Normal {
+		t.Fatalf("cases %+v, want two normal ones", cases)
+	}
+	if st := Stale(cases, time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC), 0); len(st) != 2 {
+		t.Errorf("Stale = %d cases, want both: never verified", len(st))
+	}
 }

@@ -53,22 +53,26 @@ silently turn a check off. A line looks like this (wrapped here):
 	 "answer":{"must":["9 Lake Road"],"must_not":["could not"]},
 	 "tags":["address-change","en"],"last_verified":"2026-11-20"}
 
+A case needs only an id and its turns; three keys make a useful one:
+
+	{"id":"q1","turns":["Where is my order A1001?"],"answer":{"must":["shipped"]}}
+
 The keys:
 
 	id              string    required; 1 to 64 letters, digits, '_', '.', '-'; unique in the set
-	category        string    required; "normal", "boundary" or "adversarial"
+	category        string    "normal" (the default), "boundary" or "adversarial"
 	title           string    what the case is about, for people
 	route           string    the trace's route (Trace.Route), for route-dependent rules
 	turns           [string]  required; the user's messages, sent one after the other
 	intent          string    the intent the classifier should give turn intent_turn
 	intent_turn     int       0-based; negative counts from the end (-1 is the last); default 0
 	trajectory      object    the expected tool calls over the whole conversation (below)
-	answer          object    the baseline answer's key elements (below); required, may be {}
+	answer          object    the baseline answer's key elements (below); absent checks nothing
 	tracks          object    the baseline's two tracks, {"expert": ANSWER, "agent": ANSWER} (below)
 	constraints     [object]  what the user states and the agent must keep respecting (below)
 	max_tool_calls  int       tool-call budget of a run; default twice the trajectory's length
 	tags            [string]  words without spaces: topic, language, root cause, "ce_<assertion>"
-	last_verified   string    required; YYYY-MM-DD, when a person last checked the baseline
+	last_verified   string    YYYY-MM-DD, when a person last checked the baseline; absent: never (see Stale)
 
 A trajectory object:
 
