@@ -30,8 +30,9 @@ type Check struct {
 	TrajectoryDiff string `json:"trajectory_diff,omitempty"`
 	// Losses are the constraint breaks, in trace order.
 	Losses []Loss `json:"losses,omitempty"`
-	// ToolCalls counts the tool calls the agent made, blocked ones
-	// included; Budget is the case's budget (Case.Budget).
+	// ToolCalls counts the tool calls that ran: a call the guard blocked
+	// never ran, and does not count against the case's budget
+	// (Case.Budget), which Budget holds.
 	ToolCalls int `json:"tool_calls"`
 	Budget    int `json:"budget,omitempty"`
 }
@@ -220,8 +221,8 @@ type Metrics struct {
 	MeanDuration time.Duration `json:"mean_duration_ns"`
 	// MeanTokens is the mean of a run's prompt and completion tokens.
 	MeanTokens float64 `json:"mean_tokens"`
-	// MeanToolCalls is the mean number of tool calls a run made, blocked
-	// ones included.
+	// MeanToolCalls is the mean number of tool calls that ran in a run
+	// (blocked ones never ran).
 	MeanToolCalls float64 `json:"mean_tool_calls"`
 	// NoOutputRate is the share of user turns that got no answer: the run
 	// ended before them, or the answer was blank; a turn handed to a person
@@ -352,7 +353,7 @@ func toolCalls(r *Run) int {
 	n := 0
 	if r.Trace != nil {
 		for _, s := range r.Trace.Steps {
-			if s.Kind == trace.KindTool {
+			if s.Kind == trace.KindTool && !s.Blocked { // a blocked call never ran
 				n++
 			}
 		}

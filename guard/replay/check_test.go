@@ -108,7 +108,7 @@ func TestCheck(t *testing.T) {
 			{Constraint: "addr", Turn: 2, Step: 3, What: `update_address address="2 Other Rd", not "9 lake road"`},
 			{Constraint: "no-sms", Turn: 2, Step: 4, What: "send_sms ran"},
 		},
-		ToolCalls: 4,
+		ToolCalls: 3, // the blocked update_address never ran
 		Budget:    2,
 	}
 	if !reflect.DeepEqual(got, want) {
@@ -166,7 +166,7 @@ func TestMeasure(t *testing.T) {
 		Runs:          5,
 		MeanDuration:  12 * time.Millisecond,
 		MeanTokens:    162.0 / 5,
-		MeanToolCalls: 2.0 / 5,
+		MeanToolCalls: 1.0 / 5, // the blocked call never ran
 		NoOutputRate:  2.0 / 7, // turns: 2+2+1+1+1; b/1 answered none, b/2 a blank one
 		TimeoutRate:   2.0 / 7, // external calls: 2 in a/1, 1 in a/2, 2 in b/2, c/1's timed-out model call and its run timeout
 		RetryRate:     2.0 / 5, // b/2 retried a failed model call, c/1 the guard sent back; a/2's was in shadow
