@@ -68,7 +68,12 @@ func Main(newAgent replay.Factory) {
 
 // Main parses os.Args, runs the command until it ends or an interrupt
 // arrives, and exits with its status.
+//
+// "PROGRAM init -tools FILE" writes a starter golden set instead (Init).
 func (c *Command) Main() {
+	if len(os.Args) > 1 && os.Args[1] == "init" {
+		os.Exit(Init(os.Args[2:], os.Stdout, os.Stderr))
+	}
 	fs := flag.NewFlagSet(filepath.Base(os.Args[0]), flag.ContinueOnError)
 	c.Flags(fs)
 	if err := fs.Parse(os.Args[1:]); err != nil {

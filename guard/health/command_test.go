@@ -119,3 +119,21 @@ func TestCommandFlags(t *testing.T) {
 		t.Errorf("-floor defaults to %s, want 60 (DefaultFloor)", got)
 	}
 }
+
+// TestInit: "init" writes the starter set once and will not overwrite it.
+func TestInit(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "golden.jsonl")
+	var stdout, stderr bytes.Buffer
+	if code := health.Init([]string{"-tools", "testdata/starter/tools.json", "-o", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("status %d: %s", code, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "wrote 30 cases to "+out) {
+		t.Errorf("stdout %q", stdout.String())
+	}
+	if code := health.Init([]string{"-tools", "testdata/starter/tools.json", "-o", out}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "exists") {
+		t.Errorf("second init: status %d, stderr %q; want 2 and the file kept", code, stderr.String())
+	}
+	if code := health.Init(nil, &stdout, &stderr); code != 2 {
+		t.Errorf("no -tools: status %d, want 2", code)
+	}
+}

@@ -155,13 +155,18 @@ instead. Exit status 1 when the guarded total is below -floor (0 to 100;
 the default, 60, is the lowest band the method lets ship), when the
 side-effect rule flags a dimension outside -targets, or, with -strict,
 when the golden set breaks the method's shape or a baseline is stale.
-Your own agent gets this command from health.Main (package guard/health).`,
+"agentguard health init -tools TOOLS.json -o golden.jsonl" writes a
+starter golden set for your own agent's tools, which gets this command
+from health.Main (package guard/health).`,
 	MaxArgs: 0,
 }
 
 // Run is the verb: it parses args, runs the health check, and returns the
 // exit status (see package cli).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "init" {
+		return health.Init(args[1:], stdout, stderr)
+	}
 	var o options
 	fs := verb.FlagSet()
 	cmd := command(&o)
