@@ -310,6 +310,10 @@ func (c Config) validate() error {
 		return bad("gate.level", g.Level, "in (0, 1)")
 	case g.Resamples < 0 || g.Resamples > 10_000_000:
 		return bad("gate.resamples", g.Resamples, "in [1, 10000000]")
+	case g.Interval != "" && g.Interval != IntervalBootstrap && g.Interval != IntervalUnion:
+		return bad("gate.interval", fmt.Sprintf("%q", g.Interval), `"bootstrap" or "union"`)
+	case g.MinSamples < 0:
+		return bad("gate.min_samples", g.MinSamples, "positive")
 	case !finite(j.HeadShare) || j.HeadShare > 1:
 		return bad("judge.head_share", j.HeadShare, "at most 1 (negative: none)")
 	case j.MaxCalls < 0:

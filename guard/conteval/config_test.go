@@ -61,6 +61,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"negative head rate", `{"version":"v","sampling":{"head_rate":-0.1}}`, "sampling.head_rate"},
 		{"floor", `{"version":"v","gate":{"floor":95}}`, "gate.floor is 95"},
 		{"level", `{"version":"v","gate":{"level":1}}`, "gate.level is 1"},
+		{"interval", `{"version":"v","gate":{"interval":"wilson"}}`, `gate.interval is "wilson"`},
 		{"resamples", `{"version":"v","gate":{"resamples":-1}}`, "gate.resamples"},
 		{"price", `{"version":"v","judge":{"input_per_million":-1}}`, "judge prices"},
 		{"pass score 6", `{"version":"v","judge":{"pass_score":6}}`, "judge.pass_score is 6, want a score from 1 to 5"},
@@ -134,9 +135,11 @@ func TestFingerprint(t *testing.T) {
 			t.Errorf("%s: same fingerprint = %v, want %v", tt.name, got, tt.same)
 		}
 	}
-	// The fingerprint of the zero config, as before judge.pass_score
-	// existed: a trend kept across the upgrade marks no change.
-	if got, want := base.Fingerprint(), "a8e04908af0d"; got != want {
+	// The fingerprint of the zero config. It changed when the gate took
+	// the method's order and interval (bootstrap, width first, 20 samples
+	// at least), since the same flags can get another verdict: a trend
+	// kept across that upgrade marks the change.
+	if got, want := base.Fingerprint(), "5225042e839c"; got != want {
 		t.Errorf("fingerprint %q, want %q", got, want)
 	}
 }

@@ -91,19 +91,23 @@ a percentile bootstrap, each of whose resamples is one binomial draw
 B(n, p̂) — resampling n flags and counting the passes is that draw — so it
 costs O(resamples) whatever n is; and the Wilson score interval in closed
 form. The draws are exact (inversion for n·p ≤ 30, BTPE beyond; see the
-comment on binomial in binomial.go). The verdict is taken on the union of
-the two intervals, because the percentile bootstrap collapses to a point
-when every flag passed:
+comment on binomial in binomial.go). The verdict is taken as the method
+gives it, on the bootstrap interval, the interval's width first:
 
-	interval wholly below the floor         red, however wide
-	interval wider than 0.15                not-enough-samples: add samples first
-	lower bound ≥ floor (0.95)              green
+	fewer than 20 samples                   not-enough-samples: a clean round's bootstrap is a point
+	interval wider than 0.15                not-enough-samples: too wide to judge, whatever the rate
+	lower bound ≥ floor (0.95)              green (20 of 20 is green)
 	rate ≥ floor, lower bound below it      yellow
 	otherwise                               red
 
+so 10 of 20 is not red but unknown: the interval [0.30, 0.70] cannot say.
+Wilson's interval is reported beside it; Gate.Interval "union" takes the
+verdict on the union of the two instead, which keeps a clean round of 20
+not-enough-samples (Wilson [0.839, 1]) for teams that want more samples.
+
 The seed check — 120 flags with every 17th failing (flags 0, 17, …, 119) —
 gives 112/120 = 0.933, bootstrap [0.883, 0.975], Wilson [0.874, 0.966],
-width 0.101: judged, and red.
+width 0.092: judged, and red.
 
 A round reports two curves, never merged: the pass rate of the head sample
 only (the unbiased production level, which the verdict is taken on) and
@@ -171,7 +175,9 @@ are errors.
 	  },
 	  "gate": {
 	    "floor": 0.95, "max_width": 0.15, "level": 0.95,
-	    "resamples": 10000, "seed": 1
+	    "resamples": 10000, "seed": 1,
+	    "interval": "bootstrap",         the verdict's interval: bootstrap, or union (with Wilson)
+	    "min_samples": 20                fewer samples are not-enough-samples
 	  },
 	  "judge": {
 	    "head_share": 0.1,               share of the head sample judged; <0 none

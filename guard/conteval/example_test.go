@@ -27,7 +27,7 @@ func ExampleGate_Judge() {
 	fmt.Printf("width %.3f, exit status %d\n", e.Interval().Width(), e.Verdict.ExitCode())
 	// Output:
 	// 0.933 (112/120), 95% CI bootstrap [0.883, 0.975], Wilson [0.874, 0.966] → red (rate and lower bound below floor 0.95)
-	// width 0.101, exit status 1
+	// width 0.092, exit status 1
 }
 
 func ExampleWilson() {
@@ -143,7 +143,7 @@ func ExampleEvaluator_Run() {
 	fmt.Println(rep.GateLine())
 	fmt.Println(len(rep.Cases), "cases; the first:", rep.Cases[0].Case.ID, rep.Cases[0].Case.Tags)
 	// Output:
-	// gate: head pass rate 0.960 (191/199), 95% CI bootstrap [0.930, 0.985] Wilson [0.923, 0.979] → YELLOW (rate ≥ floor 0.95, lower bound 0.923 below it) · cost 0.000000 = 202 samples × 0.000000 + 0 judge calls 0.000000 · config v1
+	// gate: head pass rate 0.960 (191/199), 95% CI bootstrap [0.930, 0.985] Wilson [0.923, 0.979] → YELLOW (rate ≥ floor 0.95, lower bound 0.930 below it) · cost 0.000000 = 202 samples × 0.000000 + 0 judge calls 0.000000 · config v1
 	// 9 cases; the first: ce-t0000 [ce_json-answer continuous-eval]
 }
 

@@ -24,7 +24,26 @@ type Gate struct {
 	// Seed seeds the bootstrap: the same counts and seed give the same
 	// interval.
 	Seed uint64 `json:"seed,omitempty"`
+	// Interval is the interval the verdict is taken on: "bootstrap" (the
+	// default, as the method gives it) or "union", the union of the
+	// bootstrap and Wilson intervals, which stays wide when every flag
+	// passed (20 of 20 gives Wilson [0.839, 1]), so a clean round needs
+	// more samples to be green.
+	Interval string `json:"interval,omitempty"`
+	// MinSamples is the fewest flags a verdict is taken on: below it the
+	// percentile bootstrap of a clean round collapses to a point (5 of 5
+	// gives [1, 1]) and says nothing. Zero means 20.
+	MinSamples int `json:"min_samples,omitempty"`
 }
+
+// Intervals the verdict may be taken on (Gate.Interval).
+const (
+	IntervalBootstrap = "bootstrap"
+	IntervalUnion     = "union"
+)
+
+// DefaultMinSamples is the fewest flags the default gate judges.
+const DefaultMinSamples = 20
 
 func (g Gate) withDefaults() Gate {
 	if g.Floor == 0 {
@@ -38,6 +57,12 @@ func (g Gate) withDefaults() Gate {
 	}
 	if g.Resamples <= 0 {
 		g.Resamples = DefaultResamples
+	}
+	if g.Interval == "" {
+		g.Interval = IntervalBootstrap
+	}
+	if g.MinSamples <= 0 {
+		g.MinSamples = DefaultMinSamples
 	}
 	return g
 }
@@ -53,8 +78,9 @@ const (
 	Yellow Light = "yellow"
 	// Red: the pass rate is below the floor.
 	Red Light = "red"
-	// NotEnough: the interval is wider than the gate's MaxWidth (and not
-	// wholly below the floor): add samples before judging.
+	// NotEnough: fewer flags than the gate's MinSamples, or an interval
+	// wider than its MaxWidth: too wide to judge, whatever the rate; add
+	// samples before judging.
 	NotEnough Light = "not-enough-samples"
 )
 
@@ -93,18 +119,21 @@ type Estimate struct {
 	Wilson    Interval `json:"wilson"`
 	Verdict   Light    `json:"verdict"`
 	// The gate's parameters, for reading the estimate alone.
-	Level    float64 `json:"level"`
-	Floor    float64 `json:"floor"`
-	MaxWidth float64 `json:"max_width"`
+	Level      float64 `json:"level"`
+	Floor      float64 `json:"floor"`
+	MaxWidth   float64 `json:"max_width"`
+	Method     string  `json:"interval"` // Gate.Interval
+	MinSamples int     `json:"min_samples"`
 }
 
-// Interval returns the union of the two intervals, which the verdict is
-// taken on. The percentile bootstrap collapses to a point when every flag
-// (or none) passed — 20 passes out of 20 give [1, 1] — so it alone would
-// call five clean samples green; Wilson's interval stays honest there, and
-// the union keeps the more cautious bound on each side.
+// Interval returns the interval the verdict is taken on: the bootstrap
+// interval, or with Gate.Interval "union" the union of the two, which
+// keeps the more cautious bound on each side.
 func (e Estimate) Interval() Interval {
-	return Interval{min(e.Bootstrap.Lo, e.Wilson.Lo), max(e.Bootstrap.Hi, e.Wilson.Hi)}
+	if e.Method == IntervalUnion {
+		return Interval{min(e.Bootstrap.Lo, e.Wilson.Lo), max(e.Bootstrap.Hi, e.Wilson.Hi)}
+	}
+	return e.Bootstrap
 }
 
 // String formats e on one line:
@@ -122,15 +151,15 @@ func (e Estimate) Reason() string {
 		if e.N == 0 {
 			return "no samples"
 		}
-		return fmt.Sprintf("interval width %.3f > %.2f: add samples first", iv.Width(), e.MaxWidth)
+		if e.N < e.MinSamples {
+			return fmt.Sprintf("%d samples, fewer than %d: add samples first", e.N, e.MinSamples)
+		}
+		return fmt.Sprintf("interval width %.3f > %.2f: too wide to judge, add samples first", iv.Width(), e.MaxWidth)
 	case Green:
 		return fmt.Sprintf("lower bound %.3f ≥ floor %.2f", iv.Lo, e.Floor)
 	case Yellow:
 		return fmt.Sprintf("rate ≥ floor %.2f, lower bound %.3f below it", e.Floor, iv.Lo)
 	case Red:
-		if iv.Width() > e.MaxWidth {
-			return fmt.Sprintf("whole interval below floor %.2f", e.Floor)
-		}
 		return fmt.Sprintf("rate and lower bound below floor %.2f", e.Floor)
 	}
 	return ""
@@ -139,19 +168,21 @@ func (e Estimate) Reason() string {
 // streamBootstrap is the second word of the bootstrap's PCG state.
 const streamBootstrap = 0x626f6f7473747270 // "bootstrp"
 
-// Judge estimates the pass rate of passes out of n flags and judges it:
+// Judge estimates the pass rate of passes out of n flags and judges it, in
+// the method's order, the interval's width first:
 //
-//   - the interval (the union of bootstrap and Wilson, see
-//     Estimate.Interval) lies wholly below Floor → Red, however wide;
-//   - it is wider than MaxWidth → NotEnough;
-//   - its lower bound is at or above Floor → Green;
+//   - fewer than MinSamples flags → NotEnough;
+//   - the interval (the bootstrap's, see Gate.Interval) is wider than
+//     MaxWidth → NotEnough: too wide to judge, whatever the rate (10 of 20
+//     is not red, it is unknown);
+//   - its lower bound is at or above Floor → Green (20 of 20 is green);
 //   - the rate is at or above Floor → Yellow;
 //   - otherwise → Red.
 //
-// n = 0 is NotEnough. It takes O(Resamples) time whatever n is.
+// It takes O(Resamples) time whatever n is.
 func (g Gate) Judge(passes, n int) Estimate {
 	g = g.withDefaults()
-	e := Estimate{N: max(n, 0), Passes: min(max(passes, 0), max(n, 0)), Level: g.Level, Floor: g.Floor, MaxWidth: g.MaxWidth}
+	e := Estimate{N: max(n, 0), Passes: min(max(passes, 0), max(n, 0)), Level: g.Level, Floor: g.Floor, MaxWidth: g.MaxWidth, Method: g.Interval, MinSamples: g.MinSamples}
 	if e.N == 0 {
 		e.Bootstrap, e.Wilson, e.Verdict = Interval{0, 1}, Interval{0, 1}, NotEnough
 		return e
@@ -161,9 +192,7 @@ func (g Gate) Judge(passes, n int) Estimate {
 	e.Wilson = Wilson(e.Passes, e.N, g.Level)
 	iv := e.Interval()
 	switch {
-	case iv.Hi < g.Floor:
-		e.Verdict = Red
-	case iv.Width() > g.MaxWidth:
+	case e.N < g.MinSamples, iv.Width() > g.MaxWidth+1e-9: // 1 - 0.85 is 0.15000000000000002
 		e.Verdict = NotEnough
 	case iv.Lo >= g.Floor:
 		e.Verdict = Green

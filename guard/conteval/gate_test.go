@@ -109,19 +109,23 @@ func TestGateVerdicts(t *testing.T) {
 		gate      Gate
 		want      Light
 	}{
-		{112, 120, Gate{}, Red},                     // the seed check
-		{1000, 1000, Gate{}, Green},                 // Wilson lower bound 0.996
-		{990, 1000, Gate{}, Green},                  // lower bound 0.982
-		{960, 1000, Gate{}, Yellow},                 // rate 0.96 ≥ 0.95, lower bound 0.946
-		{940, 1000, Gate{}, Red},                    // both below
-		{5, 5, Gate{}, NotEnough},                   // bootstrap [1, 1], Wilson [0.566, 1]
-		{19, 20, Gate{}, NotEnough},                 // Wilson [0.764, 0.991]
-		{0, 5, Gate{}, Red},                         // wide, but wholly below the floor
-		{10, 20, Gate{}, Red},                       // wide, but wholly below the floor
-		{0, 0, Gate{}, NotEnough},                   // nothing to judge
-		{112, 120, Gate{Floor: 0.9}, Yellow},        // rate 0.933 ≥ 0.9, lower bound 0.874
-		{112, 120, Gate{MaxWidth: 0.05}, NotEnough}, // the upper bound 0.975 is above the floor
-		{100, 120, Gate{MaxWidth: 0.05}, Red},       // upper bound 0.89: wholly below
+		// The method's order: the interval's width first, on the bootstrap.
+		{112, 120, Gate{}, Red},                            // the seed check: width 0.092, rate and lower bound below
+		{20, 20, Gate{}, Green},                            // the method: 20 of 20 is green (bootstrap [1, 1])
+		{10, 20, Gate{}, NotEnough},                        // the method: width 0.4, too wide to judge, not red
+		{1000, 1000, Gate{}, Green},                        // lower bound 1
+		{990, 1000, Gate{}, Green},                         // lower bound 0.984
+		{960, 1000, Gate{}, Yellow},                        // rate 0.96 ≥ 0.95, lower bound 0.948
+		{940, 1000, Gate{}, Red},                           // both below
+		{5, 5, Gate{}, NotEnough},                          // fewer than 20 samples: bootstrap [1, 1] says nothing
+		{0, 5, Gate{}, NotEnough},                          // fewer than 20
+		{19, 20, Gate{}, Yellow},                           // rate 0.95, bootstrap [0.85, 1] width 0.15
+		{0, 0, Gate{}, NotEnough},                          // nothing to judge
+		{112, 120, Gate{Floor: 0.9}, Yellow},               // rate 0.933 ≥ 0.9, lower bound 0.883
+		{112, 120, Gate{MaxWidth: 0.05}, NotEnough},        // width 0.092 > 0.05
+		{100, 120, Gate{MaxWidth: 0.05}, NotEnough},        // too wide, whatever the rate
+		{20, 20, Gate{Interval: IntervalUnion}, NotEnough}, // the cautious union: Wilson [0.839, 1]
+		{5, 5, Gate{MinSamples: 5}, Green},                 // a gate told to judge five
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("%d/%d,floor=%g,width=%g", tt.passes, tt.n, tt.gate.Floor, tt.gate.MaxWidth), func(t *testing.T) {
