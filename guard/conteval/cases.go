@@ -19,8 +19,42 @@ import (
 	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
-// TagContinuousEval tags every regression case the evaluator makes.
-const TagContinuousEval = "continuous-eval"
+// TagContinuousEval tags every regression case the evaluator makes, and
+// TagReview those a person has not checked yet (they have no
+// last_verified date either).
+const (
+	TagContinuousEval = "continuous-eval"
+	TagReview         = "review"
+)
+
+// Merge adds the regression cases red to the golden set golden, as the
+// method asks every two weeks: each case whose id, or whose turns, the set
+// does not hold yet is appended, tagged TagReview and without a
+// last_verified date, so that it stays stale until a person has checked
+// its baseline. It returns the merged set (golden's cases first, in
+// order) and the ids of the cases it added; golden is not modified.
+func Merge(golden, red []replay.Case) (merged []replay.Case, added []string) {
+	merged = slices.Clone(golden)
+	ids := map[string]bool{}
+	turns := map[string]bool{}
+	key := func(c replay.Case) string { return strings.Join(c.Turns, "\x00") }
+	for _, c := range golden {
+		ids[c.ID], turns[key(c)] = true, true
+	}
+	for _, c := range red {
+		if ids[c.ID] || turns[key(c)] {
+			continue
+		}
+		c.LastVerified = ""
+		if !slices.Contains(c.Tags, TagReview) {
+			c.Tags = append(slices.Clone(c.Tags), TagReview)
+		}
+		ids[c.ID], turns[key(c)] = true, true
+		merged = append(merged, c)
+		added = append(added, c.ID)
+	}
+	return merged, added
+}
 
 // Case is a regression case made from a red sample: a health-check case
 // (replay.Case) that replays the sample's conversation beside the golden
@@ -100,10 +134,9 @@ func newCase(s *SampleResult, rep *Report, refusals []string, history []HistoryP
 		c.Failed = append(c.Failed, f.Outcome.Finding)
 		names = append(names, f.Name)
 	}
-	rc := replay.Case{
-		ID: CaseID(s.TraceID), Category: replay.Normal, Route: s.Route,
-		LastVerified: rep.Time.Format(replay.DateLayout),
-	}
+	// No last_verified: nobody has checked the baseline yet, so the case
+	// is stale, and tagged for review, until a person has.
+	rc := replay.Case{ID: CaseID(s.TraceID), Category: replay.Normal, Route: s.Route}
 	if s.Bands.Has(BandLowConfidence) {
 		rc.Category = replay.Boundary
 	}
@@ -139,7 +172,7 @@ func newCase(s *SampleResult, rep *Report, refusals []string, history []HistoryP
 			}
 		}
 	}
-	rc.Tags = append(rc.Tags, TagContinuousEval)
+	rc.Tags = append(rc.Tags, TagContinuousEval, TagReview)
 	rc.Title = caseTitle(s, names, history)
 	c.Case = rc
 	return c, rc.Validate() == nil

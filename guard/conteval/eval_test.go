@@ -172,8 +172,10 @@ func TestRun(t *testing.T) {
 		t.Errorf("%d cases and %d uncased for %d red samples", len(rep.Cases), rep.Uncased, want)
 	}
 	for _, c := range rep.Cases {
-		if c.ConfigVersion != "test-1" || c.Case.LastVerified != "2025-06-01" {
-			t.Errorf("case %s: version %q, last verified %q", c.Case.ID, c.ConfigVersion, c.Case.LastVerified)
+		// Nobody has checked the case yet: unverified, tagged for review;
+		// the round's date is Case.Time.
+		if c.ConfigVersion != "test-1" || c.Case.LastVerified != "" || !slices.Contains(c.Case.Tags, TagReview) || c.Time.Format("2006-01-02") != "2025-06-01" {
+			t.Errorf("case %s: version %q, last verified %q, tags %v, round %v", c.Case.ID, c.ConfigVersion, c.Case.LastVerified, c.Case.Tags, c.Time)
 		}
 	}
 	if tp := rep.Trend; tp.ConfigVersion != "test-1" || tp.VersionChanged || tp.Samples != len(rep.Samples) {

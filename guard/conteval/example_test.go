@@ -144,7 +144,7 @@ func ExampleEvaluator_Run() {
 	fmt.Println(len(rep.Cases), "cases; the first:", rep.Cases[0].Case.ID, rep.Cases[0].Case.Tags)
 	// Output:
 	// gate: head pass rate 0.960 (191/199), 95% CI bootstrap [0.930, 0.985] Wilson [0.923, 0.979] → YELLOW (rate ≥ floor 0.95, lower bound 0.930 below it) · cost 0.000000 = 202 samples × 0.000000 + 0 judge calls 0.000000 · config v1
-	// 9 cases; the first: ce-t0000 [ce_json-answer continuous-eval]
+	// 9 cases; the first: ce-t0000 [ce_json-answer continuous-eval review]
 }
 
 // A judge model gives a second opinion on the red samples and a share of
@@ -219,7 +219,7 @@ func ExampleWriteCases() {
 	rep, _ := (&conteval.Evaluator{Config: conteval.Config{Version: "v1"}}).Run(context.Background(), []*trace.Trace{t}, time.Date(2025, 6, 1, 0, 0, 0, 0, time.UTC))
 	_ = conteval.WriteCases(os.Stdout, rep.Cases)
 	// Output:
-	// {"id":"ce-prod-7","category":"normal","title":"citations-retrieved failed on production trace prod-7 (route after-sales); route pass rate over all samples, last 1 rounds: 0.00","route":"after-sales","turns":["What is the return policy?"],"answer":{"must_not":["KB-RET-04"]},"tags":["ce_citations-retrieved","continuous-eval"],"last_verified":"2025-06-01"}
+	// {"id":"ce-prod-7","category":"normal","title":"citations-retrieved failed on production trace prod-7 (route after-sales); route pass rate over all samples, last 1 rounds: 0.00","route":"after-sales","turns":["What is the return policy?"],"answer":{"must_not":["KB-RET-04"]},"tags":["ce_citations-retrieved","continuous-eval","review"]}
 }
 
 func ExampleFromEvaluate() {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/agentguard/agentguard/guard/replay"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -297,5 +298,32 @@ func TestDuplicatesRadix(t *testing.T) {
 				t.Fatalf("n=%d: trace %d (%v): duplicate = %v, want %v", n, i, tr, got[i], want)
 			}
 		}
+	}
+}
+
+// TestMerge: red samples join the golden set once, tagged for review and
+// unverified; a case the set already holds, by id or by its turns, is not
+// added again.
+func TestMerge(t *testing.T) {
+	golden := []replay.Case{
+		{ID: "N01", Category: replay.Normal, Turns: []string{"Where is A1001?"}, LastVerified: "2026-11-01"},
+		{ID: "N02", Category: replay.Normal, Turns: []string{"我的订单 A1002 到哪了？"}, LastVerified: "2026-11-01"},
+	}
+	red := []replay.Case{
+		{ID: "ce-t1", Category: replay.Normal, Turns: []string{"退货要多久？"}, Tags: []string{"ce_grounding"}, LastVerified: "2026-12-01"},
+		{ID: "ce-t2", Category: replay.Normal, Turns: []string{"Where is A1001?"}}, // N01's conversation
+		{ID: "N02", Category: replay.Normal, Turns: []string{"something else"}},    // N02's id
+		{ID: "ce-t1", Category: replay.Normal, Turns: []string{"退货要多久？"}},          // twice in one batch
+	}
+	merged, added := Merge(golden, red)
+	if !slices.Equal(added, []string{"ce-t1"}) || len(merged) != 3 {
+		t.Fatalf("added %v, %d cases; want ce-t1 only", added, len(merged))
+	}
+	c := merged[2]
+	if c.LastVerified != "" || !slices.Contains(c.Tags, TagReview) || !slices.Contains(c.Tags, "ce_grounding") {
+		t.Errorf("merged case %+v: want unverified, tagged review", c)
+	}
+	if red[0].LastVerified == "" || len(red[0].Tags) != 1 || golden[0].LastVerified == "" {
+		t.Error("Merge modified its inputs")
 	}
 }

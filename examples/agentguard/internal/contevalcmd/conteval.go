@@ -10,6 +10,10 @@
 //
 //	agentguard conteval -traces FILE [-format NAME] [-config FILE] [-since T]
 //	    [-ledger DIR] [-cases FILE] [-trend FILE] [-judge demo] [-report FILE]
+//	agentguard conteval merge -into GOLDEN.jsonl CASES.jsonl...
+//
+// merge appends the regression cases of earlier rounds to the golden set,
+// tagged for review and unverified (conteval.Merge).
 //
 // Exit status: 0 green, 0 with a warning yellow, 1 red, 2 when the round
 // could not run or a line of the input could not be read (a usage or input
@@ -58,13 +62,18 @@ var verb = cli.Verb{
 	Synopsis: "-traces FILE [-format NAME] [-config FILE] [-since T] [-ledger DIR] [-cases FILE] [-trend FILE] [-judge demo] [-report FILE]",
 	Doc: `Runs one round of continuous evaluation over production traces: samples
 them by risk band, runs the property assertions on the samples, and gates
-the pass rate. Red samples become regression cases and ledger entries.`,
+the pass rate. Red samples become regression cases and ledger entries;
+"agentguard conteval merge -into golden.jsonl CASES.jsonl..." merges those
+cases into the golden set for review.`,
 	MaxArgs: 0,
 }
 
 // Run is the verb: it runs a round over the traces args name and returns
 // the exit status (see package cli).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && args[0] == "merge" {
+		return runMerge(args[1:], stdout, stderr)
+	}
 	return run(ctx, args, stdout, stderr, time.Now())
 }
 

@@ -225,3 +225,32 @@ not json
 		t.Errorf("stderr: %s", errOut.String())
 	}
 }
+
+// TestMergeVerb: the round's red cases join the golden set once.
+func TestMergeVerb(t *testing.T) {
+	dir := t.TempDir()
+	golden := filepath.Join(dir, "golden.jsonl")
+	red := filepath.Join(dir, "red.jsonl")
+	if err := os.WriteFile(golden, []byte(`{"id":"N01","turns":["Where is A1001?"],"answer":{},"last_verified":"2026-11-01"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(red, []byte(`{"id":"ce-t1","turns":["退货要多久？"],"answer":{},"tags":["ce_grounding","continuous-eval","review"]}
+{"id":"ce-t2","turns":["Where is A1001?"],"answer":{}}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"merged 1 of 2 regression cases", "merged 0 of 2 regression cases"} {
+		var stdout, stderr bytes.Buffer
+		if code := Run(context.Background(), []string{"merge", "-into", golden, red}, &stdout, &stderr); code != 0 || !strings.Contains(stdout.String(), want) {
+			t.Errorf("round %d: status %d, stdout %q, stderr %q; want %q", i, code, stdout.String(), stderr.String(), want)
+		}
+	}
+	b, _ := os.ReadFile(golden)
+	if n := strings.Count(string(b), "\n"); n != 2 || !strings.Contains(string(b), `"id":"ce-t1"`) {
+		t.Errorf("golden set after merging twice:\n%s", b)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := Run(context.Background(), []string{"merge", red}, &stdout, &stderr); code != 2 || !strings.Contains(stderr.String(), "missing -into") {
+		t.Errorf("no -into: status %d, stderr %q", code, stderr.String())
+	}
+}
