@@ -148,12 +148,71 @@ the same version is marked params_changed.
 Each red sample becomes a [Case]: a health-check case (replay.Case) that
 replays its conversation beside the golden set — written by [WriteCases]
 in the format replay.LoadCases reads, tagged "ce_<assertion>" for every
-failed assertion and "continuous-eval" — and, in the details file
+failed assertion, "continuous-eval" and "review" — and, in the details file
 ([WriteCaseDetails]), the trace id, the failed assertions' findings, the
 config version and the route's recent pass-rate history. Each failed
 assertion is also appended to the ledger as a trace.Violation with the
 rule "ce_<assertion>", once per trace and rule however often the trace is
 evaluated.
+
+The cases carry no last_verified date and the tag "review": nobody has
+checked their baselines yet. Every two weeks, as the method asks, [Merge]
+(the command "agentguard conteval merge -into golden.jsonl CASES.jsonl…")
+adds them to the golden set once, by id or by their turns, where they stay
+stale until a person has checked them.
+
+Once a week a person checks green samples, since assertions miss what a
+person sees: with Evaluator.Review a round keeps that many green head
+samples ([Report.ReviewItems], "-review FILE", 20 by default) for the
+person to mark ok or not; the filled file, read by [ReadReview] and given
+to the next round ([Report.AddHumanCheck], "-reviewed FILE"), lands on the
+trend, and a green sample found wrong turns a green verdict yellow.
+
+Citation defects are also counted by the domain of the cited document
+([DocDomain]: "KB-RET-04" is in "KB-RET"), in Report.CitationDomains: which
+part of the knowledge base answers cite wrongly.
+
+# Schedule
+
+A round is one command, so any scheduler runs it: daily over the day's
+traces, or hourly for a busy agent (each round's -since picks its window;
+the trend file keeps the history). With cron:
+
+	# daily at 02:00: yesterday's traces; Mondays also write the week's human check
+	0 2 * * *   agentguard conteval -traces /var/log/agent/traces.jsonl.gz -since 24h -config conteval.json -ledger /var/lib/agentguard/ledger -cases red.jsonl -trend trend.jsonl
+	0 2 * * 1   agentguard conteval -traces /var/log/agent/traces.jsonl.gz -since 24h -config conteval.json -trend trend.jsonl -review review-$(date +\%F).jsonl
+	# every other Sunday: merge the red cases into the golden set for review
+	0 3 * * 0   [ $(( $(date +\%V) % 2 )) -eq 0 ] && agentguard conteval merge -into golden.jsonl red.jsonl
+
+On Kubernetes, a CronJob (exit status 1 red, 3 not enough samples: the
+job's failure is the alert):
+
+	apiVersion: batch/v1
+	kind: CronJob
+	metadata: {name: agentguard-conteval}
+	spec:
+	  schedule: "0 * * * *"            # hourly
+	  concurrencyPolicy: Forbid
+	  jobTemplate:
+	    spec:
+	      backoffLimit: 0
+	      template:
+	        spec:
+	          restartPolicy: Never
+	          containers:
+	          - name: conteval
+	            image: your-registry/agentguard:latest
+	            args: ["conteval", "-traces", "/traces/current.jsonl", "-since", "1h",
+	                   "-config", "/etc/agentguard/conteval.json", "-trend", "/data/trend.jsonl",
+	                   "-ledger", "/data/ledger", "-cases", "/data/red.jsonl"]
+	            volumeMounts:
+	            - {name: traces, mountPath: /traces, readOnly: true}
+	            - {name: data, mountPath: /data}
+	            - {name: config, mountPath: /etc/agentguard}
+	          volumes:
+	          - {name: traces, persistentVolumeClaim: {claimName: agent-traces}}
+	          - {name: data, persistentVolumeClaim: {claimName: agentguard-data}}
+	          - {name: config, configMap: {name: agentguard-conteval}}
 
 # The config file
 

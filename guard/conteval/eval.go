@@ -1,12 +1,14 @@
 package conteval
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"iter"
 	"math"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -63,6 +65,10 @@ type Evaluator struct {
 	// with their traces, for cases and the ledger; the rest are counted.
 	// Zero means DefaultKeepRed.
 	KeepRed int
+	// Review is how many green head samples a round keeps, with their
+	// traces, for a person's check (Report.ReviewItems): the method asks
+	// for 20 a week. Zero means none beyond what the judge takes.
+	Review int
 }
 
 // AssertionResult is one assertion's outcome on one sample.
@@ -215,6 +221,10 @@ type Report struct {
 	All  Estimate `json:"all"`
 	// RouteCounts are the pass counts of each route.
 	RouteCounts map[string]RouteCounts `json:"route_counts"`
+	// CitationDomains counts the citation defects (citations-retrieved
+	// failures) by the domain of the cited document (DocDomain), most
+	// first: which part of the knowledge base answers cite wrongly.
+	CitationDomains []DomainCount `json:"citation_domains,omitempty"`
 	// Verdict is Head.Verdict, or Red when Privilege is not zero.
 	Verdict Light `json:"verdict"`
 	// Privilege counts the traces in which a tool outside the allow-list
@@ -238,6 +248,9 @@ type Report struct {
 	// those skipped because an earlier round filed them.
 	Filed        int `json:"filed"`
 	AlreadyFiled int `json:"already_filed"`
+	// Human is a person's check of an earlier round's green samples
+	// (AddHumanCheck), nil when none was read.
+	Human *HumanCheck `json:"human_check,omitempty"`
 	// Trend is this round's trend point, marked against History.
 	Trend TrendPoint `json:"trend"`
 	// Streamed is set on a report made by a Round: what its bounds left
@@ -262,6 +275,9 @@ func (r *Report) GateLine() string {
 	h := r.Head
 	c := r.Cost
 	reason := h.Reason()
+	if hc := r.Human; hc != nil && len(hc.Wrong) > 0 {
+		reason = fmt.Sprintf("a person found %d of %d green samples wrong; %s", len(hc.Wrong), hc.Checked, reason)
+	}
 	if r.Privilege > 0 {
 		reason = fmt.Sprintf("%d traces ran a tool outside the allow-list; %s", r.Privilege, reason)
 	}
@@ -370,6 +386,7 @@ type tally struct {
 	head, all Count
 	routes    map[string]RouteCounts
 	headAdded int
+	citations map[string]int // citation defects by document domain
 }
 
 func newTally(names []string) *tally {
@@ -396,6 +413,12 @@ func (t *tally) add(s *SampleResult) {
 			if inHead {
 				st.HeadFailed++
 			}
+			if r.Name == NameCitationsRetrieved {
+				if t.citations == nil {
+					t.citations = map[string]int{}
+				}
+				t.citations[DocDomain(r.Outcome.Finding.Evidence)]++
+			}
 		}
 		st.Applied++
 		if inHead {
@@ -415,6 +438,12 @@ func (t *tally) add(s *SampleResult) {
 // into writes the counts into rep, gated by cfg.
 func (t *tally) into(cfg Config, rep *Report) {
 	rep.Assertions, rep.RouteCounts, rep.HeadAdded = t.stats, t.routes, t.headAdded
+	for d, n := range t.citations {
+		rep.CitationDomains = append(rep.CitationDomains, DomainCount{Domain: d, Defects: n})
+	}
+	slices.SortFunc(rep.CitationDomains, func(a, b DomainCount) int {
+		return cmp.Or(cmp.Compare(b.Defects, a.Defects), strings.Compare(a.Domain, b.Domain))
+	})
 	rep.Head = cfg.Gate.Judge(t.head.Passes, t.head.N)
 	rep.All = cfg.Gate.Judge(t.all.Passes, t.all.N)
 }
@@ -596,4 +625,25 @@ func (e *Evaluator) file(ctx context.Context, rep *Report) error {
 		}
 	}
 	return nil
+}
+
+// DomainCount is how many citation defects cite documents of one domain.
+type DomainCount struct {
+	Domain  string `json:"domain"`
+	Defects int    `json:"defects"`
+}
+
+// DocDomain returns the domain of a document id: the id without its last
+// part, the parts split at '-', '_', '/', ':' or '.' ("KB-RET-04" is in
+// "KB-RET", "policies/returns/7" in "policies/returns"); an id of one part
+// is its own domain, and "" is "(none)".
+func DocDomain(id string) string {
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return "(none)"
+	}
+	if i := strings.LastIndexAny(id, "-_/:."); i > 0 {
+		return id[:i]
+	}
+	return id
 }

@@ -97,6 +97,7 @@ func (e *Evaluator) Start(now time.Time) (*Round, error) {
 	if e.Judge != nil && cfg.Judge.HeadShare > 0 {
 		r.headKeep = cfg.Judge.MaxCalls
 	}
+	r.headKeep = max(r.headKeep, e.Review)
 	return r, nil
 }
 

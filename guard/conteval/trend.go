@@ -35,6 +35,9 @@ type TrendPoint struct {
 	Cost    float64    `json:"cost"`
 	// Routes holds each route's pass counts in the round.
 	Routes map[string]RouteCounts `json:"routes,omitempty"`
+	// Human is the person's check of green samples read in this round,
+	// if any: the gate's history keeps how often a person disagreed.
+	Human *HumanCheck `json:"human_check,omitempty"`
 }
 
 // CurvePoint is a pass rate and its interval (the union of the bootstrap

@@ -59,7 +59,7 @@ const exitFailed = cli.ExitUsage
 
 var verb = cli.Verb{
 	Name:     "conteval",
-	Synopsis: "-traces FILE [-format NAME] [-config FILE] [-since T] [-ledger DIR] [-cases FILE] [-trend FILE] [-judge demo] [-report FILE]",
+	Synopsis: "-traces FILE [-format NAME] [-config FILE] [-since T] [-ledger DIR] [-cases FILE] [-trend FILE] [-judge demo] [-report FILE] [-review FILE] [-reviewed FILE]",
 	Doc: `Runs one round of continuous evaluation over production traces: samples
 them by risk band, runs the property assertions on the samples, and gates
 the pass rate. Red samples become regression cases and ledger entries;
@@ -80,6 +80,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // options are the command's flags.
 type options struct {
 	traces, format, config, since, ledger, cases, details, trend, judge, report string
+	review, reviewed                                                          string
 }
 
 // parseFlags parses args; ok is false when the verb must return code.
@@ -95,6 +96,8 @@ func parseFlags(args []string, stdout, stderr io.Writer) (o options, code int, o
 	fs.StringVar(&o.trend, "trend", "", "trend file (JSONL): read for history, one line appended per round")
 	fs.StringVar(&o.judge, "judge", "", `judge model: "demo" for an offline stand-in that reports usage; default none`)
 	fs.StringVar(&o.report, "report", "", "file to write the whole report to, as JSON")
+	fs.StringVar(&o.review, "review", "", "file to write 20 green head samples to, for this week's human check (set \"ok\" on each)")
+	fs.StringVar(&o.reviewed, "reviewed", "", "a human check a person filled in (an earlier -review file): recorded on the trend; a wrong green sample turns green to yellow")
 	if _, code, ok := verb.Parse(fs, args, stdout, stderr); !ok {
 		return o, code, false
 	}
@@ -160,7 +163,23 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 			return nil, info, err
 		}
 	}
+	var human *conteval.HumanCheck
+	if o.reviewed != "" {
+		f, err := os.Open(o.reviewed)
+		if err != nil {
+			return nil, info, err
+		}
+		hc, err := conteval.ReadReview(f, o.reviewed)
+		f.Close()
+		if err != nil {
+			return nil, info, err
+		}
+		human = &hc
+	}
 	ev := &conteval.Evaluator{Config: cfg, History: history}
+	if o.review != "" {
+		ev.Review = conteval.DefaultReview
+	}
 	if o.judge == "demo" {
 		ev.Judge = demoJudge()
 	}
@@ -193,9 +212,22 @@ func round(ctx context.Context, o options, stdout, stderr io.Writer, now time.Ti
 			}
 		}
 	}
+	if human != nil {
+		rep.AddHumanCheck(*human)
+	}
 	w := bufio.NewWriter(stdout)
 	defer w.Flush()
 	printReport(w, rep, cfg, o, info)
+	if o.review != "" {
+		items := rep.ReviewItems(conteval.DefaultReview)
+		if err := cli.WriteFile(o.review, func(f io.Writer) error { return conteval.WriteReview(f, items) }); err != nil {
+			return nil, info, err
+		}
+		fmt.Fprintf(w, "human check: %d green head samples in %s; set \"ok\" on each and pass the file as -reviewed next round\n", len(items), o.review)
+	}
+	if human != nil {
+		fmt.Fprintf(w, "human check %s: %d samples checked, %d found wrong\n", human.Source, human.Checked, len(human.Wrong))
+	}
 
 	newCases := 0
 	if o.cases != "" {
@@ -396,6 +428,13 @@ func printReport(w io.Writer, rep *conteval.Report, cfg conteval.Config, o optio
 			rate = fmt.Sprintf("%.3f", r)
 		}
 		fmt.Fprintf(w, "  %-26s %7d %6d %9s   %d/%d\n", a.Name, a.Applied, a.Failed, rate, a.HeadFailed, a.HeadApplied)
+	}
+	if ds := rep.CitationDomains; len(ds) > 0 {
+		parts := make([]string, len(ds))
+		for i, d := range ds {
+			parts[i] = fmt.Sprintf("%s %d", d.Domain, d.Defects)
+		}
+		fmt.Fprintf(w, "citation defects by document domain: %s\n", strings.Join(parts, ", "))
 	}
 
 	fmt.Fprintln(w, "\npass rate, two curves (never merged):")

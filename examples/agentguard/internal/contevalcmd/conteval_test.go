@@ -254,3 +254,40 @@ func TestMergeVerb(t *testing.T) {
 		t.Errorf("no -into: status %d, stderr %q", code, stderr.String())
 	}
 }
+
+// TestHumanCheck: -review writes 20 green head samples for this week's
+// check; the person's file, passed as -reviewed, lands on the trend and in
+// the gate line.
+func TestHumanCheck(t *testing.T) {
+	dir := t.TempDir()
+	review, trend := filepath.Join(dir, "review.jsonl"), filepath.Join(dir, "trend.jsonl")
+	var stdout, stderr bytes.Buffer
+	run(context.Background(), []string{"-traces", sampleTraces, "-config", sampleConfig, "-review", review}, &stdout, &stderr, now)
+	if !strings.Contains(stdout.String(), "human check: 20 green head samples in "+review) {
+		t.Fatalf("stdout lacks the review line:\n%s\nstderr %s", stdout.String(), stderr.String())
+	}
+	b, err := os.ReadFile(review)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	for i := range lines {
+		verdict := `"ok":true`
+		if i == 3 {
+			verdict = `"ok":false,"note":"回答了别的订单"`
+		}
+		lines[i] = strings.Replace(lines[i], `"ok":null`, verdict, 1)
+	}
+	if err := os.WriteFile(review, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Reset()
+	run(context.Background(), []string{"-traces", sampleTraces, "-config", sampleConfig, "-reviewed", review, "-trend", trend}, &stdout, &stderr, now)
+	if !strings.Contains(stdout.String(), "a person found 1 of 20 green samples wrong") || !strings.Contains(stdout.String(), "20 samples checked, 1 found wrong") {
+		t.Errorf("stdout lacks the human check:\n%s", stdout.String())
+	}
+	tb, _ := os.ReadFile(trend)
+	if !strings.Contains(string(tb), `"human_check":{"source":"`+review+`","checked":20,"wrong":[`) {
+		t.Errorf("trend lacks the human check:\n%s", tb)
+	}
+}
