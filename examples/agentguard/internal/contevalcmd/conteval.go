@@ -80,7 +80,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // options are the command's flags.
 type options struct {
 	traces, format, config, since, ledger, cases, details, trend, judge, report string
-	review, reviewed                                                          string
+	review, reviewed                                                            string
 }
 
 // parseFlags parses args; ok is false when the verb must return code.
