@@ -100,9 +100,11 @@ func TestLoop(t *testing.T) {
 		}
 	}
 
-	// 5. The health check replays them.
+	// 5. The health check replays them, at its default floor: the guard
+	// that made them passes every one (what it caught counts as
+	// recovered, nothing fails).
 	report := filepath.Join(dir, "health")
-	agentguard(0, "health", "-cases", casesFile, "-repeats", "1", "-floor", "0", "-out", report)
+	agentguard(0, "health", "-cases", casesFile, "-repeats", "1", "-out", report)
 	b, err := os.ReadFile(filepath.Join(report, "report.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -113,6 +115,14 @@ func TestLoop(t *testing.T) {
 	}
 	if cmp.After.Metrics.Runs != len(cases) {
 		t.Errorf("the health check ran %d cases, want %d", cmp.After.Metrics.Runs, len(cases))
+	}
+	for _, h := range cmp.After.Hits {
+		if h.Outcome == health.Failed {
+			t.Errorf("guarded replay of its own regression cases: %s failed: %s (%s)", h.Case, h.Cause, h.Detail)
+		}
+	}
+	if !cmp.After.Release.Releasable {
+		t.Errorf("guarded: %s", cmp.After.Release.Why)
 	}
 	t.Logf("%d entries, %d lessons, %d example traces, %d cases; health check: unguarded %.1f, guarded %.1f",
 		entries, len(lessons), len(ids), len(cases), cmp.Before.Points, cmp.After.Points)

@@ -35,14 +35,15 @@ const (
 //     unless the guarded run ran the tool in that turn, before (the stopped
 //     call repeated it) or after (corrected): then the number of calls the
 //     guarded run made is the case's tool-call budget;
-//   - a clarifying question makes a question the expected answer: it must
-//     hold "?" or "？";
+//   - a clarifying question that replaced an answer makes a question the
+//     expected answer: it must hold "?" or "？" (a question that stopped a
+//     tool call is checked by that call's constraint instead);
 //   - the guarded answer of that turn (the question, the refusal, the
 //     hand-off message or the answer given after a retry) is the reference
 //     answer, for people and judges;
 //
 // tagged "ledger_<rule>", the finding's root-cause tags, "ledger" and
-// "unverified", with last_verified the entry's date. ok is false when the
+// "unverified", without a last_verified date. ok is false when the
 // trace has no user turn to replay.
 func newCase(e ledger.Entry, tr *trace.Trace, redact func(string) string) (c replay.Case, ok bool) {
 	turn := -1
@@ -54,12 +55,8 @@ func newCase(e ledger.Entry, tr *trace.Trace, redact func(string) string) (c rep
 	if turn < 0 || turn >= len(tr.UserTurns) {
 		turn = len(tr.UserTurns) - 1
 	}
-	c = replay.Case{
-		ID:           caseID(e.TraceID, e.Step),
-		Category:     replay.Normal,
-		Route:        tr.Route,
-		LastVerified: e.Time.UTC().Format(replay.DateLayout),
-	}
+	// No last_verified: nobody has checked the case yet (TagUnverified).
+	c = replay.Case{ID: caseID(e.TraceID, e.Step), Category: replay.Normal, Route: tr.Route}
 	// Blank turns are left out; the turn the rule judged is the last kept.
 	last := -1
 	for i, u := range tr.UserTurns[:turn+1] {
@@ -78,7 +75,12 @@ func newCase(e ledger.Entry, tr *trace.Trace, redact func(string) string) (c rep
 	}
 	if e.Verdict == trace.Clarify {
 		c.Category = replay.Boundary // the request was unclear
-		c.Answer.Must = []string{"?|？"}
+		if judged == nil || judged.Kind != trace.KindTool {
+			// An answer the guard replaced with a question. A stopped call
+			// is checked by its constraint below instead: the question's
+			// wording ("请回答“是”或“否”。") need not hold a "?".
+			c.Answer.Must = []string{"?|？"}
+		}
 	}
 	if judged != nil && judged.Kind == trace.KindTool && stops(e.Verdict) {
 		if ran(tr, judged) {

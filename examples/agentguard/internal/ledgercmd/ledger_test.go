@@ -142,9 +142,10 @@ func TestCases(t *testing.T) {
 	}
 	for _, c := range confirm {
 		// A write the guard asked to confirm: the tool must not run in
-		// that turn, and the answer asks a question.
+		// that turn. The question's wording is not checked: "请回答“是”或
+		// “否”。" asks without a "？". Nobody has verified the case yet.
 		if !slices.Contains(c.Tags, "ledger_confirmation") || len(c.Constraints) != 1 || c.Constraints[0].NoTool != "update_address" ||
-			!slices.Equal(c.Answer.Must, []string{"?|？"}) || c.Category != replay.Boundary {
+			len(c.Answer.Must) != 0 || c.Category != replay.Boundary || c.LastVerified != "" {
 			t.Errorf("case %+v", c)
 		}
 	}
