@@ -580,6 +580,9 @@ func PrintComparison(w io.Writer, c *Comparison) {
 				break
 			}
 			fmt.Fprintf(w, "  %s (%d failed, cases %s): %s, %s\n", r.Tag, r.Failed, strings.Join(r.Cases, " "), r.Fix.Kind, r.Fix.Where)
+			for _, why := range r.Unguarded {
+				fmt.Fprintf(w, "    why no guard rail caught it: %s\n", why)
+			}
 		}
 	}
 	if c.Flagged {

@@ -334,6 +334,9 @@ Generated {{.Generated}}{{with .Runs}} · {{.}}{{end}}.
 What to fix first:
 {{range $i, $rc := .}}
 {{inc $i}}. **{{.Tag}}** ({{.Failed}} failed, cases {{join .Cases " "}}): {{.Fix.Kind}}, {{mdcell .Fix.Where}} — {{mdcell .Fix.What}}
+{{- range .Unguarded}}
+   - Why no guard rail caught it: {{mdcell .}}
+{{- end}}
 {{- end}}
 {{end}}{{range .Warnings}}
 > **Not like for like:** {{.}}.
@@ -479,7 +482,7 @@ details{margin:.4em 0;border:1px solid #ddd;border-radius:4px;padding:.3em .6em}
 <p class="small">Generated {{.Generated}}{{with .Runs}} · {{.}}{{end}}.</p>
 <p class="{{if .Release.Releasable}}ok{{else}}flag{{end}}"><b>{{.Verdict.Label}}: {{if .Release.Releasable}}releasable{{else}}not releasable{{end}}</b> — {{.Release.Why}}.{{with .Release.Blockers}} What blocked release:</p><ul>{{range .}}<li>{{.}}</li>{{end}}</ul>{{else}}</p>{{end}}
 {{with .FixFirst}}<h2>What to fix first</h2>
-<ol class="fixfirst">{{range .}}<li><b>{{.Tag}}</b> ({{.Failed}} failed, cases {{join .Cases " "}}): <b>{{.Fix.Kind}}</b>, {{.Fix.Where}}<br><span class="small">{{.Fix.What}}</span></li>{{end}}</ol>{{end}}
+<ol class="fixfirst">{{range .}}<li><b>{{.Tag}}</b> ({{.Failed}} failed, cases {{join .Cases " "}}): <b>{{.Fix.Kind}}</b>, {{.Fix.Where}}<br><span class="small">{{.Fix.What}}</span>{{range .Unguarded}}<br><span class="small">Why no guard rail caught it: {{.}}</span>{{end}}</li>{{end}}</ol>{{end}}
 {{range .Warnings}}<p class="warn"><b>Not like for like:</b> {{.}}.</p>{{end}}
 {{with .Baseline}}<p>{{if .Oldest}}Baselines last verified {{.Oldest}}{{if ne .Oldest .Newest}} to {{.Newest}}{{end}} ({{.AgeDays}} days ago; valid for {{.ValidFor}} days).{{end}}{{if .Unverified}} {{.Unverified}} baselines were never verified (no last_verified): verify them before trusting the scores.{{end}}</p>
 {{if .Stale}}<p class="warn"><b>Warning:</b> the oldest baseline is {{.AgeDays}} days old, past its validity of {{.ValidFor}} days. Re-verify the golden set before trusting the scores.{{with .StaleCases}} Stale: {{join . ", "}}.{{end}}</p>{{end}}

@@ -385,6 +385,11 @@ type RootCause struct {
 	Minor     int          `json:"minor"`
 	Cases     []string     `json:"cases"`
 	Causes    []CauseCount `json:"causes"` // most frequent first
+	// Unguarded says, from what the failed runs show, why no guard rail
+	// caught them: a wrong intent the classifier was sure of, a turn that
+	// asked for several things of which the agent did one. Empty when the
+	// runs do not show it.
+	Unguarded []string `json:"unguarded,omitempty"`
 }
 
 // CauseCount is how often one cause occurred.
@@ -540,6 +545,10 @@ func Score(ctx context.Context, cases []replay.Case, runs []replay.Run, v Violat
 	rep.Total, rep.Points = weights.Total(scores)
 	rep.Band = BandOf(rep.Points)
 	rep.RootCauses = rootCauses(s.hits, opts.Fixes)
+	limits := s.limits()
+	for i := range rep.RootCauses {
+		rep.RootCauses[i].Unguarded = limits[rep.RootCauses[i].Tag]
+	}
 	rep.Release = rep.release(opts.Floor)
 	for _, h := range s.hits {
 		if h.Outcome == Failed || (rep.Judge != nil && slices.Contains(hardFilters, h.Screen)) { // the runs linked to

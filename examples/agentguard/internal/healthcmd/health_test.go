@@ -208,3 +208,36 @@ func BenchmarkHealthCheck(b *testing.B) {
 		}
 	}
 }
+
+// TestUnguardedExplained: the demo's guarded report says what the guard
+// could not fix, from the runs: a wrong intent the classifier was sure of
+// (A04), two requests in one sentence of which the agent did one (B05).
+func TestUnguardedExplained(t *testing.T) {
+	out := t.TempDir()
+	if err := run(context.Background(), options{out: out, repeats: 1}, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "guarded", "report.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep health.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	var all []string
+	for _, rc := range rep.RootCauses {
+		all = append(all, rc.Unguarded...)
+	}
+	text := strings.Join(all, "\n")
+	for _, want := range []string{"A04: the classifier read", "the intent gate asks back only when the classifier is unsure",
+		"B05: turn 0 asks for several things", "no guard rail checks that every request of a turn was served"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("explanations lack %q:\n%s", want, text)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "guarded", "report.md"))
+	if !strings.Contains(string(md), "Why no guard rail caught it: B05") {
+		t.Error("report.md does not say what the guard could not fix")
+	}
+}
