@@ -164,5 +164,40 @@ or its two halves, with a ledger and a judge:
 
 	runs, _ := replay.Replay(ctx, cases, newAgent, replay.Config{Guard: cfg, Traces: f})
 	rep, err := health.Score(ctx, cases, runs, led, health.Options{Knowledge: kb, Judge: judge}) // judge may be nil
+# The method, point by point
+
+Where the health check follows the method (seeds 000, 002, 003) and where
+it departs:
+
+  - rubric (000): follows — each run scored 5 clean, 4 one or two minor
+    flaws, 3 recovered by a fallback, 2 structural defect, 1 unusable; the
+    dimension is the mean (TestRubricScore, TestMeanScore).
+  - two blind raters averaged, a gap above one point to review (000):
+    follows with two raters or more (TestTwoRaters); departs for a judge
+    alone, which stays a second opinion beside the scores, since one model
+    is not two blind raters.
+  - weights and bands (000): follows (4, 4, 5, 3, 4 give 4.05, 81 points,
+    sub-healthy); a before/after under other weights is flagged with the
+    points the weights alone account for (TestCompareReweighted).
+  - release floor: follows — the default floor is 60, the lowest band the
+    method lets ship, and the exit status says what the band says
+    (TestRelease, TestMainProgram).
+  - cascade (000): follows — a failed or empty step counts only when the
+    flow went on after it (a write ran, or the answer neither asked nor
+    said it failed).
+  - golden set shape (000): follows as a warning, as an error with -strict;
+    health init writes it (TestStarterSet).
+  - gate (002): follows — the bootstrap interval, width first, so 20 of 20
+    is green and 10 of 20 too wide to judge; departs by asking for 20
+    samples at least, since a clean round's bootstrap is a point
+    (conteval TestGateVerdicts).
+  - weekly human check of 20 green samples, red samples merged every two
+    weeks (002): follows (conteval TestReviewRoundTrip, TestMerge).
+  - the answer checked against the memory card (000, case C), the loop as
+    "the same tool three times in a row" and a recipient required on sends
+    (003): not yet; the guard's loop rule keys on repeated arguments and
+    its argument checks need the tool's schema, because reading three
+    different orders in a row, or a send whose recipient is implied, is
+    legitimate in the corpus runs those rules are measured on.
 */
 package health
