@@ -23,8 +23,8 @@ var layers = map[string]int{"trace": 0, "memory": 1, "ledger": 1, "guard": 2, "e
 //     of langchaingo but llms;
 //   - no library package drags in langchaingo's agents, chains, prompts,
 //     memory, providers or vector stores;
-//   - only guard/policy and what reads policy files (conteval, health,
-//     the programs) link cel-go and YAML: a program that imports guard
+//   - only guard/policy and what reads policy files (conteval, health and
+//     healthtest, the programs) link cel-go and YAML: a program that imports guard
 //     alone links neither.
 func TestDependencyRules(t *testing.T) {
 	if testing.Short() {
@@ -33,7 +33,7 @@ func TestDependencyRules(t *testing.T) {
 	const mod = "github.com/agentguard/agentguard/"
 	const badger, otel, lc = "github.com/dgraph-io/badger", "go.opentelemetry.io/otel", "github.com/tmc/langchaingo"
 	const cel, yaml = "cel.dev/cel-go", "go.yaml.in/yaml"
-	readsPolicies := map[string]bool{"guard/policy": true, "guard/conteval": true, "guard/health": true}
+	readsPolicies := map[string]bool{"guard/policy": true, "guard/conteval": true, "guard/health": true, "guard/health/healthtest": true}
 	heavy := []string{lc + "/agents", lc + "/chains", lc + "/prompts", lc + "/memory", lc + "/llms/openai",
 		lc + "/llms/anthropic", lc + "/llms/ollama", lc + "/vectorstores"}
 	out, err := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Deps}} {{.}}{{end}}`, mod+"...").CombinedOutput()

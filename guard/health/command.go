@@ -15,10 +15,17 @@ import (
 	"github.com/agentguard/agentguard/guard"
 	guardpolicy "github.com/agentguard/agentguard/guard/policy"
 	"github.com/agentguard/agentguard/guard/replay"
-	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/redact"
 )
+
+// Ledger is a ledger the command's guard writes to and its scores read:
+// *badgerstore.Store is one.
+type Ledger interface {
+	guard.Sink
+	Violations
+	Close() error
+}
 
 // Errors of a failed gate: the command exits 1 (see ExitCode).
 var (
@@ -104,7 +111,7 @@ func (c *Command) Main() {
 // ("guarded") — scores both, compares them, prints the five-dimension
 // table before and after with the verdict, and writes into -out DIR:
 // unguarded/ and guarded/, each with execution_trace.jsonl and
-// report.{json,md,html}, the shared ledger/, and the comparison as
+// report.{json,md,html}, the shared ledger/ (with OpenLedger), and the comparison as
 // report.{json,md,html}. -baseline REPORT.json compares this guarded run
 // with an earlier report instead (the unguarded replay does not run).
 //
@@ -141,6 +148,12 @@ type Command struct {
 	// Now is the time of the reports and of the baselines' validity. Zero
 	// means time.Now().
 	Now time.Time
+	// OpenLedger, when set, opens the ledger the guard sends its findings
+	// to, in DIR/ledger, shared by both replays, and the scores read them
+	// back from it (badgerstore.Open is one: the CLI's health verb uses
+	// it). Nil means no ledger: the findings are read from the traces' gate
+	// steps, so a program that only checks its agent links no database.
+	OpenLedger func(dir string) (Ledger, error)
 
 	f commandFlags
 }
@@ -323,11 +336,13 @@ func (c *Command) Execute(ctx context.Context, w io.Writer) (err error) {
 			}
 		}()
 	}
-	led, err := badgerstore.Open(filepath.Join(out, "ledger"), badgerstore.Options{})
-	if err != nil {
-		return err
+	var led Ledger
+	if c.OpenLedger != nil {
+		if led, err = c.OpenLedger(filepath.Join(out, "ledger")); err != nil {
+			return err
+		}
+		defer led.Close()
 	}
-	defer led.Close()
 
 	var reports []*Report
 	var interrupted error
@@ -467,7 +482,7 @@ func readScores(name string) (Scores, error) {
 // report into out/label, and returns the report. When ctx ends the replay
 // early, it scores what finished, without the raters, and returns the
 // report with ctx's error.
-func (c *Command) replayAndScore(ctx context.Context, cases []replay.Case, led *badgerstore.Store, s settings, raters []Rater, out, label string, shadow bool) (*Report, error) {
+func (c *Command) replayAndScore(ctx context.Context, cases []replay.Case, led Ledger, s settings, raters []Rater, out, label string, shadow bool) (*Report, error) {
 	dir := filepath.Join(out, label)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
@@ -485,7 +500,10 @@ func (c *Command) replayAndScore(ctx context.Context, cases []replay.Case, led *
 	timeout := cmpOrDuration(c.f.timeout, c.defaultTimeout())
 	cfg := s.guard(shadow)
 	cfg.Shadow = shadow
-	cfg.Observe.Ledger = led
+	var v Violations
+	if led != nil {
+		cfg.Observe.Ledger, v = led, led
+	}
 	runs, replayErr := replay.Replay(ctx, cases, c.Agent, replay.Config{
 		Guard:    cfg,
 		Label:    label,
@@ -510,11 +528,11 @@ func (c *Command) replayAndScore(ctx context.Context, cases []replay.Case, led *
 	} else {
 		opts.Raters = raters
 	}
-	rep, err := Score(sctx, cases, runs, led, opts)
+	rep, err := Score(sctx, cases, runs, v, opts)
 	if err != nil && !interrupted && ctx.Err() != nil {
 		// Ctrl-C while reading the ledger: score what finished, without the raters.
 		opts.Raters, replayErr = nil, ctx.Err()
-		rep, err = Score(context.WithoutCancel(ctx), cases, runs, led, opts)
+		rep, err = Score(context.WithoutCancel(ctx), cases, runs, v, opts)
 	}
 	if err != nil {
 		return nil, err

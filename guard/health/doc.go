@@ -164,6 +164,7 @@ or its two halves, with a ledger and a judge:
 
 	runs, _ := replay.Replay(ctx, cases, newAgent, replay.Config{Guard: cfg, Traces: f})
 	rep, err := health.Score(ctx, cases, runs, led, health.Options{Knowledge: kb, Judge: judge}) // judge may be nil
+
 # The method, point by point
 
 Where the health check follows the method (seeds 000, 002, 003) and where

@@ -101,6 +101,7 @@ import (
 	"github.com/agentguard/agentguard/guard"
 	"github.com/agentguard/agentguard/guard/health"
 	"github.com/agentguard/agentguard/guard/replay"
+	"github.com/agentguard/agentguard/ledger/badgerstore"
 	"github.com/tmc/langchaingo/llms"
 )
 
@@ -209,6 +210,9 @@ func command(o *options) *health.Command {
 		CasesName: "testdata/golden.jsonl",
 		Guard:     func(shadow bool) guard.Config { return shop.GuardConfig(nil, shadow) },
 		Knowledge: knowledge(),
+		OpenLedger: func(dir string) (health.Ledger, error) {
+			return badgerstore.Open(dir, badgerstore.Options{})
+		},
 		Raters: func(cases []replay.Case) ([]health.Rater, error) {
 			judge, err := judgeModel(o.judge, cases)
 			if judge == nil || err != nil {
