@@ -1,6 +1,7 @@
 package health
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -433,7 +434,7 @@ func gates(w io.Writer, cases []replay.Case, strict bool, now time.Time) error {
 	if len(stale) > 0 {
 		ids := make([]string, len(stale))
 		for i, c := range stale {
-			ids[i] = c.ID + " (" + cmpOr(c.LastVerified, "never verified") + ")"
+			ids[i] = c.ID + " (" + cmp.Or(c.LastVerified, "never verified") + ")"
 		}
 		fmt.Fprintf(w, "warning: %d stale baselines, last verified over 90 days ago: %s\n", len(stale), strings.Join(ids, ", "))
 	}
@@ -441,13 +442,6 @@ func gates(w io.Writer, cases []replay.Case, strict bool, now time.Time) error {
 		return fmt.Errorf("%w: the golden set breaks the method's shape or has stale baselines (see the warnings); nothing was run", ErrStrict)
 	}
 	return nil
-}
-
-func cmpOr(s, or string) string {
-	if s == "" {
-		return or
-	}
-	return s
 }
 
 func list(s string) []string {
@@ -497,7 +491,7 @@ func (c *Command) replayAndScore(ctx context.Context, cases []replay.Case, led L
 	if c.f.raw {
 		red = redact.None
 	}
-	timeout := cmpOrDuration(c.f.timeout, c.defaultTimeout())
+	timeout := cmp.Or(c.f.timeout, c.defaultTimeout())
 	cfg := s.guard(shadow)
 	cfg.Shadow = shadow
 	var v Violations
@@ -541,13 +535,6 @@ func (c *Command) replayAndScore(ctx context.Context, cases []replay.Case, led L
 		return nil, err
 	}
 	return rep, replayErr
-}
-
-func cmpOrDuration(d, or time.Duration) time.Duration {
-	if d == 0 {
-		return or
-	}
-	return d
 }
 
 // PrintComparison prints a comparison as the command does: the dimensions

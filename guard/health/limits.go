@@ -100,7 +100,7 @@ func unservedRequest(c *replay.Case, r *replay.Run) string {
 					continue
 				}
 				other := values(json.RawMessage(st.Args))
-				if len(other) == 0 || !containsAll(turn, other) || sameSet(other, vals) {
+				if len(other) == 0 || !containsAll(turn, other) || slices.Equal(other, vals) {
 					continue
 				}
 				if st.Name == want.Name {
@@ -144,5 +144,3 @@ func containsAll(text string, vals []string) bool {
 	}
 	return true
 }
-
-func sameSet(a, b []string) bool { return slices.Equal(a, b) }

@@ -2,6 +2,7 @@ package healthtest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -136,7 +137,7 @@ func rebaseline(c *replay.Case, run *replay.Run) bool {
 	if run.Trace != nil {
 		for _, s := range run.Trace.Steps {
 			if s.Kind == trace.KindTool && !s.Blocked {
-				calls = append(calls, replay.Call{Name: s.Name, Args: []byte(cmpOr(strings.TrimSpace(s.Args), "{}"))})
+				calls = append(calls, replay.Call{Name: s.Name, Args: []byte(cmp.Or(strings.TrimSpace(s.Args), "{}"))})
 			}
 		}
 	}
@@ -146,13 +147,6 @@ func rebaseline(c *replay.Case, run *replay.Run) bool {
 	c.Trajectory.Calls = calls
 	c.Answer.Text = run.Final()
 	return fmt.Sprintf("%+v %q", c.Trajectory, c.Answer.Text) != before
-}
-
-func cmpOr(s, or string) string {
-	if s == "" {
-		return or
-	}
-	return s
 }
 
 // writeCases rewrites the golden set file with cases, one a line, through
