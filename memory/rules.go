@@ -70,7 +70,7 @@ type ruleBased struct {
 // ruleLists are the places of the lexicon's word lists in ruleBased.ix.
 type ruleLists struct {
 	change, additional, dismiss, addressWords, phoneCues int
-	reminder, report, negation, allow, scopeEnd          int
+	reminder, report, unruled, negation, allow, scopeEnd int
 	timeContext, pastDue, away, prefer, replyVerbs       int
 	languages, timesOfDay, ids                           int
 	channels, timeKeys                                   []int // one per channel, per time key
@@ -86,7 +86,7 @@ func newRules(w *lexicon.Compiled) ruleBased {
 	r.l = ruleLists{
 		change: add(m.Change), additional: add(m.Additional), dismiss: add(m.Dismiss),
 		addressWords: add(m.AddressWords), phoneCues: add(m.PhoneCues),
-		reminder: add(m.Reminder), report: add(m.Report), negation: add(m.Negation),
+		reminder: add(m.Reminder), report: add(m.Report), unruled: add(m.Unruled), negation: add(m.Negation),
 		allow: add(m.Allow), scopeEnd: add(m.ScopeEnd),
 		timeContext: add(m.TimeContext), pastDue: add(m.PastDue), away: add(m.Away),
 		prefer: add(m.Prefer), replyVerbs: add(m.ReplyVerbs),
@@ -393,7 +393,7 @@ func (x *extraction) channels(s sentence) bool {
 	for ci, cl := range cls {
 		lower := lowerASCII(cl)
 		words := x.r.ix.find(lower)
-		if words.has(x.r.l.reminder, x.r.l.report) {
+		if words.has(x.r.l.reminder, x.r.l.report, x.r.l.unruled) {
 			continue
 		}
 		lists := append([]int{x.r.l.negation, x.r.l.allow, x.r.l.scopeEnd}, x.r.l.channels...)

@@ -27,7 +27,7 @@ func checkWordIndex(t *testing.T, s string) {
 	r := defaultRules()
 	m := &r.w.Memory
 	lists := [][]string{m.Change, m.Additional, m.Dismiss, m.AddressWords, m.PhoneCues,
-		m.Reminder, m.Report, m.Negation, m.Allow, m.ScopeEnd,
+		m.Reminder, m.Report, m.Unruled, m.Negation, m.Allow, m.ScopeEnd,
 		m.TimeContext, m.PastDue, m.Away, m.Prefer, m.ReplyVerbs,
 		m.Languages, m.TimesOfDay, r.idWords}
 	for _, ch := range m.Channels {

@@ -277,6 +277,7 @@ func buildMemory(m *Memory) Memory {
 		ScopeEnd:       words(m.ScopeEnd),
 		Reminder:       words(m.Reminder),
 		Report:         words(m.Report),
+		Unruled:        words(m.Unruled),
 		Dismiss:        words(m.Dismiss),
 		QuestionStart:  words(m.QuestionStart),
 		QuestionMark:   words(m.QuestionMark),

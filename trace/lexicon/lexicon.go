@@ -170,6 +170,11 @@ type Memory struct {
 	// Report are words of a clause that tells what happened rather than
 	// what may: "didn't get", "没收到".
 	Report []string
+	// Unruled are words of a clause that names a channel and a negation
+	// without ruling on the channel: what the user has, can reach or uses
+	// ("I don't have my email handy", "没有邮箱"), or an addition ("not
+	// just email", "不只是短信").
+	Unruled []string
 	// Dismiss are words that take back what a sentence says: "not
 	// relevant", "无关".
 	Dismiss []string
@@ -431,6 +436,7 @@ func mergeMemory(a, b Memory) Memory {
 		ScopeEnd:       union(a.ScopeEnd, b.ScopeEnd),
 		Reminder:       union(a.Reminder, b.Reminder),
 		Report:         union(a.Report, b.Report),
+		Unruled:        union(a.Unruled, b.Unruled),
 		Dismiss:        union(a.Dismiss, b.Dismiss),
 		QuestionStart:  union(a.QuestionStart, b.QuestionStart),
 		QuestionMark:   union(a.QuestionMark, b.QuestionMark),
