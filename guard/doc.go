@@ -77,7 +77,9 @@
 //     or never ran (false-claim);
 //   - memory.Enforcer, unless the card is off (MemoryOptions.Off): tool
 //     calls may not break the constraints on the pinned memory card
-//     ("don't text me"); an address that is not the card's asks the user.
+//     ("don't text me"); an address that is not the card's asks the user;
+//     and an answer may not reach the user by a banned channel ("I'll text
+//     you the tracking number") or name a replaced address (memory-answer).
 //
 // # Evidence, and when a finding interrupts
 //
@@ -112,6 +114,9 @@
 //	value-invariant       a negative amount, a date written with digits that is none (retry)       -
 //	memory-*              a call by a channel the user banned, outside their window (block); an    -
 //	                      address that is not the card's (clarify)
+//	memory-answer         the answer, in the agent's voice and not negated, tells the user they    the answer offers or asks to use
+//	                      are or will be reached by a channel the card bans (retry), or names      the banned channel
+//	                      the address the user replaced and not the new one (clarify)
 //	policy checks         require is false on the records the agent fetched (the check's verdict)  require cannot be evaluated: a record never fetched
 //	untrusted-relay       -                                                                        the answer passes on a link, account or recommended
 //	                                                                                               name only third-party text holds

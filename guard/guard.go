@@ -344,7 +344,8 @@ func New(cfg Config) *Guard {
 	}
 	all := g.builtin()
 	if cfg.Memory.on() {
-		all = append(all, memoryRule{memory.Enforcer{Lexicon: cfg.Lexicon, Channels: g.tools.Channels()}})
+		enf := memory.Enforcer{Lexicon: cfg.Lexicon, Channels: g.tools.Channels()}
+		all = append(all, memoryRule{enf}, claims.NewCardAnswers(g.tools, enf))
 	}
 	all = append(all, cfg.Rules...)
 	for _, r := range all {

@@ -25,7 +25,9 @@ model call and every tool call:
     guard.Rule's signature). It reads the trace's card ([CardOf]) and
     stops a call that contradicts it: a prohibited channel or a date
     outside the user's window is blocked; an address that is not the
-    card's asks the user which, naming both.
+    card's asks the user which, naming both. The answer is the guard's to
+    judge (its memory-answer rule reads the card through
+    [Enforcer.CardAt]).
 
 The card is kept in the trace's memo ([CardOf]) and brought up to date
 with the card steps recorded since it was last read, so a model call or a

@@ -91,12 +91,7 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		upTo = max(upTo, t.Steps[n-1].Turn)
 	}
 	w := e.words()
-	rules := defaultRules()
-	if w != rules.w {
-		r := newRules(w)
-		rules = &r
-	}
-	card := cardOf(t, upTo, rules)
+	card := e.CardAt(t, upTo)
 	if !card.hasActive() {
 		return nil
 	}
@@ -136,6 +131,18 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		}
 	}
 	return out
+}
+
+// CardAt returns the card of t as it stood after user turn upTo, as Check
+// reads it: built with e's lexicon, kept in t's memo like CardOf. The card
+// is shared; read it only.
+func (e Enforcer) CardAt(t *trace.Trace, upTo int) *Card {
+	rules := defaultRules()
+	if w := e.words(); w != rules.w {
+		r := newRules(w)
+		rules = &r
+	}
+	return cardOf(t, upTo, rules)
 }
 
 func lastTurn(t *trace.Trace) string {
@@ -539,8 +546,11 @@ func foldAddress(s string) string {
 	return fold(strings.Join(ws, ""))
 }
 
-// sameAddress reports whether a and b name the same place: equal once
-// folded, or one holding the other (a street without its city).
+// SameAddress reports whether a and b name the same place: equal once
+// folded (case, punctuation, "Street" and "St."), or one holding the other
+// — a street without its city, or a sentence that names the address.
+func SameAddress(a, b string) bool { return sameAddress(a, b) }
+
 func sameAddress(a, b string) bool {
 	fa, fb := foldAddress(a), foldAddress(b)
 	if fa == fb {

@@ -32,6 +32,8 @@
 //	value-invariant       a negative amount, an invalid date, a non-JSON answer on a JSON route (retry)
 //	false-claim           an answer that says an action happened when the trace shows it did not (retry)
 //	untrusted-relay       an answer that passes on a link or account only third-party content holds (warning)
+//	memory-answer         an answer that reaches the user by a channel the card prohibits (retry; an offer, warning)
+//	                      or names an address the user replaced (clarify)
 //
 // What the runtime records of a failure, whatever the rules say:
 //

@@ -23,6 +23,9 @@ const (
 	MemoryProhibition  = memory.RuleProhibition
 	MemoryStaleAddress = memory.RuleStaleAddress
 	MemoryTimeRange    = memory.RuleTimeRange
+	// MemoryAnswer: an answer that reaches the user by a prohibited channel
+	// or names an address the user replaced.
+	MemoryAnswer = "memory-answer"
 )
 
 // Rules that are off unless configured.
@@ -51,7 +54,7 @@ const (
 func Builtin() []string {
 	return []string{AllowList, Arguments, Loop, MaxSteps, Intent, EmptyResult, Similarity, Grounding, Invariant,
 		Provenance, Injection, Confirmation, Authorization, FalseClaim, Relay,
-		MemoryProhibition, MemoryStaleAddress, MemoryTimeRange}
+		MemoryProhibition, MemoryStaleAddress, MemoryTimeRange, MemoryAnswer}
 }
 
 // Runtime returns the names of what the runtime records of failures.
