@@ -95,7 +95,8 @@
 //
 //	rule                  enforced when (the facts are complete)                                   a warning when
 //	tool-allow-list       the tool is not on the list (block)                                      -
-//	tool-arguments        the arguments fail the tool's JSON schema (retry)                        -
+//	tool-arguments        the arguments fail the tool's JSON schema (retry)                        a send with no schema whose arguments
+//	                                                                                               are all content: no recipient
 //	loop, max-steps       the n-th identical call in a row (block); call n+1 of a run (handoff)    -
 //	injected-argument     an identifying argument of a write, or a URL a read fetches, whose       a link, address or IBAN inside a
 //	                      every origin is third-party content the user's pointer does not vouch    write's free text that only third-party

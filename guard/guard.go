@@ -379,9 +379,10 @@ func (g *Guard) builtin() []Rule {
 	for i, inv := range gt.Invariants {
 		invariants[i] = gates.Invariant(inv)
 	}
+	falseClaim := claims.New(g.tools)
 	out := []Rule{
 		calls.NewAllowList(gt.AllowedTools...),
-		calls.NewArguments(g.toolSchema),
+		calls.NewArguments(g.toolSchema, g.words, falseClaim.Sends),
 		calls.NewLoopLimit(gt.LoopLimit),
 		calls.NewMaxSteps(gt.MaxSteps),
 		gates.NewIntent(g.words, gt.Intents, gt.MinIntentConfidence),
@@ -392,7 +393,7 @@ func (g *Guard) builtin() []Rule {
 		origins.NewProvenance(g.tools),
 		authz.NewConfirmation(g.tools, gt.ConfirmWrites),
 		authz.NewAuthorization(g.tools, gt.Profile == ProfileAutonomous),
-		claims.New(g.tools),
+		falseClaim,
 		origins.NewRelay(g.tools),
 	}
 	switch gt.DeadEnds {

@@ -194,11 +194,18 @@ it departs:
     (conteval TestGateVerdicts).
   - weekly human check of 20 green samples, red samples merged every two
     weeks (002): follows (conteval TestReviewRoundTrip, TestMerge).
-  - the answer checked against the memory card (000, case C), the loop as
-    "the same tool three times in a row" and a recipient required on sends
-    (003): not yet; the guard's loop rule keys on repeated arguments and
-    its argument checks need the tool's schema, because reading three
-    different orders in a row, or a send whose recipient is implied, is
-    legitimate in the corpus runs those rules are measured on.
+  - the answer checked against the memory card (000, case C): follows —
+    an answer that tells the user they are or will be reached by a banned
+    channel, or names the address they replaced, is a memory finding
+    (guard rule memory-answer; claims TestCardAnswers, on rewordings and a
+    held-out set written blind; no flag on the corpus).
+  - recipient required on sends (003): follows as a warning for tools the
+    guard has no schema for (TestRecipientRequiredOnSends): a send whose
+    arguments are all content is recorded and scored as a minor flaw, not
+    stopped, since a notification to the user themselves needs none.
+  - the loop as "the same tool three times in a row" (003): departs — the
+    loop rule keys on the call, tool and arguments, because the seed's
+    definition fires on 52 of 126 successful τ runs (reading three orders
+    in a row) and the guard's on none (TestLoopDefinition).
 */
 package health

@@ -12,7 +12,8 @@
 // Tool calls, before they run:
 //
 //	tool-allow-list       a tool the agent was not given (block)
-//	tool-arguments        arguments that break the tool's JSON schema (retry)
+//	tool-arguments        arguments that break the tool's JSON schema (retry); a send with no
+//	                      schema whose arguments name no recipient (warning)
 //	loop                  the n-th identical call in a row (block)
 //	max-steps             more tool calls in one trace than allowed (handoff)
 //	argument-provenance   an id from nowhere; content about one entity sent to another (block)

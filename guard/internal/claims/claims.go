@@ -159,6 +159,14 @@ func (r *Rule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	return out
 }
 
+// Sends reports whether the tool named name sends a message: it changes
+// state and its channel, read as the rule reads tools (the policy's, then
+// its name, description and argument keys), is a messaging one (text,
+// e-mail, chat, notification).
+func (r *Rule) Sends(t *trace.Trace, name string) bool {
+	return r.tools.Writes(name) && r.profile(t, name).channels&r.v.messaging != 0
+}
+
 // neverCalledOnly returns the channels of missed when every effect in it
 // is a tool never called.
 func neverCalledOnly(missed []effect) (channelSet, bool) {
