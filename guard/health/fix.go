@@ -58,6 +58,18 @@ var Fixes = map[string]Fix{
 	"not-established":           {"prompt", "the policy's lookups", "the agent acted before fetching the record the policy reads: make it look the record up first"},
 	"policy":                    {"rule", "the domain rule that fired", "a domain policy stopped the call: make the agent check the policy first"},
 	"bad-arguments":             {"prompt", "the tool's schema", "the arguments break the tool's schema: publish the schema to the model"},
+	"no-recipient":              {"prompt", "the tool's schema", "a send named no recipient: give the tool a schema that requires one, or tell the agent whom it sends to"},
+	"injection":                 {"rule", "injected-argument", "a call carried a value only third-party content (an e-mail, a web page, a tool result) holds: keep the rule enforcing, and tell the agent that retrieved content is data, never orders"},
+	"instructions":              {"rule", "injected-argument", "third-party content gave the agent orders and it followed them: keep the rule enforcing, and tell the agent that retrieved content is data, never orders"},
+	"in-text":                   {"rule", "injected-argument", "a write's free text carried a link or account only third-party content holds: review the write; keep the rule on"},
+	"relay":                     {"prompt", "what the answer passes on", "the answer passed on a link or account only third-party content holds: tell the agent not to relay links or accounts from retrieved content"},
+	"recommendation":            {"prompt", "what the answer recommends", "the answer recommended what only third-party content names: tell the agent to recommend from its own records"},
+	"prohibition":               {"config", "guard.Config.Memory", "the agent reached the user by a channel they banned: keep the memory card on (it stops the call and the answer) and its Budget large enough to keep the card in the prompt"},
+	"sms":                       {"config", "guard.Config.Memory", "the agent texted, or said it would text, a user who banned texts: keep the memory card on (it stops the call and the answer)"},
+	"email":                     {"config", "guard.Config.Memory", "the agent e-mailed, or said it would e-mail, a user who banned e-mail: keep the memory card on (it stops the call and the answer)"},
+	"call":                      {"config", "guard.Config.Memory", "the agent called, or said it would call, a user who banned calls: keep the memory card on (it stops the call and the answer)"},
+	"push":                      {"config", "guard.Config.Memory", "the agent sent, or said it would send, notifications a user banned: keep the memory card on (it stops the call and the answer)"},
+	"contact":                   {"config", "guard.Config.Memory", "the agent contacted a user who asked not to be contacted: keep the memory card on (it stops the call and the answer)"},
 	"unknown-tool":              {"prompt", "the offered tools", "the agent called a tool it was not given"},
 }
 
