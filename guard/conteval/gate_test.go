@@ -103,6 +103,9 @@ func TestSeedCheck(t *testing.T) {
 	}
 }
 
+// TestGateVerdicts quotes seed 002's gate: the interval first — "too wide
+// to judge" before any colour — so 20 of 20 passes is green and 10 of 20
+// is too wide to judge, not red.
 func TestGateVerdicts(t *testing.T) {
 	tests := []struct {
 		passes, n int

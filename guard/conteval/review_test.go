@@ -4,14 +4,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/agentguard/agentguard/trace"
 )
 
-// TestReviewRoundTrip: a round keeps Review green head samples; a person
-// marks one wrong; the next round's gate says so and a green verdict turns
-// yellow.
+// TestReviewRoundTrip quotes seed 002's "weekly human check of 20 green
+// samples": a round keeps Review green head samples; a person marks one
+// wrong; the next round's gate says so and a green verdict turns yellow.
 func TestReviewRoundTrip(t *testing.T) {
 	traces := many("rv", "order-status", 1000)
 	ev := &Evaluator{Review: DefaultReview}
@@ -71,5 +74,27 @@ func TestDocDomain(t *testing.T) {
 		if got := DocDomain(in); got != want {
 			t.Errorf("DocDomain(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestCitationDefectsByDomain quotes seed 002: citation defects are
+// "grouped by document domain", so that a report says which part of the
+// knowledge base answers cite wrongly — most defects first.
+func TestCitationDefectsByDomain(t *testing.T) {
+	traces := []*trace.Trace{
+		tr("t1", "faq", retrieval("KB-RET-01"), answer("Returns take 30 days. [KB-RET-09]")),
+		tr("t2", "faq", retrieval("KB-RET-01"), answer("Yes, within 30 days. [KB-RET-07]")),
+		tr("t3", "faq", retrieval("POL-ZH-1"), answer("七天无理由退货。[POL-ZH-3]")),
+		tr("t4", "faq", retrieval("KB-SHIP-02"), answer("It ships in two days. [KB-SHIP-02]")),
+	}
+	cfg := testConfig()
+	cfg.Sampling.HeadRate = 1
+	rep, err := (&Evaluator{Config: cfg}).Run(context.Background(), traces, roundTime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []DomainCount{{Domain: "KB-RET", Defects: 2}, {Domain: "POL-ZH", Defects: 1}}
+	if !slices.Equal(rep.CitationDomains, want) {
+		t.Errorf("citation domains %+v, want %+v", rep.CitationDomains, want)
 	}
 }

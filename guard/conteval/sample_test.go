@@ -301,7 +301,8 @@ func TestDuplicatesRadix(t *testing.T) {
 	}
 }
 
-// TestMerge: red samples join the golden set once, tagged for review and
+// TestMerge quotes seed 002: production's red samples are "mixed into the
+// golden set every two weeks". They join it once, tagged for review and
 // unverified; a case the set already holds, by id or by its turns, is not
 // added again.
 func TestMerge(t *testing.T) {

@@ -304,6 +304,10 @@ func TestFabrication(t *testing.T) {
 	}
 }
 
+// TestCascade quotes seed 000's cascade: a wrong early step counts when
+// "every later step" went on from it — a failed or empty step the flow
+// continued after (a write ran, or the answer neither asked nor said it
+// failed), not any failed intermediate step.
 func TestCascade(t *testing.T) {
 	empty := tool(0, "query_order", `{"order_id":"A9"}`, "[]")
 	failed := &trace.Step{Kind: trace.KindTool, Name: "logistics", Error: "carrier down"}

@@ -13,9 +13,10 @@ import (
 	"github.com/agentguard/agentguard/trace"
 )
 
-// TestTwoRaters: a judge model and a person rate the screened cases
-// independently; their mean is the verdict and a gap above 1 sends the
-// case to review.
+// TestTwoRaters quotes seed 000: "two blind raters, averaged; a gap above
+// one point sends the case to review". A judge model and a person rate the
+// screened cases independently; their mean is the verdict and a gap above
+// 1 sends the case to review.
 func TestTwoRaters(t *testing.T) {
 	model := cannedJudge(t, map[string]guardtest.Reply{
 		"vip":    guardtest.Text(`{"score": 1, "reason": "Invents clause 7.3."}`),
