@@ -123,6 +123,12 @@ type Gates struct {
 	// ConfirmWrites requires user confirmation before every state-changing
 	// call, not only those whose ToolPolicy sets Confirm.
 	ConfirmWrites bool `json:"confirm_writes,omitempty"`
+	// Confirmation is what confirms a call that needs the user's yes:
+	// "" (ConfirmYesOrRequest, the default) an affirmation after the agent
+	// spoke, or a request for the call's action after the agent named what
+	// it acts on ("Please submit the exchange" after the agent listed the
+	// items); ConfirmYes an affirmation only.
+	Confirmation string `json:"confirmation,omitempty"`
 	// RequireApproval names tools whose calls pause Run until a human
 	// approves them (see Result.Pending and Guard.Resume).
 	RequireApproval []string `json:"require_approval,omitempty"`
@@ -157,6 +163,16 @@ const (
 	// values; a write the task does not name, driven by a value only
 	// third-party content holds, is still an injection.
 	ProfileAutonomous Profile = "autonomous"
+)
+
+// What confirms a call that needs the user's yes (Gates.Confirmation).
+const (
+	// ConfirmYesOrRequest, the default: the user's yes after the agent
+	// spoke, or their request for the call's action after the agent named
+	// what the call acts on.
+	ConfirmYesOrRequest = "yes-or-request"
+	// ConfirmYes: the user's yes after the agent spoke, and nothing else.
+	ConfirmYes = "yes"
 )
 
 // Answers sets what the user is told when a rule stops a run.
@@ -391,10 +407,15 @@ func (g *Guard) builtin() []Rule {
 		gates.NewGrounding(g.tools),
 		gates.NewInvariants(g.words, gt.JSONRoutes, invariants, true),
 		origins.NewProvenance(g.tools),
-		authz.NewConfirmation(g.tools, gt.ConfirmWrites),
+		authz.NewConfirmation(g.tools, gt.ConfirmWrites, gt.Confirmation == ConfirmYes),
 		authz.NewAuthorization(g.tools, gt.Profile == ProfileAutonomous),
 		falseClaim,
 		origins.NewRelay(g.tools),
+	}
+	switch gt.Confirmation {
+	case "", ConfirmYesOrRequest, ConfirmYes:
+	default:
+		panic(fmt.Sprintf("guard: Gates.Confirmation is %q, want %q or %q", gt.Confirmation, ConfirmYesOrRequest, ConfirmYes))
 	}
 	switch gt.DeadEnds {
 	case "":

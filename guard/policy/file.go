@@ -387,6 +387,11 @@ func checkGates(d *decoder, cfg *guard.Config) error {
 	default:
 		return d.at("gates.profile", "%q is not a profile (want %q or %q)", g.Profile, guard.ProfileConversational, guard.ProfileAutonomous)
 	}
+	switch g.Confirmation {
+	case "", guard.ConfirmYesOrRequest, guard.ConfirmYes:
+	default:
+		return d.at("gates.confirmation", "%q is not a confirmation (want %q or %q)", g.Confirmation, guard.ConfirmYesOrRequest, guard.ConfirmYes)
+	}
 	for _, v := range []struct {
 		key     string
 		verdict trace.Verdict

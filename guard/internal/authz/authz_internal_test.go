@@ -272,7 +272,7 @@ func TestConfirmation(t *testing.T) {
 		{"a no after the agent spoke", []string{"Change my address to 5 Elm St.", "No, wait."}, true},
 	}
 	tools := rulekit.NewTools(detect.Default(), map[string]rulekit.Tool{"update_address": {Writes: true, Confirm: true}})
-	r := NewConfirmation(tools, false)
+	r := NewConfirmation(tools, false, false)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			tr, s := conversation("update_address", `{"address":"5 Elm St."}`, tt.turns...)
@@ -285,7 +285,50 @@ func TestConfirmation(t *testing.T) {
 			}
 		})
 	}
-	if NewConfirmation(tools, false).JudgesTool("get_order", tools.Of("get_order")) {
+	if NewConfirmation(tools, false, false).JudgesTool("get_order", tools.Of("get_order")) {
 		t.Error("a read is judged for confirmation")
+	}
+}
+
+// TestConfirmationByRequest: what confirms a write, besides a yes — the
+// user asking for it after the agent listed what it would act on (#27:
+// "Please submit the exchange" after the agent listed the details is a
+// clear yes). The wordings were written before the rule read requests.
+func TestConfirmationByRequest(t *testing.T) {
+	const args = `{"order_id":"#W2692684","item_ids":["3788616824"],"new_item_ids":["6948061616"],"payment_method_id":"gift_card_7711863"}`
+	listed := "Here is the exchange: order #W2692684, item 3788616824 (black) for 6948061616 (gold), price difference refunded to gift_card_7711863. Shall I go ahead?"
+	listedZh := "换货信息：订单 #W2692684，商品 3788616824 换成 6948061616，差价退回礼品卡。需要我提交吗？"
+	other := "Order #W1111111 has two items: a lamp and a desk. Which would you like to change?"
+	tests := []struct {
+		name    string
+		agent   string // the agent's words before the user's last turn
+		turns   []string
+		yesOnly bool
+		asked   bool
+	}{
+		{"a request after the listing", listed, []string{"I want to exchange my tablet.", "Please submit the exchange."}, false, false},
+		{"a request, reworded", listed, []string{"I want to exchange my tablet.", "Go ahead and process that exchange for me."}, false, false},
+		{"a request in Chinese", listedZh, []string{"我想换货。", "请提交换货申请。"}, false, false},
+		{"a yes, as before", listed, []string{"I want to exchange my tablet.", "Yes."}, false, false},
+		{"a request, yes only", listed, []string{"I want to exchange my tablet.", "Please submit the exchange."}, true, true},
+		{"a question, not a request", listed, []string{"I want to exchange my tablet.", "Can I still change the colour?"}, false, true},
+		{"the agent listed another order", other, []string{"I want to exchange my tablet.", "Please exchange item 3788616824 in order #W2692684."}, false, true},
+		{"the opening turn asks for it", "", []string{"Please exchange item 3788616824 in order #W2692684 for 6948061616."}, false, true},
+	}
+	tools := rulekit.NewTools(detect.Default(), map[string]rulekit.Tool{"exchange_delivered_order_items": {Writes: true, Confirm: true}})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr, s := conversation("exchange_delivered_order_items", args, tt.turns...)
+			if tt.agent != "" {
+				tr.Steps[len(tr.Steps)-1].Result = tt.agent
+			}
+			got := NewConfirmation(tools, false, tt.yesOnly).Check(tr, s)
+			if asked := len(got) > 0; asked != tt.asked {
+				t.Fatalf("turns %q after %q: findings %+v, want asked %v", tt.turns, tt.agent, got, tt.asked)
+			}
+			if len(got) > 0 && (got[0].Facts[0].Kind != trace.FactCall || got[0].Facts[len(got[0].Facts)-1].Kind != trace.FactUser) {
+				t.Errorf("facts %+v: want the call first and the user's turn last", got[0].Facts)
+			}
+		})
 	}
 }

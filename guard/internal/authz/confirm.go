@@ -2,6 +2,8 @@ package authz
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
@@ -10,20 +12,30 @@ import (
 
 // NewConfirmation returns the rule that requires the user's explicit
 // go-ahead before a state-changing call of a tool whose policy sets
-// Confirm (or of every state-changing tool, when all is true): the user's
-// latest turn must be an affirmation ("yes", "go ahead", "确认", "好的";
-// the lexicon's Affirmation patterns) that answers something the agent
-// said after the user's previous turn. Otherwise the verdict is Clarify,
-// asking the user, in the language of their turn, to confirm that exact
-// call.
-func NewConfirmation(tools *rulekit.Tools, all bool) *Confirmation {
-	return &Confirmation{tools: tools, all: all}
+// Confirm (or of every state-changing tool, when all is true). The user's
+// latest turn confirms the call when the agent spoke after the user's
+// previous turn and the latest turn
+//
+//   - is an affirmation ("yes", "go ahead", "确认", "好的"; the lexicon's
+//     Affirmation patterns), or,
+//   - unless yesOnly, asks for the call's action ("Please submit the
+//     exchange", "请提交换货"; a request, not a question, as the
+//     write-authorization rule reads requests) after the agent's words
+//     named a value the call identifies its object by (the order, the item,
+//     the reservation): the agent listed what it would do and the user
+//     asked for it.
+//
+// Otherwise the verdict is Clarify, asking the user, in the language of
+// their turn, to confirm that exact call.
+func NewConfirmation(tools *rulekit.Tools, all, yesOnly bool) *Confirmation {
+	return &Confirmation{tools: tools, all: all, yesOnly: yesOnly}
 }
 
 // Confirmation is the confirmation rule.
 type Confirmation struct {
-	tools *rulekit.Tools
-	all   bool
+	tools   *rulekit.Tools
+	all     bool
+	yesOnly bool
 }
 
 // Name returns rules.Confirmation.
@@ -40,6 +52,7 @@ func (r *Confirmation) JudgesTool(_ string, t rulekit.Tool) bool {
 // Check judges a tool call.
 func (r *Confirmation) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	w, all := r.tools.Words(), r.all
+	rule := r
 	{
 		if s.Kind != trace.KindTool {
 			return nil
@@ -48,18 +61,18 @@ func (r *Confirmation) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 			return nil
 		}
 		turn := rulekit.UserTurn(t, s.Turn)
-		if s.Turn >= 1 && w.Affirmation.MatchString(turn) && rulekit.AgentSpokeIn(t, s.Turn-1) {
+		if s.Turn >= 1 && rulekit.AgentSpokeIn(t, s.Turn-1) && (w.Affirmation.MatchString(turn) || !r.yesOnly && r.requestedAfterListing(t, s)) {
 			return nil
 		}
 		lang := w.LangOf(turn)
-		r := w.Replies(lang)
-		tool, _ := rulekit.DisplayName(w, r, lang, s.Name)
-		q := fmt.Sprintf(r.Confirm, tool, rulekit.CompactArgs(w, r, lang, s.Args))
+		rp := w.Replies(lang)
+		tool, _ := rulekit.DisplayName(w, rp, lang, s.Name)
+		q := fmt.Sprintf(rp.Confirm, tool, rulekit.CompactArgs(w, rp, lang, s.Args))
 		return []trace.Finding{{
 			Rule: rules.Confirmation, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 			Message: fmt.Sprintf("%q changes state and the user has not confirmed it", s.Name), Question: q,
 			Evidence: s.Args, Tags: []string{"unconfirmed-write"},
-			Facts: confirmFacts(t, s, all),
+			Facts: confirmFacts(t, s, all, rule.yesOnly),
 		}}
 	}
 }
@@ -67,14 +80,42 @@ func (r *Confirmation) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 // confirmFacts are what a confirmation finding rests on: the call, the
 // setting that asks for a yes (every write's, when all), and the user's
 // latest turn, which gives none.
-func confirmFacts(t *trace.Trace, s *trace.Step, all bool) []trace.Fact {
+func confirmFacts(t *trace.Trace, s *trace.Step, all, yesOnly bool) []trace.Fact {
 	setting := rulekit.PolicyFact("tools."+s.Name+".confirm", "true")
 	if all {
 		setting = rulekit.PolicyFact("gates.confirm_writes", "true")
 	}
-	says := "no yes to something the agent said"
+	says := "no yes to something the agent said, nor a request for it after the agent listed it"
+	if yesOnly {
+		says = "no yes to something the agent said"
+	}
 	if s.Turn < 1 || !rulekit.AgentSpokeIn(t, s.Turn-1) {
 		says = "the agent proposed nothing the user could say yes to"
 	}
 	return []trace.Fact{rulekit.CallFact(s, "changes state"), setting, rulekit.UserFact(t, s.Turn, says)}
+}
+
+// requestedAfterListing reports whether the user's turn of s asks for the
+// action of s's tool and the agent's last words before it named one of the
+// values s identifies its object by.
+func (r *Confirmation) requestedAfterListing(t *trace.Trace, s *trace.Step) bool {
+	said := rulekit.LastSaid(t, s.Turn-1)
+	if said == "" {
+		return false
+	}
+	w := r.tools.Words()
+	listed := false
+	text := rulekit.Alnum(said)
+	for _, v := range rulekit.IdentifyingValues(w, s.Args) {
+		if strings.Contains(text, v) {
+			listed = true
+			break
+		}
+	}
+	if !listed {
+		return false
+	}
+	ix := NewAuthorization(r.tools, false).indexOf(t) // the conversational rule's own index
+	same, _ := ix.requests(ix.action(s.Name), s.Turn)
+	return slices.ContainsFunc(same, func(a ask) bool { return a.turn == s.Turn && a.step < 0 && !a.yes })
 }

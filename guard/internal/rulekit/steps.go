@@ -128,7 +128,11 @@ func LastKey(path string) string {
 
 // AgentSpokeIn reports whether the agent said something to the user during
 // turn: a model step's text, or a question the guard asked for it.
-func AgentSpokeIn(t *trace.Trace, turn int) bool {
+func AgentSpokeIn(t *trace.Trace, turn int) bool { return LastSaid(t, turn) != "" }
+
+// LastSaid returns the last thing the agent said to the user during turn:
+// a model step's text, or a question the guard asked for it; "" if none.
+func LastSaid(t *trace.Trace, turn int) string {
 	// Steps are in turn order: read back from the last, over later turns,
 	// through turn, no further.
 	for i := len(t.Steps) - 1; i >= 0 && t.Steps[i].Turn >= turn; i-- {
@@ -136,11 +140,53 @@ func AgentSpokeIn(t *trace.Trace, turn int) bool {
 		if p.Turn != turn {
 			continue
 		}
-		if (p.Kind == trace.KindModel && p.Result != "" && p.Intent == "") || (p.Kind == trace.KindGate && p.Finding != nil && p.Finding.Verdict == trace.Clarify) {
-			return true
+		switch {
+		case p.Kind == trace.KindModel && p.Result != "" && p.Intent == "":
+			return p.Result
+		case p.Kind == trace.KindGate && p.Finding != nil && p.Finding.Verdict == trace.Clarify && p.Finding.Question != "":
+			return p.Finding.Question
 		}
 	}
-	return false
+	return ""
+}
+
+// IdentifyingValues returns the values of a call's arguments whose keys
+// identify what it acts on (the lexicon's Keys.Identifying: order_id,
+// item_ids, reservation_id …), each as Alnum gives it and at least four
+// characters long, at any depth.
+func IdentifyingValues(w *lexicon.Compiled, args string) []string {
+	m, ok := ArgsMap(args)
+	if !ok {
+		return nil
+	}
+	var out []string
+	Walk("", m, func(path string, v any) {
+		if KindOfKey(w, LastKey(path))&KeyIdentifying == 0 {
+			return
+		}
+		if s, ok := LeafString(v); ok {
+			if a := Alnum(s); len(a) >= 4 && !slices.Contains(out, a) {
+				out = append(out, a)
+			}
+		}
+	})
+	return out
+}
+
+// Alnum keeps the letters and digits of s, in lower case: "#W2692684" and
+// "w2692684" are one value, and a text holds a value when its Alnum holds
+// the value's.
+func Alnum(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9', r >= 'a' && r <= 'z':
+			b.WriteRune(r)
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	return b.String()
 }
 
 // Offered reports whether the agent was given the tool: a call to a tool
