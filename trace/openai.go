@@ -218,7 +218,7 @@ func chatMessages(c *conversation, model string, msgs []chatMessage) error {
 			}
 			c.model(&Step{Name: model, Result: text, Refusal: refusal, Calls: calls})
 		case "tool", "function":
-			c.result(m.ToolCallID, m.Name, text, false)
+			c.result(m.ToolCallID, m.Name, text, failedToolText(text))
 		default:
 			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
@@ -230,6 +230,35 @@ func chatMessages(c *conversation, model string, msgs []chatMessage) error {
 		c.t.Meta["system"] = strings.Join(system, "\n\n")
 	}
 	return nil
+}
+
+// failedToolText reports whether a chat log's tool message says its call
+// failed. The format has no field for it; agents write the failure into
+// the content, as τ-bench and LangChain's ToolException do ("Error: order
+// not found"), or as a JSON object whose only key is "error". Such a
+// result becomes the step's Error, so rules and policy lookups see a
+// failed call, not a record.
+func failedToolText(text string) bool {
+	t := strings.TrimSpace(text)
+	if len(t) >= 6 && strings.EqualFold(t[:6], "error:") {
+		return true
+	}
+	if !strings.HasPrefix(t, "{") {
+		return false
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal([]byte(t), &obj) != nil || len(obj) != 1 {
+		return false
+	}
+	v, ok := obj["error"]
+	if !ok {
+		return false
+	}
+	switch strings.TrimSpace(string(v)) {
+	case "null", "false", `""`, "{}", "[]":
+		return false
+	}
+	return true
 }
 
 // pendingCalls holds the tool steps of a conversation, to match tool

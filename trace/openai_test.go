@@ -156,6 +156,23 @@ func TestImportOpenAIMapping(t *testing.T) {
 			}},
 		},
 		{
+			// The format has no status: a failure is in the content, as
+			// τ-bench and LangChain write it. Such a result is the step's
+			// Error, not a record; a result that merely mentions an error
+			// is a result.
+			name: "failed calls",
+			line: `{"id":"c","messages":[{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"get_order"}},{"id":"b","function":{"name":"get_user"}},{"id":"c","function":{"name":"get_item"}},{"id":"d","function":{"name":"get_log"}}]},` +
+				`{"role":"tool","tool_call_id":"a","content":"Error: order #W1 not found"},{"role":"tool","tool_call_id":"b","content":"{\"error\": \"user not found\"}"},` +
+				`{"role":"tool","tool_call_id":"c","content":"{\"error\": null, \"item\": \"lamp\"}"},{"role":"tool","tool_call_id":"d","content":"2 errors: timeout, retry"}]}`,
+			want: &Trace{ID: "c", Steps: []*Step{
+				{Index: 0, Kind: KindModel, Turn: -1, Calls: []Call{{ID: "a", Name: "get_order"}, {ID: "b", Name: "get_user"}, {ID: "c", Name: "get_item"}, {ID: "d", Name: "get_log"}}},
+				{Index: 1, Kind: KindTool, Name: "get_order", Turn: -1, CallID: "a", Error: "Error: order #W1 not found"},
+				{Index: 2, Kind: KindTool, Name: "get_user", Turn: -1, CallID: "b", Error: `{"error": "user not found"}`},
+				{Index: 3, Kind: KindTool, Name: "get_item", Turn: -1, CallID: "c", Result: `{"error": null, "item": "lamp"}`},
+				{Index: 4, Kind: KindTool, Name: "get_log", Turn: -1, CallID: "d", Result: "2 errors: timeout, retry"},
+			}},
+		},
+		{
 			name: "tools, nested and flat",
 			line: `{"id":"c","tools":[{"type":"function","function":{"name":"a","description":"d","parameters":null}},{"type":"function","name":"b","parameters":{"p":1}}],"messages":[]}`,
 			want: &Trace{ID: "c", Tools: []ToolSpec{{Name: "a", Description: "d"}, {Name: "b", Parameters: []byte(`{"p":1}`)}}, Steps: []*Step{}},
