@@ -581,6 +581,9 @@ func (a *celActivation) resultsOf(args []ref.Val) ref.Val {
 	out := make([]ref.Val, len(steps))
 	for j, i := range steps {
 		out[j] = a.idx.result(a.t, i)
+		if types.IsError(out[j]) {
+			return out[j] // a record cut short: the list is not the records
+		}
 	}
 	return types.NewRefValList(types.DefaultTypeAdapter, out)
 }

@@ -189,7 +189,8 @@ func (x *policyIndex) args(t *trace.Trace, i int) ref.Val {
 }
 
 // result returns step i's decoded result: JSON as maps and lists, other
-// text as a string.
+// text as a string, and a result the recorder cut (Step.Truncated) that no
+// longer decodes as an error.
 func (x *policyIndex) result(t *trace.Trace, i int) ref.Val {
 	if v, ok := x.results[i]; ok {
 		return v
@@ -200,7 +201,14 @@ func (x *policyIndex) result(t *trace.Trace, i int) ref.Val {
 	}
 	res := s.Result
 	v, ok := decodeJSONValue(res)
-	if !ok {
+	switch {
+	case ok:
+	case s.Truncated:
+		// A record cut short when it was recorded is no record: a check
+		// that reads it cannot be established (a warning), rather than
+		// reading the cut text as a string.
+		v = types.NewErr("the %s result at step %d was cut short when it was recorded: the record is incomplete", s.Name, i)
+	default:
 		v = types.String(res)
 	}
 	if x.results == nil {

@@ -151,6 +151,33 @@ tools:
 	}
 }
 
+// TestTruncatedRecord: a result the recorder cut short is no record. A
+// check that reads it is not established (a warning naming the cut), and
+// never reads the cut text as if it were the record.
+func TestTruncatedRecord(t *testing.T) {
+	p := checkPolicy(t, `
+tools:
+  refund:
+    checks:
+      - name: refund-delivered
+        require: last('get_order', args.order_id).status == 'delivered'
+      - name: refund-once
+        require: size(results('get_order', args.order_id)) < 5
+`)
+	cut := tool("get_order", `{"order_id":"#1"}`, `{"status":"pending","items":[{"name":"lamp","pri`+trace.TruncationMarker)
+	cut.Truncated = true
+	tr := &trace.Trace{ID: "t", Steps: numbered(cut, tool("refund", `{"order_id":"#1"}`, ""))}
+	fs := checksOnly(p).Evaluate(tr).Findings
+	if len(fs) != 2 {
+		t.Fatalf("findings %+v, want two warnings", fs)
+	}
+	for _, f := range fs {
+		if f.Verdict != trace.Allow || !slices.Contains(f.Tags, "not-established") || !strings.Contains(f.Message, "cut short") {
+			t.Errorf("finding %+v: want a not-established warning saying the record was cut short", f)
+		}
+	}
+}
+
 func TestCheckFunctionsAndVariables(t *testing.T) {
 	history := []*trace.Step{
 		tool("get_order", `{"order_id":"#1"}`, `{"status":"delivered","items":[{"price":10},{"price":2.5}]}`),
