@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -36,8 +37,16 @@ type checksRule struct {
 	byTool map[string][]*check // the checks of each tool, global ones first
 	global []*check            // checks of every tool
 	tables ref.Val
-	now    time.Time // the file's or the caller's fixed clock; zero: the steps'
+	vars   []variable // in file order; each may read those before it
+	now    time.Time  // the file's or the caller's fixed clock; zero: the steps'
 	pool   *sync.Pool
+}
+
+// variable is one compiled variable: read as variables.<name>, evaluated
+// at most once per checked call, when first read.
+type variable struct {
+	name string // "variables.<name>"
+	prg  cel.Program
 }
 
 // check is one compiled check.
@@ -181,9 +190,16 @@ func compileChecks(d *decoder, f *policyFile) (*checksRule, error) {
 	if len(f.Tables) > 0 {
 		r.tables = types.DefaultTypeAdapter.NativeToValue(f.Tables)
 	}
+	env, err := celEnv()
+	if err != nil {
+		return nil, fmt.Errorf("policy expressions: %v", err)
+	}
+	if env, err = r.compileVariables(d, env, f.Variables); err != nil {
+		return nil, err
+	}
 	names := map[string]string{} // check name -> where first used
 	add := func(tool, path string, pc policyCheck) error {
-		c, err := compileCheck(d, tool, path, pc)
+		c, err := compileCheck(d, env, tool, path, pc)
 		if err != nil {
 			return err
 		}
@@ -234,7 +250,41 @@ func (e *Error) where() string {
 	return fmt.Sprintf("%s:%d:%d", e.File, e.Line, e.Col)
 }
 
-func compileCheck(d *decoder, tool, path string, pc policyCheck) (*check, error) {
+// variableName is what a variable may be called: a CEL identifier.
+var variableName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// compileVariables compiles the file's variables in order, each in env
+// with the variables before it declared at the type their expressions
+// give, and returns env with them all: a check that reads a variable is
+// type-checked against it, and one that names no variable the file
+// declares does not compile.
+func (r *checksRule) compileVariables(d *decoder, env *cel.Env, vs []policyVariable) (*cel.Env, error) {
+	seen := map[string]bool{}
+	for i, v := range vs {
+		path := fmt.Sprintf("variables[%d]", i)
+		switch {
+		case !variableName.MatchString(v.Name):
+			return nil, d.at(path+".name", "%q is not a variable name (letters, digits and _, not starting with a digit)", v.Name)
+		case seen[v.Name]:
+			return nil, d.at(path+".name", "variable %q is already defined", v.Name)
+		case v.Expression.src == "":
+			return nil, d.at(path, "variable %q needs an expression", v.Name)
+		}
+		seen[v.Name] = true
+		prg, out, err := compileAny(d, env, v.Expression)
+		if err != nil {
+			return nil, err
+		}
+		name := "variables." + v.Name
+		if env, err = env.Extend(cel.Variable(name, out)); err != nil {
+			return nil, d.at(path, "%v", err)
+		}
+		r.vars = append(r.vars, variable{name: name, prg: prg})
+	}
+	return env, nil
+}
+
+func compileCheck(d *decoder, env *cel.Env, tool, path string, pc policyCheck) (*check, error) {
 	c := &check{name: pc.Name, src: pc.Require.src, tool: tool, message: pc.Message, tags: pc.Tags,
 		verdict: trace.Block, severity: trace.SeverityError, dimension: trace.Accuracy}
 	switch {
@@ -279,23 +329,32 @@ func compileCheck(d *decoder, tool, path string, pc policyCheck) (*check, error)
 	}
 	var err error
 	if pc.When.src != "" {
-		if c.when, err = compileExpr(d, pc.When); err != nil {
+		if c.when, err = compileExpr(d, env, pc.When); err != nil {
 			return nil, err
 		}
 	}
-	if c.require, err = compileExpr(d, pc.Require); err != nil {
+	if c.require, err = compileExpr(d, env, pc.Require); err != nil {
 		return nil, err
 	}
 	return c, nil
 }
 
-// compileExpr compiles one boolean expression, placing CEL's errors in the
-// file.
-func compileExpr(d *decoder, e policyExpr) (cel.Program, error) {
-	env, err := celEnv()
+// compileExpr compiles one boolean expression in env, placing CEL's
+// errors in the file.
+func compileExpr(d *decoder, env *cel.Env, e policyExpr) (cel.Program, error) {
+	prg, out, err := compileAny(d, env, e)
 	if err != nil {
-		return nil, fmt.Errorf("policy expressions: %v", err)
+		return nil, err
 	}
+	if !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
+		return nil, d.errAt(&yaml.Node{Line: e.line, Column: e.col}, e.path, "want a boolean expression, got one of type %s", out)
+	}
+	return prg, nil
+}
+
+// compileAny compiles an expression of any type in env and returns its
+// program and type.
+func compileAny(d *decoder, env *cel.Env, e policyExpr) (cel.Program, *cel.Type, error) {
 	ast, iss := env.Compile(e.src)
 	if iss.Err() != nil {
 		errs := iss.Errors()
@@ -305,10 +364,7 @@ func compileExpr(d *decoder, e policyExpr) (cel.Program, error) {
 		for _, x := range errs {
 			msgs = append(msgs, x.Message)
 		}
-		return nil, &Error{File: d.file, Line: line, Col: col, Key: e.path, Msg: strings.Join(msgs, "; ")}
-	}
-	if out := ast.OutputType(); !out.IsExactType(cel.BoolType) && !out.IsExactType(cel.DynType) {
-		return nil, d.errAt(&yaml.Node{Line: e.line, Column: e.col}, e.path, "want a boolean expression, got one of type %s", out)
+		return nil, nil, &Error{File: d.file, Line: line, Col: col, Key: e.path, Msg: strings.Join(msgs, "; ")}
 	}
 	// An expression without a comprehension costs at most its size: only
 	// those with one (all, exists, map, filter over a record's lists) run
@@ -319,9 +375,9 @@ func compileExpr(d *decoder, e policyExpr) (cel.Program, error) {
 	}
 	prg, err := env.Program(ast, opts...)
 	if err != nil {
-		return nil, d.errAt(&yaml.Node{Line: e.line, Column: e.col}, e.path, "%v", err)
+		return nil, nil, d.errAt(&yaml.Node{Line: e.line, Column: e.col}, e.path, "%v", err)
 	}
-	return prg, nil
+	return prg, ast.OutputType(), nil
 }
 
 // exprPos places a CEL position (line from 1, column from 0) in the file.
@@ -362,6 +418,7 @@ type celActivation struct {
 	haveCard  bool
 	haveArgs  bool
 	argsSlice []ref.Val
+	vars      []ref.Val // the variables evaluated so far in this call, by index
 }
 
 func newCELActivation() *celActivation {
@@ -381,6 +438,8 @@ func (a *celActivation) finish(pool *sync.Pool) {
 	a.r, a.t, a.s, a.idx = nil, nil, nil, nil
 	a.args, a.user, a.card = nil, nil, nil
 	a.haveArgs, a.haveUser, a.haveCard = false, false, false
+	clear(a.vars)
+	a.vars = a.vars[:0]
 	pool.Put(a)
 }
 
@@ -425,7 +484,32 @@ func (a *celActivation) ResolveName(name string) (any, bool) {
 		}
 		return a.card, true
 	}
+	if strings.HasPrefix(name, "variables.") {
+		return a.variable(name)
+	}
 	return nil, false
+}
+
+// variable evaluates the variable called name once per call: a check that
+// reads it again, or a later variable built on it, gets the same value. A
+// variable that cannot be evaluated is an error value, so that a check
+// reading it is not established.
+func (a *celActivation) variable(name string) (any, bool) {
+	i := slices.IndexFunc(a.r.vars, func(v variable) bool { return v.name == name })
+	if i < 0 {
+		return nil, false
+	}
+	if len(a.vars) < len(a.r.vars) {
+		a.vars = append(a.vars, make([]ref.Val, len(a.r.vars)-len(a.vars))...)
+	}
+	if a.vars[i] == nil {
+		v, _, err := a.r.vars[i].prg.Eval(a)
+		if err != nil {
+			v = types.NewErr("%s: %v", name, err)
+		}
+		a.vars[i] = v
+	}
+	return a.vars[i], true
 }
 
 // now is the check's clock: the policy's or the caller's fixed time, else

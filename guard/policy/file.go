@@ -189,6 +189,7 @@ type policyFile struct {
 	Tools      map[string]policyTool `json:"tools"` // guard.Config's, with checks
 	Now        string                `json:"now"`
 	Tables     map[string]any        `json:"tables"`
+	Variables  []policyVariable      `json:"variables"`
 	Checks     []policyCheck         `json:"checks"`
 	Assertions policyAssertions      `json:"assertions"`
 	Weights    map[string]float64    `json:"weights"`
@@ -198,6 +199,13 @@ type policyFile struct {
 type policyTool struct {
 	guard.ToolPolicy
 	Checks []policyCheck `json:"checks"`
+}
+
+// policyVariable is a named expression the checks read as
+// variables.<name>, as a Kubernetes ValidatingAdmissionPolicy's variables.
+type policyVariable struct {
+	Name       string     `json:"name"`
+	Expression policyExpr `json:"expression"`
 }
 
 // policyCheck is one domain check: when (scope) and require (must hold).

@@ -315,7 +315,9 @@ func FuzzLoadPolicy(f *testing.F) {
 		"shadow: true\nshadow: false\n", "a: &x 1\nb: *x\n", "tables: {t: [1, 2.5, x, null, true]}\n",
 		"checks:\n  - {name: c, when: 'has(args.x)', require: 'args.x > 1'}\n", "checks:\n  - {name: c, require: \"last('a', args.x).y == 1\"}\n",
 		"checks:\n  - {name: c, require: '[1,2,3].all(x, [1,2,3].all(y, x + y > 0))'}\n", "weights: {accuracy: 100}\n", "now: 2024-05-15\n",
-		"tools:\n  a:\n    schema: {properties: {x: {pattern: '^a+$', maxItems: 2}}}\n"} {
+		"tools:\n  a:\n    schema: {properties: {x: {pattern: '^a+$', maxItems: 2}}}\n",
+		"variables:\n  - {name: r, expression: \"last('a', args.x)\"}\n  - {name: ok, expression: \"variables.r.y == 1\"}\nchecks:\n  - {name: c, require: variables.ok}\n",
+		"variables:\n  - {name: a, expression: variables.a}\n"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
