@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"cmp"
 	"slices"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
@@ -67,6 +68,7 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 			}
 			for _, f := range ff {
 				f.Step = s.Index
+				f.Source = cmp.Or(f.Source, s.Source)
 				r.Findings = append(r.Findings, f)
 			}
 		}

@@ -1,7 +1,9 @@
 package guard_test
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
@@ -61,5 +63,25 @@ func TestRecipientRequiredOnSends(t *testing.T) {
 				t.Errorf("got %+v, want a warning on step 1 tagged no-recipient with the call as its fact", f)
 			}
 		})
+	}
+}
+
+// TestFindingsNameTheInputMessage: a finding on an imported trace says
+// which message of the user's own log it is about, besides the step.
+func TestFindingsNameTheInputMessage(t *testing.T) {
+	log := `{"id":"c","messages":[{"role":"system","content":"Be brief."},{"role":"user","content":"Mail me the invoice."},` +
+		`{"role":"assistant","tool_calls":[{"id":"a","type":"function","function":{"name":"send_email","arguments":"{\"subject\":\"Invoice\",\"body\":\"Attached.\"}"}}]},` +
+		`{"role":"tool","tool_call_id":"a","content":"sent"},{"role":"assistant","content":"Done."}]}`
+	for tr, err := range trace.ImportOpenAI(strings.NewReader(log), "chat.jsonl") {
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range guard.New(guard.Config{}).Evaluate(tr).Findings {
+			got = append(got, fmt.Sprintf("%s step %d %s", f.Rule, f.Step, f.Source))
+		}
+		if want := []string{"tool-arguments step 1 message 2"}; !slices.Equal(got, want) {
+			t.Errorf("findings %q, want %q", got, want)
+		}
 	}
 }

@@ -88,6 +88,7 @@ kind are set, and all but "i", "kind" and "turn" are omitted when empty:
 	blocked       bool       Step.Blocked: a tool step not executed because of a verdict
 	truncated     bool       Step.Truncated: args or result were cut to the recorder's size cap (they end in TruncationMarker)
 	invalid_utf8  bool       Step.InvalidUTF8: args held invalid UTF-8, replaced with U+FFFD
+	source        string     Step.Source: where an imported step was read from in its input ("message 7")
 	finding       object     Step.Finding: on gate steps, the decision and the step it judged (finding object below)
 
 A call object ([Call]), a tool call proposed by a model step:

@@ -115,7 +115,7 @@ func ExampleImportOpenAI() {
 		w.Write(t)
 	}
 	// Output:
-	// {"v":1,"trace_id":"chat-1","user_turns":["Weather in Paris?"],"steps":[{"i":0,"kind":"model","turn":0,"calls":[{"id":"c1","name":"weather","args":"{\"city\":\"Paris\"}"}]},{"i":1,"kind":"tool","name":"weather","turn":0,"call_id":"c1","args":"{\"city\":\"Paris\"}","result":"18°C, cloudy"},{"i":2,"kind":"model","turn":0,"result":"18°C and cloudy."}],"meta":{"system":"Be brief."}}
+	// {"v":1,"trace_id":"chat-1","user_turns":["Weather in Paris?"],"steps":[{"i":0,"kind":"model","turn":0,"calls":[{"id":"c1","name":"weather","args":"{\"city\":\"Paris\"}"}],"source":"message 2"},{"i":1,"kind":"tool","name":"weather","turn":0,"call_id":"c1","args":"{\"city\":\"Paris\"}","result":"18°C, cloudy","source":"message 2"},{"i":2,"kind":"model","turn":0,"result":"18°C and cloudy.","source":"message 4"}],"meta":{"system":"Be brief."}}
 	// trace: chats.jsonl:2: message 0: unknown role "robot"
 }
 

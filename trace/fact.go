@@ -87,10 +87,15 @@ func (f Fact) String() string {
 }
 
 // Explain renders the finding for a reviewer: what was decided on which
-// step and why, then each fact it rests on, one per line.
+// step (and, for an imported trace, which message of the input) and why,
+// then each fact it rests on, one per line.
 func (f *Finding) Explain() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "step %d: %s %s (%s): %s", f.Step, f.Rule, f.Verdict, f.Severity, f.Message)
+	fmt.Fprintf(&b, "step %d", f.Step)
+	if f.Source != "" {
+		b.WriteString(" (" + f.Source + " of the input)")
+	}
+	fmt.Fprintf(&b, ": %s %s (%s): %s", f.Rule, f.Verdict, f.Severity, f.Message)
 	if f.Shadow {
 		b.WriteString(" [shadow: not enforced]")
 	}

@@ -187,12 +187,13 @@ func anthropicMessages(c *conversation, model string, msgs []anthropicMessage, r
 		}
 		switch m.Role {
 		case "user":
-			anthropicUser(c, blocks)
+			anthropicUser(c, blocks, messageSource(i))
 		case "assistant":
 			s := anthropicAssistant(model, blocks)
 			if resp != nil && i == len(msgs)-1 {
 				anthropicResponse(s, model, resp)
 			}
+			s.Source = messageSource(i)
 			c.model(s)
 		default:
 			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
@@ -203,14 +204,14 @@ func anthropicMessages(c *conversation, model string, msgs []anthropicMessage, r
 
 // anthropicUser adds a user message's blocks to c: its tool results to
 // the calls they answer, then its text, joined, as a user turn.
-func anthropicUser(c *conversation, blocks []anthropicBlock) {
+func anthropicUser(c *conversation, blocks []anthropicBlock, source string) {
 	var text []string
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
 			text = append(text, b.Text)
 		case "tool_result":
-			c.result(b.ToolUseID, "", contentText(b.Content), b.IsError)
+			c.resultAt(b.ToolUseID, "", contentText(b.Content), b.IsError, source)
 		}
 	}
 	if len(text) > 0 {

@@ -167,21 +167,29 @@ func (c *conversation) add(s *Step) *Step {
 
 func (c *conversation) user(text string) { c.t.UserTurns = append(c.t.UserTurns, text) }
 
-// model adds a model step and a pending tool step per call it proposes.
+// model adds a model step and a pending tool step per call it proposes;
+// the tool steps share the model step's Source, the message that made
+// the calls.
 func (c *conversation) model(s *Step) {
 	s.Kind = KindModel
 	c.add(s)
 	for _, call := range s.Calls {
-		c.pending.push(c.add(&Step{Kind: KindTool, Name: call.Name, CallID: call.ID, Args: call.Args, Start: s.Start.Add(s.Duration)}))
+		c.pending.push(c.add(&Step{Kind: KindTool, Name: call.Name, CallID: call.ID, Args: call.Args, Start: s.Start.Add(s.Duration), Source: s.Source}))
 	}
 }
 
 // result gives the tool step of call id its result, or adds an unmatched
 // one.
 func (c *conversation) result(id, name, text string, failed bool) {
+	c.resultAt(id, name, text, failed, "")
+}
+
+// resultAt is result for a tool message read from source: an unmatched
+// one is a step of its own there.
+func (c *conversation) resultAt(id, name, text string, failed bool, source string) {
 	s := c.pending.answer(id)
 	if s == nil {
-		c.add(&Step{Kind: KindTool, Name: name, CallID: id, Result: text, Error: unmatchedResult})
+		c.add(&Step{Kind: KindTool, Name: name, CallID: id, Result: text, Error: unmatchedResult, Source: source})
 		return
 	}
 	if failed {

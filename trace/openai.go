@@ -216,9 +216,9 @@ func chatMessages(c *conversation, model string, msgs []chatMessage) error {
 			if err != nil {
 				return fmt.Errorf("message %d: %w", i, err)
 			}
-			c.model(&Step{Name: model, Result: text, Refusal: refusal, Calls: calls})
+			c.model(&Step{Name: model, Result: text, Refusal: refusal, Calls: calls, Source: messageSource(i)})
 		case "tool", "function":
-			c.result(m.ToolCallID, m.Name, text, failedToolText(text))
+			c.resultAt(m.ToolCallID, m.Name, text, failedToolText(text), messageSource(i))
 		default:
 			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
@@ -231,6 +231,9 @@ func chatMessages(c *conversation, model string, msgs []chatMessage) error {
 	}
 	return nil
 }
+
+// messageSource is Step.Source for the input's message i.
+func messageSource(i int) string { return "message " + strconv.Itoa(i) }
 
 // failedToolText reports whether a chat log's tool message says its call
 // failed. The format has no field for it; agents write the failure into

@@ -180,7 +180,11 @@ func TestImportOpenAIMapping(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := importOne(t, tt.line); !reflect.DeepEqual(got, tt.want) {
+			got := importOne(t, tt.line)
+			for _, s := range got.Steps {
+				s.Source = "" // TestImportOpenAISource checks it
+			}
+			if !reflect.DeepEqual(got, tt.want) {
 				var g, w bytes.Buffer
 				NewWriter(&g).Write(got)
 				NewWriter(&w).Write(tt.want)
@@ -289,5 +293,22 @@ func TestImportOpenAIManyCalls(t *testing.T) {
 		if s.Result != s.CallID || s.Error != "" {
 			t.Fatalf("step %d: call %s got result %q, error %q", s.Index, s.CallID, s.Result, s.Error)
 		}
+	}
+}
+
+// TestImportOpenAISource: each step says which message of the input it
+// was read from, so that a finding can be placed in the user's own log:
+// a model step its message, a tool step the message that made the call,
+// an unmatched result its own message.
+func TestImportOpenAISource(t *testing.T) {
+	got := importOne(t, `{"id":"c","messages":[{"role":"system","content":"s"},{"role":"user","content":"u"},`+
+		`{"role":"assistant","tool_calls":[{"id":"a","function":{"name":"f"}}]},{"role":"tool","tool_call_id":"a","content":"ra"},`+
+		`{"role":"tool","tool_call_id":"zz","content":"stray"},{"role":"assistant","content":"done"}]}`)
+	var sources []string
+	for _, s := range got.Steps {
+		sources = append(sources, s.Source)
+	}
+	if want := []string{"message 2", "message 2", "message 4", "message 5"}; !reflect.DeepEqual(sources, want) {
+		t.Errorf("sources %q, want %q", sources, want)
 	}
 }

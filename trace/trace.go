@@ -191,6 +191,11 @@ type Step struct {
 	// replaced with U+FFFD.
 	InvalidUTF8 bool `json:"invalid_utf8,omitempty"`
 
+	// Source is where an imported step was read from in its input, in the
+	// input's own terms: "message 7" (its messages counted from 0), a run
+	// or span id. Empty for steps a Recorder recorded.
+	Source string `json:"source,omitempty"`
+
 	// Finding is set on gate steps: the decision and the step it judged.
 	Finding *Finding `json:"finding,omitempty"`
 }
@@ -263,8 +268,12 @@ const (
 // Finding is a rule's judgement of one step. Rules return findings; the guard
 // records each as a gate step, and the ledger stores the violations.
 type Finding struct {
-	Rule      string    `json:"rule"`
-	Step      int       `json:"step"` // index of the judged step
+	Rule string `json:"rule"`
+	Step int    `json:"step"` // index of the judged step
+	// Source is the judged step's Step.Source: where the finding is in the
+	// input the trace was imported from ("message 7"), set by offline
+	// evaluation.
+	Source    string    `json:"source,omitempty"`
 	Verdict   Verdict   `json:"verdict"`
 	Dimension Dimension `json:"dimension"`
 	Severity  Severity  `json:"severity"`
