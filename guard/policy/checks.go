@@ -18,6 +18,8 @@ import (
 	"cel.dev/cel-go/interpreter"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/agentguard/agentguard/guard/internal/authz"
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/memory"
@@ -150,6 +152,12 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.Variable("card", cel.MapType(cel.StringType, cel.MapType(cel.StringType, cel.StringType))),
 		cel.Variable("now", cel.TimestampType),
 		cel.Variable("tables", cel.MapType(cel.StringType, cel.DynType)),
+		cel.Variable("messages", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
+		cel.Variable("batch", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
+		cel.Function("listed",
+			cel.Overload("listed_list", []*cel.Type{cel.ListType(cel.DynType)}, cel.BoolType, cel.LateFunctionBinding())),
+		cel.Function("confirmed",
+			cel.Overload("confirmed", []*cel.Type{}, cel.BoolType, cel.LateFunctionBinding())),
 		cel.Function("last",
 			cel.Overload("last_string_dyn", []*cel.Type{cel.StringType, cel.DynType}, cel.DynType, cel.LateFunctionBinding()),
 			cel.Overload("last_list_dyn", []*cel.Type{cel.ListType(cel.StringType), cel.DynType}, cel.DynType, cel.LateFunctionBinding())),
@@ -414,6 +422,8 @@ type celActivation struct {
 	last      functions.LateBoundOp
 	calls     functions.LateBoundOp
 	results   functions.LateBoundOp
+	listed    functions.LateBoundOp
+	confirmed functions.LateBoundOp
 	haveUser  bool
 	haveCard  bool
 	haveArgs  bool
@@ -426,6 +436,8 @@ func newCELActivation() *celActivation {
 	a.last = func(_ string, args ...ref.Val) ref.Val { return a.lastOf(args) }
 	a.calls = func(_ string, args ...ref.Val) ref.Val { return a.callsOf(args) }
 	a.results = func(_ string, args ...ref.Val) ref.Val { return a.resultsOf(args) }
+	a.listed = func(_ string, args ...ref.Val) ref.Val { return a.listedOf(args) }
+	a.confirmed = func(string, ...ref.Val) ref.Val { return types.Bool(authz.Confirms(policyTools(), a.t, a.s, false)) }
 	return a
 }
 
@@ -455,6 +467,10 @@ func (a *celActivation) ResolveFunction(name string) (functions.LateBoundOp, boo
 		return a.calls, true
 	case "results":
 		return a.results, true
+	case "listed":
+		return a.listed, true
+	case "confirmed":
+		return a.confirmed, true
 	}
 	return nil, false
 }
@@ -483,11 +499,95 @@ func (a *celActivation) ResolveName(name string) (any, bool) {
 			a.card, a.haveCard = cardValue(a.t), true
 		}
 		return a.card, true
+	case "messages":
+		return messagesValue(a.t, a.s), true
+	case "batch":
+		return batchValue(a.t, a.s), true
 	}
 	if strings.HasPrefix(name, "variables.") {
 		return a.variable(name)
 	}
 	return nil, false
+}
+
+// policyTools reads tools for confirmed(): the default lexicon's words,
+// and no tool policy, since the function judges the conversation, not the
+// tool.
+var policyTools = sync.OnceValue(func() *rulekit.Tools { return rulekit.NewTools(detect.Default(), nil) })
+
+// messagesValue is the conversation up to the call s, in order: each user
+// turn, then what the agent said in it (its answers, and the questions the
+// guard asked for it), as {role: "user" or "agent", text, turn}.
+func messagesValue(t *trace.Trace, s *trace.Step) ref.Val {
+	var out []any
+	turn := -1
+	for _, p := range t.Steps {
+		if p == nil || p.Index >= s.Index {
+			break
+		}
+		for ; turn < p.Turn && turn+1 < len(t.UserTurns); turn++ {
+			out = append(out, map[string]any{"role": "user", "text": t.UserTurns[turn+1], "turn": turn + 1})
+		}
+		switch {
+		case p.Kind == trace.KindModel && p.Result != "" && p.Intent == "":
+			out = append(out, map[string]any{"role": "agent", "text": p.Result, "turn": p.Turn})
+		case p.Kind == trace.KindGate && p.Finding != nil && p.Finding.Verdict == trace.Clarify && p.Finding.Question != "":
+			out = append(out, map[string]any{"role": "agent", "text": p.Finding.Question, "turn": p.Turn})
+		}
+	}
+	for ; turn < s.Turn && turn+1 < len(t.UserTurns); turn++ {
+		out = append(out, map[string]any{"role": "user", "text": t.UserTurns[turn+1], "turn": turn + 1})
+	}
+	return types.DefaultTypeAdapter.NativeToValue(out)
+}
+
+// batchValue is the calls the model proposed in the message that proposed
+// s, s included, as {name, args}: one call at a time is size(batch) == 1.
+func batchValue(t *trace.Trace, s *trace.Step) ref.Val {
+	for i := min(s.Index, t.Len()) - 1; i >= 0; i-- {
+		p := t.Step(i)
+		if p == nil || p.Kind != trace.KindModel || len(p.Calls) == 0 {
+			continue
+		}
+		if !slices.ContainsFunc(p.Calls, func(c trace.Call) bool {
+			return c.ID == s.CallID && c.Name == s.Name || s.CallID == "" && c.Name == s.Name
+		}) {
+			break // the nearest proposal is not this call's: it came alone
+		}
+		out := make([]ref.Val, len(p.Calls))
+		for j, c := range p.Calls {
+			out[j] = types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{"name": c.Name, "args": argsValue(c.Args)})
+		}
+		return types.NewRefValList(types.DefaultTypeAdapter, out)
+	}
+	one := types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{"name": s.Name, "args": argsValue(s.Args)})
+	return types.NewRefValList(types.DefaultTypeAdapter, []ref.Val{one})
+}
+
+// listedOf is listed(values): the agent's last words before the user's
+// latest turn name every value (as letters and digits: "#W1" is "w1").
+func (a *celActivation) listedOf(args []ref.Val) ref.Val {
+	l, ok := args[0].(traits.Lister)
+	if !ok {
+		return types.NewErr("listed: want a list of values")
+	}
+	said := rulekit.Alnum(rulekit.LastSaid(a.t, a.s.Turn-1))
+	if said == "" {
+		return types.False
+	}
+	n := 0
+	for it := l.Iterator(); it.HasNext() == types.True; {
+		v := it.Next()
+		text, ok := v.Value().(string)
+		if !ok {
+			text = fmt.Sprint(v.Value())
+		}
+		if !strings.Contains(said, rulekit.Alnum(text)) {
+			return types.False
+		}
+		n++
+	}
+	return types.Bool(n > 0)
 }
 
 // variable evaluates the variable called name once per call: a check that

@@ -61,7 +61,7 @@ func (r *Confirmation) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 			return nil
 		}
 		turn := rulekit.UserTurn(t, s.Turn)
-		if s.Turn >= 1 && rulekit.AgentSpokeIn(t, s.Turn-1) && (w.Affirmation.MatchString(turn) || !r.yesOnly && r.requestedAfterListing(t, s)) {
+		if Confirms(r.tools, t, s, r.yesOnly) {
 			return nil
 		}
 		lang := w.LangOf(turn)
@@ -95,15 +95,29 @@ func confirmFacts(t *trace.Trace, s *trace.Step, all, yesOnly bool) []trace.Fact
 	return []trace.Fact{rulekit.CallFact(s, "changes state"), setting, rulekit.UserFact(t, s.Turn, says)}
 }
 
+// Confirms reports whether the user's latest turn before the call s
+// confirms it, as the confirmation rule reads a confirmation: after the
+// agent spoke, a yes, or, unless yesOnly, a request for the call's action
+// after the agent named what it acts on.
+func Confirms(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, yesOnly bool) bool {
+	if s.Turn < 1 || !rulekit.AgentSpokeIn(t, s.Turn-1) {
+		return false
+	}
+	if tools.Words().Affirmation.MatchString(rulekit.UserTurn(t, s.Turn)) {
+		return true
+	}
+	return !yesOnly && requestedAfterListing(tools, t, s)
+}
+
 // requestedAfterListing reports whether the user's turn of s asks for the
 // action of s's tool and the agent's last words before it named one of the
 // values s identifies its object by.
-func (r *Confirmation) requestedAfterListing(t *trace.Trace, s *trace.Step) bool {
+func requestedAfterListing(tools *rulekit.Tools, t *trace.Trace, s *trace.Step) bool {
 	said := rulekit.LastSaid(t, s.Turn-1)
 	if said == "" {
 		return false
 	}
-	w := r.tools.Words()
+	w := tools.Words()
 	listed := false
 	text := rulekit.Alnum(said)
 	for _, v := range rulekit.IdentifyingValues(w, s.Args) {
@@ -115,7 +129,7 @@ func (r *Confirmation) requestedAfterListing(t *trace.Trace, s *trace.Step) bool
 	if !listed {
 		return false
 	}
-	ix := NewAuthorization(r.tools, false).indexOf(t) // the conversational rule's own index
+	ix := NewAuthorization(tools, false).indexOf(t) // the conversational rule's own index
 	same, _ := ix.requests(ix.action(s.Name), s.Turn)
 	return slices.ContainsFunc(same, func(a ask) bool { return a.turn == s.Turn && a.step < 0 && !a.yes })
 }
