@@ -542,7 +542,9 @@ func messagesValue(t *trace.Trace, s *trace.Step) ref.Val {
 }
 
 // batchValue is the calls the model proposed in the message that proposed
-// s, s included, as {name, args}: one call at a time is size(batch) == 1.
+// s, s included, as {name, args, text}, text being what that message said
+// to the user: one call at a time, and no answer with it, is
+// size(batch) == 1 && batch[0].text == ''.
 func batchValue(t *trace.Trace, s *trace.Step) ref.Val {
 	for i := min(s.Index, t.Len()) - 1; i >= 0; i-- {
 		p := t.Step(i)
@@ -556,11 +558,11 @@ func batchValue(t *trace.Trace, s *trace.Step) ref.Val {
 		}
 		out := make([]ref.Val, len(p.Calls))
 		for j, c := range p.Calls {
-			out[j] = types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{"name": c.Name, "args": argsValue(c.Args)})
+			out[j] = types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{"name": c.Name, "args": argsValue(c.Args), "text": p.Result})
 		}
 		return types.NewRefValList(types.DefaultTypeAdapter, out)
 	}
-	one := types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{"name": s.Name, "args": argsValue(s.Args)})
+	one := types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{"name": s.Name, "args": argsValue(s.Args), "text": ""})
 	return types.NewRefValList(types.DefaultTypeAdapter, []ref.Val{one})
 }
 

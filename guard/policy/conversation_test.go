@@ -17,7 +17,7 @@ checks:
     when: tool == 'cancel_pending_order'
     require: listed([args.order_id, args.reason]) && confirmed()
   - name: one-call-at-a-time
-    require: size(batch) == 1
+    require: size(batch) == 1 && batch[0].text == ''
   - name: insurance-offered
     when: tool == 'book_reservation'
     require: messages.exists(m, m.role == 'agent' && m.turn < size(user) - 1 && m.text.lowerAscii().contains('insurance'))
@@ -58,6 +58,11 @@ func TestConversationChecks(t *testing.T) {
 		{"two calls in one message", chat([]string{"Where are #W1 and #W2?"}, nil,
 			trace.Call{ID: "a", Name: "get_order_details", Args: `{"order_id":"#W1"}`}, trace.Call{ID: "b", Name: "get_order_details", Args: `{"order_id":"#W2"}`}),
 			[]string{"1:one-call-at-a-time", "2:one-call-at-a-time"}},
+		{"a call and an answer in one message", func() *trace.Trace {
+			tr := chat([]string{"Where is #W1?"}, nil, trace.Call{ID: "a", Name: "get_order_details", Args: `{"order_id":"#W1"}`})
+			tr.Steps[0].Result = "Let me check that for you."
+			return tr
+		}(), []string{"1:one-call-at-a-time"}},
 		{"insurance offered before", chat([]string{"Book the 9am flight.", "No insurance, thanks."}, []string{"Would you like travel insurance for $30?"},
 			trace.Call{ID: "c", Name: "book_reservation", Args: `{"flight":"HAT001"}`}), nil},
 		{"insurance never offered", chat([]string{"Book the 9am flight."}, nil,
