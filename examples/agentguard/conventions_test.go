@@ -51,8 +51,11 @@ func TestConventions(t *testing.T) {
 	var tests []test
 	for _, v := range verbs {
 		args := []string{v.name}
-		if v.name == "ledger" {
+		switch v.name {
+		case "ledger":
 			args = append(args, "lessons")
+		case "policy":
+			args = append(args, "test")
 		}
 		tests = append(tests,
 			test{v.name + " -h", []string{v.name, "-h"}, cli.ExitPassed, "usage: agentguard " + v.name, ""},
@@ -92,6 +95,11 @@ func TestConventions(t *testing.T) {
 		{"conteval not enough samples", []string{"conteval", "-traces", chat, "-format", "openai"}, cli.ExitNotEnough, "not enough samples", ""},
 		{"conteval red", []string{"conteval", "-traces", contevalTestdata + "traces.jsonl.gz", "-config", write("red.json", `{"version":"r","gate":{"floor":0.995}}`)}, cli.ExitFindings, "→ RED", ""},
 		{"ledger lessons", []string{"ledger", "lessons", ledgerDir}, cli.ExitPassed, "RULE", ""},
+		{"policy test passed", []string{"policy", "test", "../policies/tau-retail.yaml"}, cli.ExitPassed, "ok: ", ""},
+		{"policy test failed", []string{"policy", "test", write("failing.yaml", "tools:\n  t:\n    checks:\n      - {name: c, require: 'false'}\ntests:\n  - {name: x, conversation: [{tool: t}]}\n")},
+			cli.ExitFindings, "FAIL x", ""},
+		{"policy test no tests", []string{"policy", "test", write("untested.yaml", "{}\n")}, cli.ExitUsage, "", "holds no test"},
+		{"policy no subverb", []string{"policy"}, cli.ExitUsage, "", "want a subcommand: test"},
 	}...)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

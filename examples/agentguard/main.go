@@ -8,6 +8,7 @@
 //	agentguard memory    the memory card on one conversation
 //	agentguard ledger    lessons, entries, traces, regression cases and
 //	                     exports of error ledgers
+//	agentguard policy    policy test: the unit tests a policy file holds
 //
 // Install it from a checkout with "go install ./examples/agentguard" (or,
 // once the module is reachable under its path,
@@ -49,6 +50,7 @@ import (
 	"github.com/agentguard/agentguard/examples/agentguard/internal/healthcmd"
 	"github.com/agentguard/agentguard/examples/agentguard/internal/ledgercmd"
 	"github.com/agentguard/agentguard/examples/agentguard/internal/memorycmd"
+	"github.com/agentguard/agentguard/examples/agentguard/internal/policycmd"
 )
 
 // verb is one verb of the command.
@@ -64,6 +66,7 @@ var verbs = []verb{
 	{"conteval", "one round of continuous evaluation over production traces", contevalcmd.Run},
 	{"memory", "the memory card on one conversation", memorycmd.Run},
 	{"ledger", "lessons, entries, traces, regression cases and exports of error ledgers", ledgercmd.Run},
+	{"policy", "policy test: run the unit tests a policy file holds", policycmd.Run},
 }
 
 func main() {

@@ -544,7 +544,7 @@ func messagesValue(t *trace.Trace, s *trace.Step) ref.Val {
 // batchValue is the calls the model proposed in the message that proposed
 // s, s included, as {name, args, text}, text being what that message said
 // to the user: one call at a time, and no answer with it, is
-// size(batch) == 1 && batch[0].text == ''.
+// size(batch) == 1 && batch[0].text == ”.
 func batchValue(t *trace.Trace, s *trace.Step) ref.Val {
 	for i := min(s.Index, t.Len()) - 1; i >= 0; i-- {
 		p := t.Step(i)

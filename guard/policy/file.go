@@ -41,6 +41,7 @@ type Policy struct {
 	name       string
 	cfg        guard.Config // the settings, without the checks
 	checks     *checksRule  // nil when the file has none
+	tests      []Test
 	weights    map[trace.Dimension]float64
 	assertions Assertions
 	pos        map[string]*yaml.Node
@@ -193,6 +194,29 @@ type policyFile struct {
 	Checks     []policyCheck         `json:"checks"`
 	Assertions policyAssertions      `json:"assertions"`
 	Weights    map[string]float64    `json:"weights"`
+	Tests      []policyTest          `json:"tests"`
+}
+
+// policyTest is one unit test of the file's checks (see tests.go).
+type policyTest struct {
+	Name         string       `json:"name"`
+	Now          string       `json:"now"`
+	Conversation []policyTurn `json:"conversation"`
+	Want         []string     `json:"want"`
+}
+
+// policyTurn is one entry of a test's conversation: exactly one of a user
+// turn, what the agent said, or a tool call with its result or error.
+type policyTurn struct {
+	User   string         `json:"user"`
+	Agent  string         `json:"agent"`
+	Tool   string         `json:"tool"`
+	Args   map[string]any `json:"args"`
+	Result any            `json:"result"`
+	Error  string         `json:"error"`
+	// Together puts a tool call in the message that proposed the call
+	// before it: calls proposed at once (the checks' batch).
+	Together bool `json:"together"`
 }
 
 // policyTool is one tool's guard.ToolPolicy and its checks.
@@ -361,6 +385,9 @@ func (f *policyFile) policy(d *decoder) (*Policy, error) {
 		return nil, err
 	}
 	if p.checks, err = compileChecks(d, f); err != nil {
+		return nil, err
+	}
+	if p.tests, err = f.tests(d, p.checks); err != nil {
 		return nil, err
 	}
 	return p, nil

@@ -109,7 +109,8 @@ variables:
 	}
 }
 
-// TestPolicyMarkdownExamples: every YAML example in policy.md loads.
+// TestPolicyMarkdownExamples: every YAML example in policy.md loads, and
+// the tests an example holds pass.
 func TestPolicyMarkdownExamples(t *testing.T) {
 	md, err := os.ReadFile("policy.md")
 	if err != nil {
@@ -124,8 +125,15 @@ func TestPolicyMarkdownExamples(t *testing.T) {
 		block, tail, _ := strings.Cut(after, "```")
 		rest = tail
 		n++
-		if _, err := policy.Read(fmt.Sprintf("policy.md example %d", n), []byte(block)); err != nil {
+		p, err := policy.Read(fmt.Sprintf("policy.md example %d", n), []byte(block))
+		if err != nil {
 			t.Errorf("example %d does not load: %v\n%s", n, err, block)
+			continue
+		}
+		for _, r := range p.RunTests() {
+			if !r.Passed() {
+				t.Errorf("example %d: %s", n, r)
+			}
 		}
 	}
 	if n < 2 {
