@@ -1,5 +1,5 @@
 // The tests of this package check the worked policy files of this folder: each
-// loads, and customer-service.yaml, evaluated offline over the demo agent's
+// loads, its own tests pass, and customer-service.yaml, evaluated offline over the demo agent's
 // own traces, finds what the demo's guard found online. The τ policies and
 // the AgentDojo profiles are measured over the shared corpus by the guard
 // package's tests (guard/policy_corpus_test.go), which own the corpus
@@ -32,6 +32,33 @@ func TestPoliciesLoad(t *testing.T) {
 			}
 			if g := guard.New(p.Config()); len(g.Rules()) == 0 {
 				t.Error("a guard with no rules")
+			}
+		})
+	}
+}
+
+// TestPolicyTests runs the unit tests every worked policy holds (tests in
+// policy.md; agentguard policy test runs the same): each file has tests,
+// and they pass.
+func TestPolicyTests(t *testing.T) {
+	files, err := filepath.Glob("*.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		t.Run(f, func(t *testing.T) {
+			p, err := policy.Open(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs := p.RunTests()
+			if len(rs) == 0 {
+				t.Fatal("no tests: every worked policy tests its checks")
+			}
+			for _, r := range rs {
+				if !r.Passed() {
+					t.Error(r)
+				}
 			}
 		})
 	}
