@@ -158,6 +158,8 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 			cel.Overload("listed_list", []*cel.Type{cel.ListType(cel.DynType)}, cel.BoolType, cel.LateFunctionBinding())),
 		cel.Function("confirmed",
 			cel.Overload("confirmed", []*cel.Type{}, cel.BoolType, cel.LateFunctionBinding())),
+		cel.Function("requested",
+			cel.Overload("requested", []*cel.Type{}, cel.BoolType, cel.LateFunctionBinding())),
 		cel.Function("last",
 			cel.Overload("last_string_dyn", []*cel.Type{cel.StringType, cel.DynType}, cel.DynType, cel.LateFunctionBinding()),
 			cel.Overload("last_list_dyn", []*cel.Type{cel.ListType(cel.StringType), cel.DynType}, cel.DynType, cel.LateFunctionBinding())),
@@ -424,6 +426,7 @@ type celActivation struct {
 	results   functions.LateBoundOp
 	listed    functions.LateBoundOp
 	confirmed functions.LateBoundOp
+	requested functions.LateBoundOp
 	haveUser  bool
 	haveCard  bool
 	haveArgs  bool
@@ -438,6 +441,7 @@ func newCELActivation() *celActivation {
 	a.results = func(_ string, args ...ref.Val) ref.Val { return a.resultsOf(args) }
 	a.listed = func(_ string, args ...ref.Val) ref.Val { return a.listedOf(args) }
 	a.confirmed = func(string, ...ref.Val) ref.Val { return types.Bool(authz.Confirms(policyTools(), a.t, a.s, false)) }
+	a.requested = func(string, ...ref.Val) ref.Val { return types.Bool(authz.Requested(policyTools(), a.t, a.s)) }
 	return a
 }
 
@@ -471,6 +475,8 @@ func (a *celActivation) ResolveFunction(name string) (functions.LateBoundOp, boo
 		return a.listed, true
 	case "confirmed":
 		return a.confirmed, true
+	case "requested":
+		return a.requested, true
 	}
 	return nil, false
 }

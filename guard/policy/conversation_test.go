@@ -18,6 +18,9 @@ checks:
     require: listed([args.order_id, args.reason]) && confirmed()
   - name: one-call-at-a-time
     require: size(batch) == 1 && batch[0].text == ''
+  - name: user-asked
+    when: tool == 'return_delivered_order_items'
+    require: requested()
   - name: insurance-offered
     when: tool == 'book_reservation'
     require: messages.exists(m, m.role == 'agent' && m.turn < size(user) - 1 && m.text.lowerAscii().contains('insurance'))
@@ -63,6 +66,12 @@ func TestConversationChecks(t *testing.T) {
 			tr.Steps[0].Result = "Let me check that for you."
 			return tr
 		}(), []string{"1:one-call-at-a-time"}},
+		{"a return the user asked for", chat([]string{"I'd like to return the lamp from order #W1."}, nil,
+			trace.Call{ID: "r", Name: "return_delivered_order_items", Args: `{"order_id":"#W1"}`}), nil},
+		{"一个用户要求的退货", chat([]string{"我要退掉订单 #W1 里的台灯。"}, nil,
+			trace.Call{ID: "r", Name: "return_delivered_order_items", Args: `{"order_id":"#W1"}`}), nil},
+		{"a return the user only asked about", chat([]string{"Can I still return the lamp from #W1?"}, nil,
+			trace.Call{ID: "r", Name: "return_delivered_order_items", Args: `{"order_id":"#W1"}`}), []string{"1:user-asked"}},
 		{"insurance offered before", chat([]string{"Book the 9am flight.", "No insurance, thanks."}, []string{"Would you like travel insurance for $30?"},
 			trace.Call{ID: "c", Name: "book_reservation", Args: `{"flight":"HAT001"}`}), nil},
 		{"insurance never offered", chat([]string{"Book the 9am flight."}, nil,

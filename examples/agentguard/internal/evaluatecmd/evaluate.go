@@ -52,6 +52,7 @@ import (
 	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
 	"github.com/agentguard/agentguard/guard"
 	guardpolicy "github.com/agentguard/agentguard/guard/policy"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -61,7 +62,12 @@ var verb = cli.Verb{
 	Doc: `Judges recorded traces with agentguard's rules and prints one JSON line per
 trace (score, passed, violations) and a summary line. The format of each
 FILE is detected from its first line unless -format names it. FILE "-" is
-the standard input.`,
+the standard input.
+
+Rules on by default, by the names findings carry and a policy's disable
+list takes: ` + strings.Join(rules.Builtin(), ", ") + `.
+Off unless a policy turns them on: ` + rules.ToolFailure + ` (gates.dead_ends) and
+the policy's own checks (` + rules.PolicyChecks + `, each finding under its check's name).`,
 	MinArgs: 1,
 	MaxArgs: -1,
 	ArgName: "FILE",
