@@ -55,17 +55,20 @@ func (q *Query) Matches(e *Entry) bool {
 
 // Lesson is what the ledger has learned about one rule and one root cause:
 // how often the rule fired with that tag, and when.
+//
+// As JSON its keys are snake_case, as the trace format's are.
 type Lesson struct {
-	Rule string
+	Rule string `json:"rule"`
 	// Tag is the root-cause tag; "" gathers the entries that had no tags.
-	Tag string
+	Tag string `json:"tag"`
 	// Dimension is the dimension of the latest entry counted.
-	Dimension trace.Dimension
-	Count     int
+	Dimension trace.Dimension `json:"dimension"`
+	Count     int             `json:"count"`
 	// FirstSeen and LastSeen are the earliest and latest entry times.
-	FirstSeen, LastSeen time.Time
+	FirstSeen time.Time `json:"first_seen,omitzero"`
+	LastSeen  time.Time `json:"last_seen,omitzero"`
 	// Examples holds up to five distinct trace ids, in the order first seen.
-	Examples []string
+	Examples []string `json:"examples"`
 }
 
 // MaxExamples is the most trace ids a Lesson keeps.

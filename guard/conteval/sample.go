@@ -116,13 +116,13 @@ type Sample struct {
 // RouteCost is how the over-cost band judged one route.
 type RouteCost struct {
 	// Traces counts the route's traces in the round.
-	Traces int
+	Traces int `json:"traces"`
 	// Percentile is the route's Sampling.CostPercentile cost: computed
 	// from the round's traces, or taken from Sampling.RouteCost.
-	Percentile float64
+	Percentile float64 `json:"percentile"`
 	// Threshold is Percentile × Sampling.CostMultiplier: a trace costing
 	// more is forced. Zero means the band could not fire on the route.
-	Threshold float64
+	Threshold float64 `json:"threshold"`
 }
 
 // Selection is the outcome of Select.

@@ -181,6 +181,19 @@ type lessonKey struct{ rule, tag string }
 // lessonMap holds lessons by rule and tag.
 type lessonMap map[lessonKey]*ledger.Lesson
 
+// storedLesson is a lesson as the index stores it, with the keys the
+// index has always written (Go's field names: "FirstSeen"), so that a
+// ledger written before ledger.Lesson's JSON went snake_case reads on; the
+// index's format is the store's, not the API's.
+type storedLesson struct {
+	Rule                string
+	Tag                 string
+	Dimension           trace.Dimension
+	Count               int
+	FirstSeen, LastSeen time.Time
+	Examples            []string
+}
+
 // add counts e in the lessons of its rule.
 func (m lessonMap) add(e *encoded) {
 	if len(e.tags) == 0 {
@@ -405,7 +418,7 @@ func storedBucket(txn *badger.Txn, k []byte) ([2]uint64, error) {
 // up to.
 func putLessons(set func(k, v []byte) error, ls lessonMap, upTo uint64) error {
 	for k, ls := range ls {
-		b, err := json.Marshal(ls)
+		b, err := json.Marshal(storedLesson(*ls))
 		if err != nil {
 			return err
 		}
@@ -481,11 +494,12 @@ func (l *Store) loadIndex() (indexed bool, version string, err error) {
 		it := txn.NewIterator(badger.IteratorOptions{PrefetchValues: true, PrefetchSize: 100, Prefix: []byte(lessonPrefix)})
 		defer it.Close()
 		for it.Rewind(); it.Valid(); it.Next() {
-			ls := new(ledger.Lesson)
-			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, ls) }); err != nil {
+			var st storedLesson
+			if err := it.Item().Value(func(v []byte) error { return json.Unmarshal(v, &st) }); err != nil {
 				return &corruptError{fmt.Sprintf("lesson %q: %v", it.Item().Key(), err)}
 			}
-			l.lessons[lessonKey{ls.Rule, ls.Tag}] = ls
+			ls := ledger.Lesson(st)
+			l.lessons[lessonKey{ls.Rule, ls.Tag}] = &ls
 		}
 		return nil
 	})
