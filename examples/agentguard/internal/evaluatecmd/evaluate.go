@@ -97,7 +97,9 @@ type result struct {
 }
 
 type violation struct {
-	Step      int             `json:"step"`
+	Step int `json:"step"`
+	// Source is where the step is in the input: "message 7" of a chat log.
+	Source    string          `json:"source,omitempty"`
 	Rule      string          `json:"rule"`
 	Verdict   trace.Verdict   `json:"verdict"`
 	Dimension trace.Dimension `json:"dimension"`
@@ -105,6 +107,11 @@ type violation struct {
 	Message   string          `json:"message"`
 	Facts     []trace.Fact    `json:"facts,omitempty"`
 }
+
+// maxErrorLines is how many unreadable traces of one file are printed
+// before the rest are only counted: the wrong -format on a large file
+// says so in a few lines, not one per line of the file.
+const maxErrorLines = 5
 
 // summary is the last line.
 type summary struct {
@@ -164,11 +171,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	enc.SetEscapeHTML(false)
 	sum := summary{Violations: map[string]int{}}
 	each := func(in io.Reader, name string) error {
+		shown := 0 // error lines printed for this file
+		defer func() {
+			if shown > maxErrorLines {
+				fmt.Fprintf(stderr, "agentguard evaluate: %s: %d unreadable traces in all (%d shown)\n", name, shown, maxErrorLines)
+			}
+		}()
 		for t, err := range trace.Import(in, name, *format) {
 			if err != nil {
-				fmt.Fprintln(stderr, err) // a *trace.ParseError: "trace: FILE:LINE: ..."
-				if errors.Is(err, trace.ErrUnknownFormat) || errors.Is(err, trace.ErrAmbiguousFormat) {
-					fmt.Fprintf(stderr, "  (name the format with -format: %s)\n", trace.FormatNames())
+				if shown++; shown <= maxErrorLines {
+					fmt.Fprintln(stderr, err) // a *trace.ParseError: "trace: FILE:LINE: ..."
+					if errors.Is(err, trace.ErrUnknownFormat) || errors.Is(err, trace.ErrAmbiguousFormat) {
+						fmt.Fprintf(stderr, "  (name the format with -format: %s)\n", trace.FormatNames())
+					}
 				}
 				sum.Errors++
 				continue
@@ -176,7 +191,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			rep := g.Evaluate(t)
 			res := result{TraceID: t.ID, Score: rep.Score, Passed: rep.Passed, Violations: []violation{}}
 			for _, f := range rep.Findings {
-				v := violation{Step: f.Step, Rule: f.Rule, Verdict: f.Verdict, Dimension: f.Dimension, Severity: f.Severity, Message: f.Message, Facts: f.Facts}
+				v := violation{Step: f.Step, Source: f.Source, Rule: f.Rule, Verdict: f.Verdict, Dimension: f.Dimension, Severity: f.Severity, Message: f.Message, Facts: f.Facts}
 				if f.Verdict == trace.Allow {
 					res.Warnings = append(res.Warnings, v)
 					continue

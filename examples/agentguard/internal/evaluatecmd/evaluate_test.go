@@ -117,3 +117,25 @@ func TestSeedCase(t *testing.T) {
 		})
 	}
 }
+
+// TestErrorLinesCapped: the wrong -format on a large file says so in a few
+// lines and a count, not one line per line of the file (53,013 were
+// printed before).
+func TestErrorLinesCapped(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "big.jsonl")
+	line := `{"messages":[{"role":"robot","content":"?"}]}` + "\n"
+	if err := os.WriteFile(name, []byte(strings.Repeat(line, 1000)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"-format", "openai", name}, &stdout, &stderr); code != exitBadInput {
+		t.Errorf("exit %d, want %d", code, exitBadInput)
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if len(lines) != maxErrorLines+1 || !strings.Contains(lines[len(lines)-1], "1000 unreadable traces in all (5 shown)") {
+		t.Errorf("stderr, %d lines:\n%s", len(lines), stderr.String())
+	}
+	if !strings.Contains(stdout.String(), `"errors":1000`) {
+		t.Errorf("the summary does not count every error: %s", stdout.String())
+	}
+}
