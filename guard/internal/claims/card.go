@@ -67,7 +67,7 @@ func (r *CardRule) JudgesTool(string, rulekit.Tool) bool { return false }
 
 // Check judges an answer against the card of its turn.
 func (r *CardRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
-	if s.Kind != trace.KindModel || len(s.Calls) > 0 || s.Result == "" || s.Blocked || s.Intent != "" {
+	if !isAnswer(s) {
 		return nil
 	}
 	card := r.card.CardAt(t, max(s.Turn, len(t.UserTurns)-1))

@@ -88,7 +88,7 @@ func (r *Rule) JudgesTool(string, rulekit.Tool) bool { return false }
 
 // Check judges an answer.
 func (r *Rule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
-	if s.Kind != trace.KindModel || len(s.Calls) > 0 || s.Result == "" || s.Blocked || s.Intent != "" {
+	if !isAnswer(s) {
 		return nil
 	}
 	missed, now, ever := r.unhappened(t, s.Turn)
@@ -165,6 +165,13 @@ func (r *Rule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 // e-mail, chat, notification).
 func (r *Rule) Sends(t *trace.Trace, name string) bool {
 	return r.tools.Writes(name) && r.profile(t, name).channels&r.v.messaging != 0
+}
+
+// isAnswer reports whether s is what the agent told the user: a model
+// step's text that proposes no call, was not stopped, and is no intent
+// classification.
+func isAnswer(s *trace.Step) bool {
+	return s.Kind == trace.KindModel && len(s.Calls) == 0 && s.Result != "" && !s.Blocked && s.Intent == ""
 }
 
 // neverCalledOnly returns the channels of missed when every effect in it
