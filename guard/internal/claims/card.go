@@ -70,7 +70,14 @@ func (r *CardRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	if !isAnswer(s) {
 		return nil
 	}
-	card := r.card.CardAt(t, max(s.Turn, len(t.UserTurns)-1))
+	// The card of the answer's turn, not of turns after it (an offline
+	// trace holds them all). Online the answer's Turn may not be set yet:
+	// the last step recorded tells it, as for the enforcer.
+	upTo := s.Turn
+	if n := len(t.Steps); n > 0 && t.Steps[n-1] != nil {
+		upTo = max(upTo, t.Steps[n-1].Turn)
+	}
+	card := r.card.CardAt(t, upTo)
 	history := card.History()
 	if len(history) == 0 {
 		return nil

@@ -114,6 +114,22 @@ func testCardAnswers(t *testing.T, file string) {
 	}
 }
 
+// TestCardAnswersReadTheCardOfTheirTurn: a ban the user gives after the
+// answer does not make the answer break it.
+func TestCardAnswersReadTheCardOfTheirTurn(t *testing.T) {
+	r := NewCardAnswers(rulekit.NewTools(detect.Default(), nil), memory.Enforcer{})
+	tr := &trace.Trace{UserTurns: []string{"Where is my parcel?", "Please don't text me from now on."}}
+	s := &trace.Step{Index: 0, Kind: trace.KindModel, Turn: 0, Result: "I'll text you the tracking number."}
+	tr.Steps = []*trace.Step{s, {Index: 1, Kind: trace.KindModel, Turn: 1, Result: "Noted."}}
+	if got := r.Check(tr.Prefix(0), s); len(got) > 0 {
+		t.Errorf("an answer of turn 0 judged against a ban of turn 1: %+v", got)
+	}
+	late := &trace.Step{Index: 2, Kind: trace.KindModel, Turn: 1, Result: "I'll text you the tracking number."}
+	if got := r.Check(tr, late); len(got) != 1 {
+		t.Errorf("the same answer after the ban: %d findings, want 1", len(got))
+	}
+}
+
 // TestCardAnswersSkipOtherSteps: tool steps, answers that call tools, and
 // an empty card cost nothing.
 func TestCardAnswersSkipOtherSteps(t *testing.T) {
