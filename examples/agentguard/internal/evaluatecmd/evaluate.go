@@ -41,12 +41,16 @@
 package evaluatecmd
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"slices"
 	"strings"
+	"text/tabwriter"
 	"time"
 
 	"github.com/agentguard/agentguard/examples/agentguard/internal/cli"
@@ -60,7 +64,8 @@ var verb = cli.Verb{
 	Name:     "evaluate",
 	Synopsis: "[-format NAME] [-policy FILE] [-now TIME] [-profile conversational|autonomous] FILE...",
 	Doc: `Judges recorded traces with agentguard's rules and prints one JSON line per
-trace (score, passed, violations) and a summary line. The format of each
+trace (score, passed, violations) and a summary line; on a terminal, a table
+(trace, score, findings, the worst finding), unless -json. The format of each
 FILE is detected from its first line unless -format names it. FILE "-" is
 the standard input.
 
@@ -132,6 +137,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	now := fs.String("now", "", "the `TIME` the policy's checks read as now (RFC 3339 or 2006-01-02); default: each step's recorded time")
 	profile := fs.String("profile", "", "who authorizes writes: conversational (the default: the user, turn by turn) or autonomous (the user's task); overrides the policy's")
 	explain := fs.Bool("explain", false, "print each trace's findings, warnings included, as text: what was decided and the facts it rests on, for a reviewer")
+	jsonOut := fs.Bool("json", false, "print JSON lines even on a terminal (they are the output whenever stdout is not a terminal)")
 	files, code, ok := verb.Parse(fs, args, stdout, stderr)
 	if !ok {
 		return code
@@ -169,6 +175,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 
 	enc := json.NewEncoder(stdout)
 	enc.SetEscapeHTML(false)
+	var table *tabwriter.Writer // a terminal gets a table, as go test prints text unless -json
+	if !*explain && !*jsonOut && isTerminal(stdout) {
+		table = tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(table, "TRACE\tSCORE\tRESULT\tFINDINGS\tWORST FINDING")
+	}
 	sum := summary{Violations: map[string]int{}}
 	each := func(in io.Reader, name string) error {
 		shown := 0 // error lines printed for this file
@@ -199,12 +210,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				res.Violations = append(res.Violations, v)
 				sum.Violations[f.Rule]++
 			}
-			if *explain {
+			switch {
+			case *explain:
 				if err := explainTrace(stdout, t.ID, rep); err != nil {
 					return err
 				}
-			} else if err := enc.Encode(res); err != nil {
-				return err
+			case table != nil:
+				tableRow(table, res)
+			default:
+				if err := enc.Encode(res); err != nil {
+					return err
+				}
 			}
 			sum.Traces++
 			if rep.Passed {
@@ -230,8 +246,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	var err error
-	if *explain {
-		_, err = fmt.Fprintf(stdout, "%d traces: %d passed, %d failed, %d unreadable\n", sum.Traces, sum.Passed, sum.Failed, sum.Errors)
+	if table != nil {
+		err = table.Flush()
+	}
+	if *explain || table != nil {
+		if err == nil {
+			_, err = fmt.Fprintf(stdout, "%d traces: %d passed, %d failed, %d unreadable\n", sum.Traces, sum.Passed, sum.Failed, sum.Errors)
+		}
 	} else {
 		err = enc.Encode(struct {
 			Summary summary `json:"summary"`
@@ -256,6 +277,43 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 // explainTrace writes one trace's verdict and each of its findings as a
 // reviewer reads them: what was decided on which step, and the facts it
 // rests on.
+// isTerminal reports whether w is a terminal: results are then a table.
+var isTerminal = func(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// tableRow writes a trace's row: its score, whether it passed, how many
+// findings (warnings included), and the worst of them with its evidence.
+func tableRow(w io.Writer, res result) {
+	verdict := "passed"
+	if !res.Passed {
+		verdict = "failed"
+	}
+	worst := "-"
+	all := append(slices.Clone(res.Violations), res.Warnings...)
+	if len(all) > 0 {
+		v := slices.MinFunc(all, func(a, b violation) int { return cmp.Compare(severityRank(b.Severity), severityRank(a.Severity)) })
+		worst = fmt.Sprintf("step %d %s (%s): %s", v.Step, v.Rule, v.Verdict, v.Message)
+		if v.Source != "" {
+			worst = fmt.Sprintf("%s, step %d %s (%s): %s", v.Source, v.Step, v.Rule, v.Verdict, v.Message)
+		}
+		if r := []rune(worst); len(r) > 100 {
+			worst = string(r[:99]) + "…"
+		}
+	}
+	fmt.Fprintf(w, "%s\t%d\t%s\t%d\t%s\n", res.TraceID, res.Score, verdict, len(all), strings.ReplaceAll(worst, "\t", " "))
+}
+
+// severityRank orders severities, the worst highest.
+func severityRank(s trace.Severity) int {
+	return slices.Index([]trace.Severity{trace.SeverityInfo, trace.SeverityWarning, trace.SeverityError, trace.SeverityCritical}, s)
+}
+
 func explainTrace(w io.Writer, id string, rep guard.Report) error {
 	verdict := "passed"
 	if !rep.Passed {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,32 @@ func TestErrorLinesCapped(t *testing.T) {
 	}
 	if !strings.Contains(stdout.String(), `"errors":1000`) {
 		t.Errorf("the summary does not count every error: %s", stdout.String())
+	}
+}
+
+// TestTerminalTable: on a terminal the results are a table — trace, score,
+// result, findings, the worst finding — and a summary line; -json, or any
+// stdout that is not a terminal, keeps the JSON lines.
+func TestTerminalTable(t *testing.T) {
+	defer func(f func(io.Writer) bool) { isTerminal = f }(isTerminal)
+	isTerminal = func(io.Writer) bool { return true }
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"testdata/traces.jsonl"}, &stdout, &stderr); code != exitFailed {
+		t.Fatalf("exit %d, want %d\n%s", code, exitFailed, stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if !strings.HasPrefix(lines[0], "TRACE") || !strings.Contains(lines[0], "WORST FINDING") {
+		t.Errorf("no header: %q", lines[0])
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, "traces:") || !strings.Contains(last, "failed") {
+		t.Errorf("no summary line: %q", last)
+	}
+	if strings.Contains(stdout.String(), `{"trace_id"`) {
+		t.Errorf("JSON on a terminal without -json:\n%s", stdout.String())
+	}
+	stdout.Reset()
+	run(context.Background(), []string{"-json", "testdata/traces.jsonl"}, &stdout, &stderr)
+	if !strings.HasPrefix(stdout.String(), `{"trace_id"`) {
+		t.Errorf("-json on a terminal gave:\n%s", stdout.String())
 	}
 }
