@@ -52,7 +52,6 @@ func (r *Confirmation) JudgesTool(_ string, t rulekit.Tool) bool {
 // Check judges a tool call.
 func (r *Confirmation) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	w, all := r.tools.Words(), r.all
-	rule := r
 	{
 		if s.Kind != trace.KindTool {
 			return nil
@@ -72,7 +71,7 @@ func (r *Confirmation) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 			Rule: rules.Confirmation, Step: s.Index, Verdict: trace.Clarify, Dimension: trace.Accuracy, Severity: trace.SeverityWarning,
 			Message: fmt.Sprintf("%q changes state and the user has not confirmed it", s.Name), Question: q,
 			Evidence: s.Args, Tags: []string{"unconfirmed-write"},
-			Facts: confirmFacts(t, s, all, rule.yesOnly),
+			Facts: confirmFacts(t, s, all, r.yesOnly),
 		}}
 	}
 }
