@@ -432,6 +432,8 @@ type celActivation struct {
 	haveArgs  bool
 	argsSlice []ref.Val
 	vars      []ref.Val // the variables evaluated so far in this call, by index
+	messages  ref.Val   // built on first read, as user and card
+	batch     ref.Val
 }
 
 func newCELActivation() *celActivation {
@@ -452,7 +454,7 @@ func (a *celActivation) start(r *checksRule, t *trace.Trace, s *trace.Step) {
 
 func (a *celActivation) finish(pool *sync.Pool) {
 	a.r, a.t, a.s, a.idx = nil, nil, nil, nil
-	a.args, a.user, a.card = nil, nil, nil
+	a.args, a.user, a.card, a.messages, a.batch = nil, nil, nil, nil, nil
 	a.haveArgs, a.haveUser, a.haveCard = false, false, false
 	clear(a.vars)
 	a.vars = a.vars[:0]
@@ -506,9 +508,15 @@ func (a *celActivation) ResolveName(name string) (any, bool) {
 		}
 		return a.card, true
 	case "messages":
-		return messagesValue(a.t, a.s), true
+		if a.messages == nil {
+			a.messages = messagesValue(a.t, a.s)
+		}
+		return a.messages, true
 	case "batch":
-		return batchValue(a.t, a.s), true
+		if a.batch == nil {
+			a.batch = batchValue(a.t, a.s)
+		}
+		return a.batch, true
 	}
 	if strings.HasPrefix(name, "variables.") {
 		return a.variable(name)
@@ -534,11 +542,8 @@ func messagesValue(t *trace.Trace, s *trace.Step) ref.Val {
 		for ; turn < p.Turn && turn+1 < len(t.UserTurns); turn++ {
 			out = append(out, map[string]any{"role": "user", "text": t.UserTurns[turn+1], "turn": turn + 1})
 		}
-		switch {
-		case p.Kind == trace.KindModel && p.Result != "" && p.Intent == "":
-			out = append(out, map[string]any{"role": "agent", "text": p.Result, "turn": p.Turn})
-		case p.Kind == trace.KindGate && p.Finding != nil && p.Finding.Verdict == trace.Clarify && p.Finding.Question != "":
-			out = append(out, map[string]any{"role": "agent", "text": p.Finding.Question, "turn": p.Turn})
+		if text, ok := rulekit.Said(p); ok {
+			out = append(out, map[string]any{"role": "agent", "text": text, "turn": p.Turn})
 		}
 	}
 	for ; turn < s.Turn && turn+1 < len(t.UserTurns); turn++ {

@@ -140,14 +140,24 @@ func LastSaid(t *trace.Trace, turn int) string {
 		if p.Turn != turn {
 			continue
 		}
-		switch {
-		case p.Kind == trace.KindModel && p.Result != "" && p.Intent == "":
-			return p.Result
-		case p.Kind == trace.KindGate && p.Finding != nil && p.Finding.Verdict == trace.Clarify && p.Finding.Question != "":
-			return p.Finding.Question
+		if text, ok := Said(p); ok {
+			return text
 		}
 	}
 	return ""
+}
+
+// Said returns what step p said to the user, if it said anything: a model
+// step's text (not an intent classification), or the question the guard
+// asked on a Clarify.
+func Said(p *trace.Step) (string, bool) {
+	switch {
+	case p.Kind == trace.KindModel && p.Result != "" && p.Intent == "":
+		return p.Result, true
+	case p.Kind == trace.KindGate && p.Finding != nil && p.Finding.Verdict == trace.Clarify && p.Finding.Question != "":
+		return p.Finding.Question, true
+	}
+	return "", false
 }
 
 // IdentifyingValues returns the values of a call's arguments whose keys
