@@ -315,6 +315,23 @@ func (c *Card) Active() []Constraint {
 	return slices.Clone(v)
 }
 
+// ActiveOf returns the active constraints of kind, in the order they were
+// stated, each followed by those it replaced on the same key, latest
+// first: for addresses, the current one and the ones the user moved from.
+// It costs what those constraints are, not the card's whole history.
+func (c *Card) ActiveOf(kind Kind) []Constraint {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	var out []Constraint
+	for _, i := range c.activeOf(kind) {
+		out = append(out, c.all[i])
+		for j, ok := c.replaced[i]; ok; j, ok = c.replaced[j] {
+			out = append(out, c.all[j])
+		}
+	}
+	return out
+}
+
 // History returns every constraint the card has held, superseded and
 // revoked ones included, in the order they were stated.
 func (c *Card) History() []Constraint {

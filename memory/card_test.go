@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -211,5 +212,30 @@ func TestCardConcurrent(t *testing.T) {
 	active := c.Active()
 	if len(active) != 2 {
 		t.Errorf("Active = %+v, want one prohibition and one address", active)
+	}
+}
+
+// TestCardActiveOf: the active constraints of a kind, each with what it
+// replaced, latest first; nothing of other kinds.
+func TestCardActiveOf(t *testing.T) {
+	var c Card
+	for _, turn := range []struct {
+		n    int
+		text string
+	}{{0, "My address is 12 Oak Street, Springfield."}, {1, "Please don't text me."}, {2, "Actually, my address is now 34 Elm Road, Shelbyville."}, {3, "My address is now 9 Bay Road, Ogdenville."}} {
+		if _, err := c.Observe(context.Background(), nil, turn.n, turn.text); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got []string
+	for _, k := range c.ActiveOf(KindAddress) {
+		got = append(got, fmt.Sprintf("%s %s", k.Status, k.Value))
+	}
+	want := []string{"active 9 Bay Road, Ogdenville", "superseded 34 Elm Road, Shelbyville", "superseded 12 Oak Street, Springfield"}
+	if !slices.Equal(got, want) {
+		t.Errorf("addresses %q, want %q", got, want)
+	}
+	if ps := c.ActiveOf(KindProhibition); len(ps) != 1 || ps[0].Key != "sms" {
+		t.Errorf("prohibitions %+v, want the sms ban", ps)
 	}
 }

@@ -78,7 +78,7 @@ func (r *CardRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 		upTo = max(upTo, t.Steps[n-1].Turn)
 	}
 	card := r.card.CardAt(t, upTo)
-	history := card.History()
+	history := append(card.ActiveOf(memory.KindProhibition), card.ActiveOf(memory.KindAddress)...)
 	if len(history) == 0 {
 		return nil
 	}
