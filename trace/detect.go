@@ -168,7 +168,11 @@ func formatList() string {
 
 // Import reads traces from r in the format named, or, when format is "",
 // in the format [DetectFormat] finds in r's first non-blank line. source
-// names the input in errors; it may be empty.
+// names the input in errors; it may be empty. An input whose first line is
+// not a whole JSON value — a pretty-printed document, or an array of
+// records, as tools that write whole files write them — is read whole (at
+// most DefaultMaxImport bytes) and taken as JSON Lines, one value or array
+// element per line; its errors then count lines in that form.
 //
 // When the format cannot be detected, or is not registered, the sequence
 // yields one error and ends: a *ParseError naming the first line (wrapping
@@ -205,6 +209,16 @@ func Import(r io.Reader, source, format string) iter.Seq2[*Trace, error] {
 			}
 			return
 		}
+		if !json.Valid(first) && (first[0] == '{' || first[0] == '[') {
+			// A whole-file document: pretty-printed, or an array of records.
+			// Read as JSON Lines, one value (one element of an array) per line.
+			var err error
+			if in, first, err = asLines(in); err != nil {
+				yield(nil, &ParseError{Source: source, Line: lineNo, Err: err})
+				return
+			}
+			lineNo = 1
+		}
 		detected, derr := DetectFormat(first)
 		if format == "" {
 			if derr != nil {
@@ -227,6 +241,44 @@ func Import(r io.Reader, source, format string) iter.Seq2[*Trace, error] {
 			}
 		}
 	}
+}
+
+// asLines reads in whole (at most DefaultMaxImport bytes) as one or more
+// JSON values, and returns them as JSON Lines: each value compacted onto a
+// line, and the elements of a top-level array each on its own, with the
+// first line. Errors then name the value's line in that form: the n-th
+// record.
+func asLines(in io.Reader) (io.Reader, []byte, error) {
+	docs, err := readDocs(in, "")
+	if err != nil {
+		var pe *ParseError
+		if errors.As(err, &pe) {
+			return nil, nil, fmt.Errorf("a JSON document that does not parse, at line %d: %w", pe.Line, pe.Err)
+		}
+		return nil, nil, err
+	}
+	var out bytes.Buffer
+	for _, d := range docs {
+		vals := []json.RawMessage{d.raw}
+		if raw := bytes.TrimSpace(d.raw); len(raw) > 0 && raw[0] == '[' {
+			vals = nil
+			if err := json.Unmarshal(raw, &vals); err != nil {
+				return nil, nil, jsonError(err)
+			}
+		}
+		for _, v := range vals {
+			if err := json.Compact(&out, v); err != nil {
+				return nil, nil, jsonError(err)
+			}
+			out.WriteByte('\n')
+		}
+	}
+	data := out.Bytes()
+	first, _, _ := bytes.Cut(data, []byte("\n"))
+	if len(first) == 0 {
+		return nil, nil, errors.New("an empty JSON array")
+	}
+	return bytes.NewReader(data), first, nil
 }
 
 // maxLeadingBlank caps the blank input read before the first line that

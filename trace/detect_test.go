@@ -8,6 +8,7 @@ import (
 	"io"
 	"iter"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -377,4 +378,55 @@ func BenchmarkImportOTLPSpansPerTrace(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/span")
 		})
 	}
+}
+
+// TestImportWholeFiles reads the sample files as other tools also write
+// them, whole: pretty-printed (a collector's file exporter with
+// indentation, jq's output), as one JSON array of records, and as JSON
+// Lines; format detection finds the format in each, and each imports to
+// what its JSON Lines form does.
+func TestImportWholeFiles(t *testing.T) {
+	for _, name := range []string{"otlp_genai.jsonl", "openai_chat.jsonl", "anthropic_messages.jsonl", "langfuse_traces.jsonl", "golden.jsonl"} {
+		lines, err := os.ReadFile(filepath.Join("testdata", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var vals []json.RawMessage
+		var pretty bytes.Buffer
+		for _, l := range bytes.Split(bytes.TrimSpace(lines), []byte("\n")) {
+			if l = bytes.TrimSpace(l); len(l) == 0 {
+				continue
+			}
+			vals = append(vals, l)
+			if err := json.Indent(&pretty, l, "", "  "); err != nil {
+				t.Fatal(err)
+			}
+			pretty.WriteByte('\n')
+		}
+		array, _ := json.MarshalIndent(vals, "", "\t")
+		want := importAll(t, lines, "")
+		if len(want) == 0 {
+			t.Fatalf("%s: imports nothing", name)
+		}
+		for form, data := range map[string][]byte{"pretty-printed": pretty.Bytes(), "an array": array} {
+			if got := importAll(t, data, ""); !slices.Equal(got, want) {
+				t.Errorf("%s %s imports %d traces, want %d:\n got %.300q\nwant %.300q", name, form, len(got), len(want), got, want)
+			}
+		}
+	}
+}
+
+// importAll imports data with format detection and returns each trace as
+// its JSON, failing on any error.
+func importAll(t *testing.T, data []byte, format string) []string {
+	t.Helper()
+	var out []string
+	for tr, err := range trace.Import(bytes.NewReader(data), "test", format) {
+		if err != nil {
+			t.Fatalf("import: %v", err)
+		}
+		b, _ := json.Marshal(tr)
+		out = append(out, string(b))
+	}
+	return out
 }

@@ -73,6 +73,7 @@ kind are set, and all but "i", "kind" and "turn" are omitted when empty:
 	response_model string    Step.ResponseModel: the model that answered, as the provider named it
 	response_id   string     Step.ResponseID: the provider's id for the answer
 	finish_reason string     Step.FinishReason: why the model stopped ("stop", "tool_calls", "end_turn")
+	server        string     Step.Server: the host[:port] a model call was sent to (server.address, server.port)
 	start         time       Step.Start: when the step started
 	duration_ns   int        Step.Duration: how long it took, in nanoseconds
 	tokens_in     int        Step.TokensIn: prompt tokens the step cost

@@ -9,6 +9,7 @@ import (
 	"io"
 	"iter"
 	"math"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,14 +18,16 @@ import (
 
 // ImportOTLP reads OpenTelemetry spans in the OTLP JSON encoding — what an
 // OpenTelemetry Collector's file exporter writes, one
-// ExportTraceServiceRequest per line, or a single request — and yields one
+// ExportTraceServiceRequest per line, or a single request, and the
+// ExportLogsServiceRequests of its log pipeline beside them — and yields one
 // Trace per trace id, in the order the ids first appear. Spans that follow
 // the GenAI semantic conventions become steps, by gen_ai.operation.name:
 // "chat", "text_completion" and "generate_content" model steps,
 // "execute_tool" tool steps, "retrieval" retrieval steps; other spans (HTTP,
 // database, "invoke_agent") give the trace its identity but no step.
-// gen_ai.evaluation.result events become gate steps after the step they
-// judged.
+// gen_ai.evaluation.result events, as span events or as log events
+// parented to the span (in resourceLogs requests of the same input), become
+// gate steps after the step they judged.
 //
 // What package trace/otelexport exports comes back whole when it was
 // exported with content (Options.RecordContent; tool arguments and results,
@@ -47,6 +50,7 @@ func ImportOTLP(r io.Reader, source string) iter.Seq2[*Trace, error] {
 		docs, readErr := readDocs(r, source)
 		var order []string
 		byTrace := map[string][]*otlpSpan{}
+		var logs []otlpLogRecord
 		for _, d := range docs {
 			var req otlpRequest
 			if err := json.Unmarshal(d.raw, &req); err != nil {
@@ -55,8 +59,15 @@ func ImportOTLP(r io.Reader, source string) iter.Seq2[*Trace, error] {
 				}
 				continue
 			}
+			if req.ResourceLogs != nil {
+				for _, rl := range req.ResourceLogs {
+					for _, sl := range rl.ScopeLogs {
+						logs = append(logs, sl.LogRecords...)
+					}
+				}
+			}
 			if req.ResourceSpans == nil {
-				if !yield(nil, &ParseError{Source: source, Line: d.line, Err: errors.New(`no "resourceSpans" key: not an OTLP JSON trace request`)}) {
+				if req.ResourceLogs == nil && !yield(nil, &ParseError{Source: source, Line: d.line, Err: errors.New(`no "resourceSpans" or "resourceLogs" key: not an OTLP JSON trace or logs request`)}) {
 					return
 				}
 				continue
@@ -81,13 +92,41 @@ func ImportOTLP(r io.Reader, source string) iter.Seq2[*Trace, error] {
 				return
 			}
 		}
+		attachLogEvents(byTrace, logs)
 		yieldTraces(yield, source, order, func(id string) (*Trace, error) { return otlpTrace(id, byTrace[id]) }, readErr)
 	}
 }
 
+// attachLogEvents adds each log-based event of logs to the span it is
+// parented to, as the span event it would have been: the conventions
+// define gen_ai.evaluation.result as a log event, which a collector writes
+// apart from the spans. An event whose span is not among the spans is
+// left out, as is a log record that is no event.
+func attachLogEvents(byTrace map[string][]*otlpSpan, logs []otlpLogRecord) {
+	for _, lr := range logs {
+		name := lr.EventName
+		if name == "" {
+			name = attrsOf(lr.Attributes).str("event.name") // before eventName had a field
+		}
+		if name == "" || lr.TraceID == "" {
+			continue
+		}
+		for _, sp := range byTrace[lr.TraceID] {
+			if sp.SpanID == lr.SpanID {
+				sp.Events = append(sp.Events, otlpEvent{Time: lr.Time, Name: name, Attributes: lr.Attributes})
+				break
+			}
+		}
+	}
+}
+
 // SniffOTLP reports whether head, the first bytes of an input, looks like
-// OTLP JSON: an object whose first key is "resourceSpans".
-func SniffOTLP(head []byte) bool { return firstKey(head) == "resourceSpans" }
+// OTLP JSON: an object whose first key is "resourceSpans" or
+// "resourceLogs".
+func SniffOTLP(head []byte) bool {
+	k := firstKey(head)
+	return k == "resourceSpans" || k == "resourceLogs"
+}
 
 // firstKey returns the first key of the JSON object head starts with, or
 // "" when it does not start with one.
@@ -117,6 +156,18 @@ type (
 				Spans []otlpSpan `json:"spans"`
 			} `json:"scopeSpans"`
 		} `json:"resourceSpans"`
+		ResourceLogs []struct {
+			ScopeLogs []struct {
+				LogRecords []otlpLogRecord `json:"logRecords"`
+			} `json:"scopeLogs"`
+		} `json:"resourceLogs"`
+	}
+	otlpLogRecord struct {
+		Time       json.RawMessage `json:"timeUnixNano"`
+		EventName  string          `json:"eventName"`
+		TraceID    string          `json:"traceId"`
+		SpanID     string          `json:"spanId"`
+		Attributes []otlpKV        `json:"attributes"`
 	}
 	otlpSpan struct {
 		TraceID      string          `json:"traceId"`
@@ -572,6 +623,12 @@ func otlpModel(s *Step, a attrs) {
 	s.Name = a.str("gen_ai.request.model")
 	s.Provider = cmp.Or(a.str("gen_ai.provider.name"), a.str("gen_ai.system"))
 	s.ResponseModel, s.ResponseID = a.str("gen_ai.response.model"), a.str("gen_ai.response.id")
+	if host := a.str("server.address"); host != "" {
+		s.Server = host
+		if port, ok := a.int("server.port"); ok && port > 0 {
+			s.Server = net.JoinHostPort(host, strconv.Itoa(port))
+		}
+	}
 	if fr := a.strs("gen_ai.response.finish_reasons"); len(fr) > 0 {
 		s.FinishReason = fr[0]
 	}

@@ -159,11 +159,14 @@ type Step struct {
 	// which provider served it ("openai", "anthropic", in the spelling of
 	// the OpenTelemetry GenAI conventions' gen_ai.provider.name), the model
 	// and response id the provider answered with, and why it stopped
-	// ("stop", "tool_calls", "end_turn", as the provider said it).
+	// ("stop", "tool_calls", "end_turn", as the provider said it). Server
+	// is the host, and port when the URL named one, the call was sent to
+	// ("api.openai.com", "localhost:11434").
 	Provider      string `json:"provider,omitempty"`
 	ResponseModel string `json:"response_model,omitempty"`
 	ResponseID    string `json:"response_id,omitempty"`
 	FinishReason  string `json:"finish_reason,omitempty"`
+	Server        string `json:"server,omitempty"`
 
 	Start     time.Time     `json:"start,omitzero"`
 	Duration  time.Duration `json:"duration_ns,omitempty"`
