@@ -77,10 +77,21 @@ func (g *Guard) callPlanned(ctx context.Context, rec *trace.Recorder, t tools.To
 		out.verdict, out.observation = trace.Block, fmt.Sprintf(g.replies(rec).UnknownTool, call.Name)
 		s.Blocked, s.Result = true, out.observation
 	default:
-		run, err := g.runTool(ctx, tp, t, input, s.Start)
+		obs := g.cfg.Observe.Steps
+		sctx := ctx
+		if obs != nil {
+			sctx = obs.StepStarted(ctx, s)
+		}
+		run, err := g.runTool(sctx, tp, t, input, s.Start)
 		g.recordRun(rec, s, &out, tp.policy, run, err)
+		g.commit(ctx, rec, s, out.findings)
+		if obs != nil {
+			g.stepEnded(sctx, rec, s, out.findings)
+		}
+		return out
 	}
 	g.commit(ctx, rec, s, out.findings)
+	g.observed(ctx, rec, s, out.findings)
 	return out
 }
 

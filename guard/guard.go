@@ -249,6 +249,10 @@ type Observation struct {
 	// Observer). Nil means none, at no cost: the guard then does not even
 	// read the clock for them.
 	Metrics Observer `json:"-"`
+	// Steps sees each model and tool call as it runs (see StepObserver):
+	// otelexport.NewLive makes one that traces them as live spans. Nil means
+	// none, at no cost.
+	Steps StepObserver `json:"-"`
 }
 
 // Evaluation tunes the score Evaluate gives a recorded trace.

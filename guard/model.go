@@ -115,6 +115,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			f := strongest(findings, v)
 			pre.Blocked, pre.Refusal, pre.Result = true, v == trace.Refuse || v == trace.Block, g.answer(g.replies(rec), f)
 			g.commit(ctx, rec, pre, findings)
+			g.observed(ctx, rec, pre, findings)
 			turn.findings = append(turn.findings, findings...)
 			return stop(v, f)
 		}
@@ -123,15 +124,29 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		primary := &tappedModel{Model: m}
 		wire := new(wireInfo)
 		failed := false
-		resp, err := g.callModel(context.WithValue(ctx, wireKey{}, wire), primary, sent, options, func(role string, err error, took time.Duration) {
-			failed = true
-			name, provider := model, info.Provider
+		who := func(role string) (name, provider string) {
 			if role != "primary" {
-				name, provider = role, ""
+				return role, ""
 			}
+			return model, info.Provider
+		}
+		var begin func(context.Context, string, time.Time) context.Context
+		if obs := g.cfg.Observe.Steps; obs != nil {
+			begin = func(ctx context.Context, role string, start time.Time) context.Context {
+				name, provider := who(role)
+				return obs.StepStarted(ctx, &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: start})
+			}
+		}
+		resp, actx, err := g.callModel(context.WithValue(ctx, wireKey{}, wire), primary, sent, options, begin, func(actx context.Context, role string, err error, took time.Duration) {
+			failed = true
+			name, provider := who(role)
 			fs := &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: g.now().Add(-took), Duration: took, Error: err.Error()}
 			ff := failureFindings(fs)
 			g.commit(ctx, rec, fs, ff)
+			if obs := g.cfg.Observe.Steps; obs != nil {
+				fs.Server = wire.server()
+				g.stepEnded(actx, rec, fs, ff)
+			}
 			turn.findings = append(turn.findings, ff...)
 		})
 		cv.returned(failed || err != nil)
@@ -147,6 +162,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			}
 		}
 		s.ResponseID, s.ResponseModel = wire.get()
+		s.Server = wire.server()
 		resp = mergeChoices(resp)
 		choice := resp.Choices[0]
 		s.Result, s.FinishReason = choice.Content, choice.StopReason
@@ -167,6 +183,9 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			}
 		}
 		g.commit(ctx, rec, s, findings)
+		if obs := g.cfg.Observe.Steps; obs != nil {
+			g.stepEnded(actx, rec, s, findings)
+		}
 		turn.findings = append(turn.findings, findings...)
 		if v == trace.Retry && retries < g.cfg.Gates.MaxRetries && !st.streamed {
 			st.reset()
@@ -465,6 +484,13 @@ type wireKey struct{}
 type wireInfo struct {
 	mu        sync.Mutex
 	id, model string
+	host      string // the URL's host[:port] of the last request sent
+}
+
+func (w *wireInfo) server() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.host
 }
 
 func (w *wireInfo) get() (id, model string) {
@@ -475,9 +501,10 @@ func (w *wireInfo) get() (id, model string) {
 
 // Transport returns an http.RoundTripper for a model client's HTTP client
 // that reads, from the provider's answers to guarded model calls, what
-// langchaingo's clients do not pass on: the response id and the model that
-// answered. The guard records them on the model step (trace.Step.ResponseID
-// and ResponseModel), and the exporter as gen_ai.response.id and
+// langchaingo's clients do not pass on: the server called, the response id
+// and the model that answered. The guard records them on the model step
+// (trace.Step.Server, ResponseID and ResponseModel), and the exporter as
+// server.address and server.port, gen_ai.response.id and
 // gen_ai.response.model:
 //
 //	client := &http.Client{Transport: guard.Transport(nil)}
@@ -499,8 +526,13 @@ func Transport(base http.RoundTripper) http.RoundTripper {
 type wireTap struct{ base http.RoundTripper }
 
 func (t *wireTap) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := t.base.RoundTrip(req)
 	info, _ := req.Context().Value(wireKey{}).(*wireInfo)
+	if info != nil {
+		info.mu.Lock()
+		info.host = req.URL.Host
+		info.mu.Unlock()
+	}
+	resp, err := t.base.RoundTrip(req)
 	if err != nil || info == nil || resp.Body == nil || resp.StatusCode >= 300 {
 		return resp, err
 	}

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"context"
 	"time"
 
 	"github.com/agentguard/agentguard/trace"
@@ -35,3 +36,25 @@ type NopObserver struct{}
 func (NopObserver) Judged(trace.Kind, trace.Verdict, time.Duration) {}
 func (NopObserver) Finding(string, trace.Verdict, bool)             {}
 func (NopObserver) BreakerChanged(string, string, string)           {}
+
+// StepObserver sees each model and tool call while it runs, for live
+// tracing: package trace/otelexport implements it as OpenTelemetry spans,
+// metrics and log events (otelexport.NewLive). Set it as
+// Config.Observe.Steps.
+//
+// StepStarted is called as a call begins, with its step as far as it is
+// known then (kind, name, start, and a tool call's arguments); the call
+// runs with the context it returns, so that what the call itself traces (a
+// model client's HTTP spans) nests under the observer's span. StepEnded is
+// called with that context once the step is recorded: the step is complete
+// (result, error, duration, index), and findings are what the rules said
+// about it, as the ledger receives them. Each attempt at a model call is a
+// step of its own; a step that ran no call (a blocked tool call, an answer
+// a gate gave instead of the model) gets both calls in a row.
+//
+// Both are called on the agent's goroutine, so they must be fast; neither
+// may keep the step or the findings past its return, nor change them.
+type StepObserver interface {
+	StepStarted(ctx context.Context, s *trace.Step) context.Context
+	StepEnded(ctx context.Context, s *trace.Step, findings []trace.Violation)
+}

@@ -180,17 +180,26 @@ func trimPrefix(s, p string) string {
 }
 
 // callModel calls m under the model breaker, timeout and retries, then the
-// fallback model if there is one. Each failed attempt is reported to
-// failed, for the trace. It shares its stages with a tool call (see
-// call.go): retry, breaker.execute and a worker (callWorker).
-func (g *Guard) callModel(ctx context.Context, m llms.Model, messages []llms.MessageContent, options []llms.CallOption, failed func(role string, err error, took time.Duration)) (*llms.ContentResponse, error) {
+// fallback model if there is one. Each attempt runs with the context begin
+// returns for it (begin is nil without a StepObserver); each failed one is
+// reported to failed with that context, for the trace. It returns the
+// context of the attempt that answered. It shares its stages with a tool
+// call (see call.go): retry, breaker.execute and a worker (callWorker).
+func (g *Guard) callModel(ctx context.Context, m llms.Model, messages []llms.MessageContent, options []llms.CallOption,
+	begin func(ctx context.Context, role string, start time.Time) context.Context,
+	failed func(ctx context.Context, role string, err error, took time.Duration)) (*llms.ContentResponse, context.Context, error) {
 	rs := g.breakers.settings
+	answered := ctx
 	try := func(role string, m llms.Model) (*llms.ContentResponse, error) {
 		b := g.breakers.model(role)
 		return retry(ctx, g, max(rs.ModelRetries, 0), Retryable, func(int) (*llms.ContentResponse, error) {
 			start := g.now()
-			resp, err := b.execute(ctx, func() (*llms.ContentResponse, error) {
-				r, err := callWorker(g, ctx, "model", role, rs.ModelTimeout, func(ctx context.Context) (*llms.ContentResponse, error) {
+			actx := ctx
+			if begin != nil {
+				actx = begin(ctx, role, start)
+			}
+			resp, err := b.execute(actx, func() (*llms.ContentResponse, error) {
+				r, err := callWorker(g, actx, "model", role, rs.ModelTimeout, func(ctx context.Context) (*llms.ContentResponse, error) {
 					return safeGenerate(ctx, m, messages, options)
 				})
 				if err == nil && emptyResponse(r) {
@@ -199,21 +208,22 @@ func (g *Guard) callModel(ctx context.Context, m llms.Model, messages []llms.Mes
 				return r, err
 			})
 			if err == nil {
+				answered = actx
 				return resp, nil
 			}
 			var gerr *Error
 			if !errors.As(err, &gerr) {
 				err = &Error{Op: "model", Name: role, Err: err}
 			}
-			failed(role, err, g.now().Sub(start))
+			failed(actx, role, err, g.now().Sub(start))
 			return nil, err
 		})
 	}
 	resp, err := try("primary", m)
 	if err != nil && rs.Fallback != nil && ctx.Err() == nil {
-		return try("fallback", rs.Fallback)
+		resp, err = try("fallback", rs.Fallback)
 	}
-	return resp, err
+	return resp, answered, err
 }
 
 // emptyResponse reports a response with nothing in it: no choice, or no

@@ -26,7 +26,12 @@ type guardedRetriever struct {
 func (w *guardedRetriever) GetRelevantDocuments(ctx context.Context, query string) ([]schema.Document, error) {
 	rec := w.g.recorder(ctx)
 	s := &trace.Step{Kind: trace.KindRetrieval, Name: "retriever", Args: query, Start: w.g.now()}
-	docs, err := w.r.GetRelevantDocuments(ctx, query)
+	obs := w.g.cfg.Observe.Steps
+	sctx := ctx
+	if obs != nil {
+		sctx = obs.StepStarted(ctx, s)
+	}
+	docs, err := w.r.GetRelevantDocuments(sctx, query)
 	s.Duration = w.g.now().Sub(s.Start)
 	if err != nil {
 		s.Error = err.Error()
@@ -55,5 +60,8 @@ func (w *guardedRetriever) GetRelevantDocuments(ctx context.Context, query strin
 	b, _ := json.Marshal(out)
 	s.Result = string(b)
 	w.g.commit(ctx, rec, s, nil)
+	if obs != nil {
+		w.g.stepEnded(sctx, rec, s, nil)
+	}
 	return docs, err
 }

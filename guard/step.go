@@ -143,6 +143,29 @@ func (g *Guard) commit(ctx context.Context, rec *trace.Recorder, s *trace.Step, 
 	g.autosave(ctx, rec)
 }
 
+// observed tells the StepObserver, if any, of a step that ran no call of
+// its own (a blocked call, an answer a gate gave): it starts and ends at
+// once.
+func (g *Guard) observed(ctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding) {
+	if obs := g.cfg.Observe.Steps; obs != nil {
+		g.stepEnded(obs.StepStarted(ctx, s), rec, s, findings)
+	}
+}
+
+// stepEnded tells the StepObserver, which must be set, that s is recorded
+// with findings (committed, so they name their step).
+func (g *Guard) stepEnded(ctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding) {
+	var vs []trace.Violation
+	if len(findings) > 0 {
+		at := g.now().UTC()
+		vs = make([]trace.Violation, len(findings))
+		for i, f := range findings {
+			vs[i] = trace.Violation{Time: at, TraceID: rec.ID(), SessionID: rec.SessionID(), Finding: f}
+		}
+	}
+	g.cfg.Observe.Steps.StepEnded(ctx, s, vs)
+}
+
 // gateStep is a gate step and its finding in one allocation.
 type gateStep struct {
 	trace.Step
