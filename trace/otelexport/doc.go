@@ -22,9 +22,21 @@ not, so an agent that does not export pays nothing for it.
 	otelexport.Export(ctx, tp, res.Trace, otelexport.Options{AgentName: "support"})
 
 Export creates and ends the spans after the fact, with the steps' recorded
-times: the provider batches and sends them like any other span. For many
-traces, or a trace file written by trace.Writer, make one [Exporter] and
-call [Exporter.Export] or [Exporter.ExportAll].
+times: the provider batches and sends them like any other span. For spans
+as the calls happen, use [Live] instead: it is a guard.StepObserver, so
+each model and tool call gets its span when it starts, in the call's
+context (the HTTP client's spans nest under it), and the GenAI client
+metrics (gen_ai.client.operation.duration, gen_ai.client.token.usage):
+
+	live, err := otelexport.NewLive(tp, mp, otelexport.Options{AgentName: "support", Logs: lp})
+	g := guard.New(guard.Config{Observe: guard.Observation{Steps: live}})
+	ctx, end := live.StartAgent(ctx)
+	ctx, rec := g.StartTrace(ctx, sessionID, "support")
+	res, err := g.Run(ctx, model, tools, msgs)
+	end(rec.Trace())
+
+For many traces, or a trace file written by trace.Writer, make one
+[Exporter] and call [Exporter.Export] or [Exporter.ExportAll].
 
 # Spans
 
@@ -46,9 +58,16 @@ a start time starts where the step before it ended. The agent span covers
 Trace.Start and all the steps.
 
 Gate steps (KindGate, whose Finding judges the step Finding.Step) become
-gen_ai.evaluation.result events on the span of the judged step, at that
-span's end; a finding about a step without a span of its own (a memory
-step, the run as a whole) goes on the agent span. Memory steps become
+gen_ai.evaluation.result log events (the OpenTelemetry Logs API, on
+Options.Logs or the global logger provider), parented to the span of the
+judged step and stamped with that span's end; a finding about a step
+without a span of its own (a memory step, the run as a whole) is parented
+to the agent span. The conventions define the event as log-based and span
+events are being deprecated; Options.SpanEvents records them as span
+events as well, for backends that read no logs. (A guardrail-specific
+event, gen_ai.security.finding, is proposed in semantic-conventions-genai
+pull request 427 and not released: when it is, the decisions will be
+emitted under its names too.) Memory steps become
 agentguard.memory events on the agent span, and steps of other kinds
 agentguard.step events. A step with Step.Error gets span status Error with
 the error's first line as description, and error.type "_OTHER". A blocked
@@ -70,6 +89,8 @@ Always recorded (when the field is set):
 	  gen_ai.usage.input_tokens    int: sum of Step.TokensIn
 	  gen_ai.usage.output_tokens   int: sum of Step.TokensOut
 	  agentguard.cost              float: sum of Step.Cost
+	  gen_ai.provider.name         the first model step's Step.Provider, or Options.Provider
+	  gen_ai.request.model         the first model step's Step.Name, or Options.Model
 	  agentguard.findings          int: number of gate steps (always)
 	  agentguard.verdict           the strongest enforced (not shadow) verdict, when not "allow"
 	chat span
@@ -78,6 +99,7 @@ Always recorded (when the field is set):
 	  gen_ai.request.model         Step.Name, or Options.Model
 	  gen_ai.response.model        Step.ResponseModel
 	  gen_ai.response.id           Step.ResponseID
+	  server.address, server.port  Step.Server, the host and port the call was sent to (guard.Transport)
 	  gen_ai.response.finish_reasons []string: Step.FinishReason, the provider's word
 	  gen_ai.usage.input_tokens    int: Step.TokensIn
 	  gen_ai.usage.output_tokens   int: Step.TokensOut
@@ -105,9 +127,13 @@ Always recorded (when the field is set):
 	  agentguard.blocked           bool: Step.Blocked (on chat spans: a gate answered instead of the model)
 	  agentguard.truncated         bool: Step.Truncated
 	  error.type                   "_OTHER", when Step.Error is set
-	gen_ai.evaluation.result event
+	gen_ai.evaluation.result event (severity: the finding's; error, warn or info)
 	  gen_ai.evaluation.name       Finding.Rule
 	  gen_ai.evaluation.score.label Finding.Verdict: "allow", "retry", "clarify", "refuse", "handoff" or "block"
+	  gen_ai.evaluation.score.value 1 when the step went on (Allow, or shadow mode), 0 when the finding stopped or changed it
+	  gen_ai.response.id           the judged model step's Step.ResponseID
+	  agentguard.trace_id          Trace.ID (log events)
+	  gen_ai.conversation.id       Trace.SessionID (log events)
 	  gen_ai.evaluation.explanation Finding.Message, redacted
 	  agentguard.step              int: Finding.Step, the judged step
 	  agentguard.dimension         Finding.Dimension
@@ -177,9 +203,11 @@ phone numbers and card-like digit runs; pass your own to mask more.
 # Limits
 
 The SDK caps attributes and events per span (128 each by default, see
-sdktrace.SpanLimits); a step judged by more rules than that loses the
-extra events. Spans are created after the run ends, so a run that never
-finishes is not exported: export what the recorder holds when you give up
-on it.
+sdktrace.SpanLimits); with SpanEvents, a step judged by more rules than
+that loses the extra span events (the log events are not capped). Export
+creates spans after the run ends, so a run that never finishes is not
+exported: export what the recorder holds when you give up on it, or trace
+it with Live. Live traces model, tool and retrieval calls; memory steps and
+findings about the run as a whole reach the trace only through Export.
 */
 package otelexport

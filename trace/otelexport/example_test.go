@@ -3,6 +3,7 @@ package otelexport_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -38,27 +39,32 @@ func ExampleExport() {
 
 	// Any TracerProvider: here the SDK's, with an in-memory exporter; in
 	// production, one with an OTLP exporter pointed at your collector.
+	// The gate decisions go to a LoggerProvider as log events: here the
+	// SDK's, with an exporter that keeps them.
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
+	lp, logs := newLogs()
 
-	if err := otelexport.Export(context.Background(), tp, run, otelexport.Options{AgentName: "support"}); err != nil {
+	if err := otelexport.Export(context.Background(), tp, run, otelexport.Options{AgentName: "support", Logs: lp}); err != nil {
 		fmt.Println(err)
 		return
 	}
-	for _, s := range exp.GetSpans() { // in the order they ended
+	spans := exp.GetSpans()
+	for _, s := range spans { // in the order they ended
 		fmt.Printf("%-22s %v\n", s.Name, s.EndTime.Sub(s.StartTime))
-		for _, e := range s.Events {
-			fmt.Printf("  event %s\n", e.Name)
-		}
+	}
+	for _, r := range logs.records() {
+		judged := spans[slices.IndexFunc(spans, func(s tracetest.SpanStub) bool { return s.SpanContext.SpanID() == r.SpanID() })]
+		fmt.Printf("log event %s %s, on %s\n", r.EventName(), r.Severity(), judged.Name)
 	}
 	// Output:
 	// chat gpt-4o            700ms
 	// execute_tool refund    90ms
 	// execute_tool send_sms  0s
-	//   event gen_ai.evaluation.result
 	// chat gpt-4o            400ms
 	// invoke_agent support   1.21s
+	// log event gen_ai.evaluation.result ERROR, on execute_tool send_sms
 }
 
 func ExampleExporter_ExportAll() {

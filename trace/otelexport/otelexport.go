@@ -1,11 +1,14 @@
 package otelexport
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"iter"
 	"math"
+	"net"
+	"strconv"
 	"strings"
 	"time"
 
@@ -14,6 +17,8 @@ import (
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/log"
+	logglobal "go.opentelemetry.io/otel/log/global"
 	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
 	oteltrace "go.opentelemetry.io/otel/trace"
 )
@@ -122,12 +127,22 @@ type Options struct {
 	// text is cut at a rune boundary and ends in trace.TruncationMarker.
 	// Zero means DefaultMaxContent; negative means no cap.
 	MaxContent int
+	// Logs receives the gate decisions, as gen_ai.evaluation.result log
+	// events (the OpenTelemetry Logs API) parented to the span of the step
+	// they judged. Nil means the global provider (go.opentelemetry.io/otel/
+	// log/global), which records nothing until one is set.
+	Logs log.LoggerProvider
+	// SpanEvents records the gate decisions as span events as well, for
+	// backends that read no log events: the conventions define them as
+	// log-based events, and span events are being deprecated.
+	SpanEvents bool
 }
 
 // Exporter turns recorded traces into spans on one tracer provider. It is
 // safe for concurrent use; the zero value is not usable, use NewExporter.
 type Exporter struct {
 	tracer oteltrace.Tracer
+	logger log.Logger
 	opts   Options
 }
 
@@ -144,8 +159,13 @@ func NewExporter(tp oteltrace.TracerProvider, opts Options) *Exporter {
 	if opts.MaxContent == 0 {
 		opts.MaxContent = DefaultMaxContent
 	}
+	lp := opts.Logs
+	if lp == nil {
+		lp = logglobal.GetLoggerProvider()
+	}
 	return &Exporter{
 		tracer: tp.Tracer(InstrumentationName, oteltrace.WithSchemaURL(semconv.SchemaURL)),
+		logger: lp.Logger(InstrumentationName, log.WithSchemaURL(semconv.SchemaURL)),
 		opts:   opts,
 	}
 }
@@ -208,12 +228,12 @@ func (e *Exporter) Export(ctx context.Context, t *trace.Trace) error {
 				sp.SetStatus(codes.Error, e.errorText(s.Error))
 			}
 			for _, f := range judged[i] {
-				sp.AddEvent(EventEvaluation, oteltrace.WithTimestamp(w.end), oteltrace.WithAttributes(e.evaluation(f)...))
+				e.judged(oteltrace.ContextWithSpan(actx, sp), sp, w.end, trace.Violation{TraceID: t.ID, SessionID: t.SessionID, Finding: *f}, s)
 			}
 			sp.End(oteltrace.WithTimestamp(w.end))
 		case trace.KindGate:
 			if s.Finding != nil && !hasSpan(t, s.Finding.Step) {
-				agent.AddEvent(EventEvaluation, oteltrace.WithTimestamp(w.start), oteltrace.WithAttributes(e.evaluation(s.Finding)...))
+				e.judged(actx, agent, w.start, trace.Violation{TraceID: t.ID, SessionID: t.SessionID, Finding: *s.Finding}, nil)
 			}
 		case trace.KindMemory:
 			agent.AddEvent(EventMemory, oteltrace.WithTimestamp(w.start), oteltrace.WithAttributes(e.stepEvent(s)...))
@@ -340,9 +360,13 @@ func (e *Exporter) agentAttrs(t *trace.Trace) []attribute.KeyValue {
 	var in, out, findings int
 	var cost float64
 	verdict := trace.Allow
+	provider, model := e.opts.Provider, e.opts.Model
 	for _, s := range t.Steps {
 		if s == nil {
 			continue
+		}
+		if s.Kind == trace.KindModel && s.Error == "" && s.Name != "" && model == e.opts.Model {
+			provider, model = cmp.Or(s.Provider, provider), s.Name // the model the agent asked for first
 		}
 		in, out, cost = in+s.TokensIn, out+s.TokensOut, cost+s.Cost
 		if s.Kind == trace.KindGate && s.Finding != nil {
@@ -351,6 +375,12 @@ func (e *Exporter) agentAttrs(t *trace.Trace) []attribute.KeyValue {
 				verdict = f.Verdict
 			}
 		}
+	}
+	if provider != "" {
+		attrs = append(attrs, semconv.GenAIProviderNameKey.String(provider))
+	}
+	if model != "" {
+		attrs = append(attrs, semconv.GenAIRequestModel(model))
 	}
 	if in > 0 || out > 0 {
 		attrs = append(attrs, semconv.GenAIUsageInputTokens(in), semconv.GenAIUsageOutputTokens(out))
@@ -374,19 +404,30 @@ func (e *Exporter) agentAttrs(t *trace.Trace) []attribute.KeyValue {
 
 // stepSpan returns the name, kind and attributes of the span of a model,
 // tool or retrieval step.
+// t, which gives tools their descriptions, may be nil.
 func (e *Exporter) stepSpan(t *trace.Trace, s *trace.Step) (string, oteltrace.SpanKind, []attribute.KeyValue) {
+	name, kind := e.spanNameKind(s)
 	attrs := stepAttrs(s)
 	switch s.Kind {
 	case trace.KindTool:
-		return spanName(OpExecuteTool, s.Name), oteltrace.SpanKindInternal, e.toolAttrs(attrs, t, s)
+		return name, kind, e.toolAttrs(attrs, t, s)
 	case trace.KindRetrieval:
-		return spanName(OpRetrieval, s.Name), oteltrace.SpanKindClient, e.retrievalAttrs(attrs, s)
+		return name, kind, e.retrievalAttrs(attrs, s)
 	default: // trace.KindModel
-		model := s.Name
-		if model == "" {
-			model = e.opts.Model
-		}
-		return spanName(OpChat, model), oteltrace.SpanKindClient, e.modelAttrs(attrs, s, model)
+		return name, kind, e.modelAttrs(attrs, s, cmp.Or(s.Name, e.opts.Model))
+	}
+}
+
+// spanNameKind returns the name and kind of the span of a model, tool or
+// retrieval step.
+func (e *Exporter) spanNameKind(s *trace.Step) (string, oteltrace.SpanKind) {
+	switch s.Kind {
+	case trace.KindTool:
+		return spanName(OpExecuteTool, s.Name), oteltrace.SpanKindInternal
+	case trace.KindRetrieval:
+		return spanName(OpRetrieval, s.Name), oteltrace.SpanKindClient
+	default: // trace.KindModel
+		return spanName(OpChat, cmp.Or(s.Name, e.opts.Model)), oteltrace.SpanKindClient
 	}
 }
 
@@ -427,7 +468,7 @@ func (e *Exporter) toolAttrs(attrs []attribute.KeyValue, t *trace.Trace, s *trac
 	if s.CallID != "" {
 		attrs = append(attrs, semconv.GenAIToolCallID(s.CallID))
 	}
-	for _, spec := range t.Tools {
+	for _, spec := range toolSpecs(t) {
 		if spec.Name == s.Name && spec.Description != "" {
 			attrs = append(attrs, semconv.GenAIToolDescription(spec.Description))
 			break
@@ -442,6 +483,14 @@ func (e *Exporter) toolAttrs(attrs []attribute.KeyValue, t *trace.Trace, s *trac
 		}
 	}
 	return attrs
+}
+
+// toolSpecs returns the tools of t, which may be nil.
+func toolSpecs(t *trace.Trace) []trace.ToolSpec {
+	if t == nil {
+		return nil
+	}
+	return t.Tools
 }
 
 // retrievalAttrs appends to attrs the attributes of a retrieval step's
@@ -490,6 +539,7 @@ func (e *Exporter) modelAttrs(attrs []attribute.KeyValue, s *trace.Step, model s
 	if s.ResponseID != "" {
 		attrs = append(attrs, semconv.GenAIResponseID(s.ResponseID))
 	}
+	attrs = appendServer(attrs, s.Server)
 	if s.FinishReason != "" {
 		attrs = append(attrs, semconv.GenAIResponseFinishReasons(s.FinishReason))
 	}
@@ -551,11 +601,81 @@ func finishReason(r string) string {
 	return ""
 }
 
-// evaluation returns the attributes of the gen_ai.evaluation.result event for f.
-func (e *Exporter) evaluation(f *trace.Finding) []attribute.KeyValue {
+// judged records the gen_ai.evaluation.result event of v, a finding of
+// the trace about the step s (nil for a finding about the run), at time
+// at: a log event in ctx, which holds the span sp it judged, and with
+// Options.SpanEvents a span event on sp as well.
+func (e *Exporter) judged(ctx context.Context, sp oteltrace.Span, at time.Time, v trace.Violation, s *trace.Step) {
+	attrs := e.evaluation(&v.Finding, s)
+	if e.opts.SpanEvents {
+		sp.AddEvent(EventEvaluation, oteltrace.WithTimestamp(at), oteltrace.WithAttributes(attrs...))
+	}
+	if !e.logger.Enabled(ctx, log.EnabledParameters{Severity: severity(v.Severity), EventName: EventEvaluation}) {
+		return
+	}
+	var r log.Record
+	r.SetEventName(EventEvaluation)
+	r.SetTimestamp(at)
+	r.SetSeverity(severity(v.Severity))
+	r.SetSeverityText(string(v.Severity))
+	r.AddAttributes(logAttrs(attrs)...)
+	r.AddAttributes(log.String(string(AttrTraceID), v.TraceID))
+	if v.SessionID != "" {
+		r.AddAttributes(log.String(string(semconv.GenAIConversationIDKey), v.SessionID))
+	}
+	e.logger.Emit(ctx, r)
+}
+
+// severity is the log severity of a finding's.
+func severity(s trace.Severity) log.Severity {
+	switch s {
+	case trace.SeverityError:
+		return log.SeverityError
+	case trace.SeverityWarning:
+		return log.SeverityWarn
+	}
+	return log.SeverityInfo
+}
+
+// logAttrs converts span attributes to log attributes.
+func logAttrs(attrs []attribute.KeyValue) []log.KeyValue {
+	out := make([]log.KeyValue, len(attrs))
+	for i, a := range attrs {
+		out[i] = log.KeyValueFromAttribute(a)
+	}
+	return out
+}
+
+// appendServer appends server.address and, when hostport names one,
+// server.port.
+func appendServer(attrs []attribute.KeyValue, hostport string) []attribute.KeyValue {
+	if hostport == "" {
+		return attrs
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return append(attrs, semconv.ServerAddress(hostport))
+	}
+	attrs = append(attrs, semconv.ServerAddress(host))
+	if n, err := strconv.Atoi(port); err == nil {
+		attrs = append(attrs, semconv.ServerPort(n))
+	}
+	return attrs
+}
+
+// evaluation returns the attributes of the gen_ai.evaluation.result event
+// for f, a finding about s (nil for the run). Its score is 1 when the step
+// went on (an Allow finding, a warning), 0 when the finding stopped or
+// changed it.
+func (e *Exporter) evaluation(f *trace.Finding, s *trace.Step) []attribute.KeyValue {
+	score := 0.0
+	if f.Verdict == trace.Allow || f.Verdict == "" || f.Shadow {
+		score = 1
+	}
 	attrs := []attribute.KeyValue{
 		semconv.GenAIEvaluationName(f.Rule),
 		semconv.GenAIEvaluationScoreLabel(string(f.Verdict)),
+		semconv.GenAIEvaluationScoreValue(score),
 		AttrStep.Int(f.Step),
 		AttrDimension.String(string(f.Dimension)),
 		AttrSeverity.String(string(f.Severity)),
@@ -566,6 +686,9 @@ func (e *Exporter) evaluation(f *trace.Finding) []attribute.KeyValue {
 	}
 	if len(f.Tags) > 0 {
 		attrs = append(attrs, AttrTags.StringSlice(f.Tags))
+	}
+	if s != nil && s.ResponseID != "" {
+		attrs = append(attrs, semconv.GenAIResponseID(s.ResponseID))
 	}
 	if e.opts.RecordContent {
 		if f.Evidence != "" {

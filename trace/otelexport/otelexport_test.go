@@ -74,17 +74,27 @@ func support() *trace.Trace {
 	}
 }
 
-// export exports tr through the SDK into an in-memory exporter and returns
-// the spans in the order they ended.
+// export exports tr through the SDK into in-memory exporters and returns
+// the spans in the order they ended, each with the log events parented to
+// it among its events (see withLogEvents), unless opts has a logger
+// provider of its own. A log event parented to no span fails the test.
 func export(t *testing.T, ctx context.Context, tr *trace.Trace, opts otelexport.Options) tracetest.SpanStubs {
 	t.Helper()
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
+	lp, sink := newLogs()
+	if opts.Logs == nil {
+		opts.Logs = lp
+	}
 	if err := otelexport.Export(ctx, tp, tr, opts); err != nil {
 		t.Fatalf("Export: %v", err)
 	}
-	return exp.GetSpans()
+	spans, orphans := withLogEvents(exp.GetSpans(), sink.records())
+	if len(orphans) > 0 {
+		t.Fatalf("%d log events parented to no exported span: %v", len(orphans), orphans)
+	}
+	return spans
 }
 
 func attrs(kvs []attribute.KeyValue) map[attribute.Key]attribute.Value {
@@ -242,6 +252,9 @@ func TestExportEvents(t *testing.T) {
 	want := []event{
 		{"execute_tool send_sms", "gen_ai.evaluation.result", map[attribute.Key]attribute.Value{
 			"gen_ai.evaluation.name":        attribute.StringValue("card_prohibition"),
+			"gen_ai.evaluation.score.value": attribute.Float64Value(0),
+			"agentguard.trace_id":           attribute.StringValue("run-1"),
+			"gen_ai.conversation.id":        attribute.StringValue("session-9"),
 			"gen_ai.evaluation.score.label": attribute.StringValue("block"),
 			"gen_ai.evaluation.explanation": attribute.StringValue("the user asked for no SMS to [phone]"),
 			"agentguard.step":               attribute.IntValue(5),
@@ -252,6 +265,9 @@ func TestExportEvents(t *testing.T) {
 		}},
 		{"execute_tool refund", "gen_ai.evaluation.result", map[attribute.Key]attribute.Value{
 			"gen_ai.evaluation.name":        attribute.StringValue("tool_error"),
+			"gen_ai.evaluation.score.value": attribute.Float64Value(1),
+			"agentguard.trace_id":           attribute.StringValue("run-1"),
+			"gen_ai.conversation.id":        attribute.StringValue("session-9"),
 			"gen_ai.evaluation.score.label": attribute.StringValue("allow"),
 			"gen_ai.evaluation.explanation": attribute.StringValue("refund failed"),
 			"agentguard.step":               attribute.IntValue(7),
@@ -261,6 +277,9 @@ func TestExportEvents(t *testing.T) {
 		}},
 		{"chat gpt-4o", "gen_ai.evaluation.result", map[attribute.Key]attribute.Value{
 			"gen_ai.evaluation.name":        attribute.StringValue("grounding"),
+			"gen_ai.evaluation.score.value": attribute.Float64Value(1),
+			"agentguard.trace_id":           attribute.StringValue("run-1"),
+			"gen_ai.conversation.id":        attribute.StringValue("session-9"),
 			"gen_ai.evaluation.score.label": attribute.StringValue("retry"),
 			"gen_ai.evaluation.explanation": attribute.StringValue("answer not grounded"),
 			"agentguard.step":               attribute.IntValue(9),
@@ -275,6 +294,9 @@ func TestExportEvents(t *testing.T) {
 		}},
 		{"invoke_agent", "gen_ai.evaluation.result", map[attribute.Key]attribute.Value{
 			"gen_ai.evaluation.name":        attribute.StringValue("iterations"),
+			"gen_ai.evaluation.score.value": attribute.Float64Value(0),
+			"agentguard.trace_id":           attribute.StringValue("run-1"),
+			"gen_ai.conversation.id":        attribute.StringValue("session-9"),
 			"gen_ai.evaluation.score.label": attribute.StringValue("handoff"),
 			"gen_ai.evaluation.explanation": attribute.StringValue("too many turns"),
 			"agentguard.step":               attribute.IntValue(-1),
@@ -571,7 +593,9 @@ func TestExportOddSteps(t *testing.T) {
 		a := attrs(e.Attributes)
 		events = append(events, e.Name+":"+a["gen_ai.evaluation.name"].AsString()+a["agentguard.step.kind"].AsString())
 	}
-	want := []string{"agentguard.memory:memory", "gen_ai.evaluation.result:a", "gen_ai.evaluation.result:b", "agentguard.step:plan"}
+	// Span events and log events are apart, so only the set is compared.
+	slices.Sort(events)
+	want := []string{"agentguard.memory:memory", "agentguard.step:plan", "gen_ai.evaluation.result:a", "gen_ai.evaluation.result:b"}
 	if !slices.Equal(events, want) {
 		t.Errorf("agent events = %q, want %q", events, want)
 	}

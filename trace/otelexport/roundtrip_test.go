@@ -66,7 +66,8 @@ func toOTLPJSON(t *testing.T, ids sdktrace.IDGenerator, traces ...*trace.Trace) 
 		opts = append(opts, sdktrace.WithIDGenerator(ids))
 	}
 	tp := sdktrace.NewTracerProvider(opts...)
-	e := otelexport.NewExporter(tp, otelexport.Options{AgentName: "support", RecordContent: true, Redact: func(s string) string { return s }, MaxContent: -1})
+	// Span events, as old backends read them: the import reads both.
+	e := otelexport.NewExporter(tp, otelexport.Options{AgentName: "support", RecordContent: true, Redact: func(s string) string { return s }, MaxContent: -1, SpanEvents: true})
 	for _, tr := range traces {
 		if err := e.Export(ctx, tr); err != nil {
 			t.Fatal(err)

@@ -159,7 +159,7 @@ func testWire(t *testing.T, compression otlptracehttp.Compression) {
 	tp := sdktrace.NewTracerProvider(
 		sdktrace.WithBatcher(exp),
 		sdktrace.WithResource(resource.NewSchemaless(attribute.String("service.name", "support-agent"))))
-	e := otelexport.NewExporter(tp, otelexport.Options{AgentName: "support", Provider: "openai", RecordContent: true})
+	e := otelexport.NewExporter(tp, otelexport.Options{AgentName: "support", Provider: "openai", RecordContent: true, SpanEvents: true})
 	if err := e.Export(ctx, support()); err != nil {
 		t.Fatal(err)
 	}
@@ -274,6 +274,7 @@ func testWire(t *testing.T, compression otlptracehttp.Compression) {
 	wantEv := map[string]string{
 		"gen_ai.evaluation.name":        "card_prohibition",
 		"gen_ai.evaluation.score.label": "block",
+		"gen_ai.evaluation.score.value": "0",
 		"gen_ai.evaluation.explanation": "the user asked for no SMS to [phone]",
 		"agentguard.dimension":          "memory",
 		"agentguard.severity":           "error",
