@@ -84,14 +84,13 @@ func (g *Guard) callPlanned(ctx context.Context, rec *trace.Recorder, t tools.To
 		}
 		run, err := g.runTool(sctx, tp, t, input, s.Start)
 		g.recordRun(rec, s, &out, tp.policy, run, err)
-		g.commit(ctx, rec, s, out.findings)
+		at := g.commit(ctx, rec, s, out.findings)
 		if obs != nil {
-			g.stepEnded(sctx, rec, s, out.findings)
+			g.stepEnded(sctx, rec, s, out.findings, at)
 		}
 		return out
 	}
-	g.commit(ctx, rec, s, out.findings)
-	g.observed(ctx, rec, s, out.findings)
+	g.observed(ctx, rec, s, out.findings, g.commit(ctx, rec, s, out.findings))
 	return out
 }
 

@@ -37,12 +37,12 @@ func (g *Guard) classify(ctx context.Context, rec *trace.Recorder, text string) 
 	s.Duration = g.now().Sub(s.Start)
 	if err != nil {
 		s.Error = err.Error()
-		g.commit(ctx, rec, s, nil)
+		g.observed(ctx, rec, s, nil, g.commit(ctx, rec, s, nil))
 		return trace.Allow, trace.Finding{}, nil
 	}
 	s.Intent, s.Confidence, s.Alternatives, s.Result = in.Label, in.Confidence, in.Alternatives, in.Label
 	findings, v := g.judge(rec, s)
-	g.commit(ctx, rec, s, findings)
+	g.observed(ctx, rec, s, findings, g.commit(ctx, rec, s, findings))
 	if terminal(v) || v == trace.Block {
 		return v, strongest(findings, v), findings
 	}

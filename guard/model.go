@@ -114,8 +114,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		if findings, v := g.judge(rec, pre); terminal(v) || v == trace.Block {
 			f := strongest(findings, v)
 			pre.Blocked, pre.Refusal, pre.Result = true, v == trace.Refuse || v == trace.Block, g.answer(g.replies(rec), f)
-			g.commit(ctx, rec, pre, findings)
-			g.observed(ctx, rec, pre, findings)
+			g.observed(ctx, rec, pre, findings, g.commit(ctx, rec, pre, findings))
 			turn.findings = append(turn.findings, findings...)
 			return stop(v, f)
 		}
@@ -142,10 +141,10 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			name, provider := who(role)
 			fs := &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: g.now().Add(-took), Duration: took, Error: err.Error()}
 			ff := failureFindings(fs)
-			g.commit(ctx, rec, fs, ff)
-			if obs := g.cfg.Observe.Steps; obs != nil {
+			at := g.commit(ctx, rec, fs, ff)
+			if g.cfg.Observe.Steps != nil {
 				fs.Server = wire.server()
-				g.stepEnded(actx, rec, fs, ff)
+				g.stepEnded(actx, rec, fs, ff, at)
 			}
 			turn.findings = append(turn.findings, ff...)
 		})
@@ -182,9 +181,9 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 				findings[i].Tags = append(slices.Clip(findings[i].Tags), "already-streamed")
 			}
 		}
-		g.commit(ctx, rec, s, findings)
-		if obs := g.cfg.Observe.Steps; obs != nil {
-			g.stepEnded(actx, rec, s, findings)
+		at := g.commit(ctx, rec, s, findings)
+		if g.cfg.Observe.Steps != nil {
+			g.stepEnded(actx, rec, s, findings, at)
 		}
 		turn.findings = append(turn.findings, findings...)
 		if v == trace.Retry && retries < g.cfg.Gates.MaxRetries && !st.streamed {

@@ -50,7 +50,9 @@ func (NopObserver) BreakerChanged(string, string, string)           {}
 // (result, error, duration, index), and findings are what the rules said
 // about it, as the ledger receives them. Each attempt at a model call is a
 // step of its own; a step that ran no call (a blocked tool call, an answer
-// a gate gave instead of the model) gets both calls in a row.
+// a gate gave instead of the model, the intent classifier's) gets both
+// calls in a row, as does the gate step of a finding about the run as a
+// whole (its step budget spent), which has no step of its own.
 //
 // Both are called on the agent's goroutine, so they must be fast; neither
 // may keep the step or the findings past its return, nor change them.

@@ -59,9 +59,9 @@ func (w *guardedRetriever) GetRelevantDocuments(ctx context.Context, query strin
 	}
 	b, _ := json.Marshal(out)
 	s.Result = string(b)
-	w.g.commit(ctx, rec, s, nil)
+	at := w.g.commit(ctx, rec, s, nil)
 	if obs != nil {
-		w.g.stepEnded(sctx, rec, s, nil)
+		w.g.stepEnded(sctx, rec, s, nil, at)
 	}
 	return docs, err
 }

@@ -195,8 +195,11 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 	if g.cfg.Shadow {
 		f.Shadow = true
 	}
-	f.Step = res.rec.Add(&trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: g.now(), Finding: &f})
-	g.report(ctx, res.rec, f)
+	gs := &trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: g.now(), Finding: &f}
+	f.Step = res.rec.Add(gs)
+	at := g.now().UTC()
+	g.report(ctx, res.rec, f, at)
+	g.observed(ctx, res.rec, gs, []trace.Finding{f}, at)
 	res.Findings = append(res.Findings, f)
 	res.Status, res.Answer = StatusHandoff, g.handoff(g.replies(res.rec))
 	res.Messages = append(res.Messages, llms.TextParts(llms.ChatMessageTypeAI, res.Answer))

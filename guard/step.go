@@ -126,38 +126,43 @@ func strongest(findings []trace.Finding, v trace.Verdict) trace.Finding {
 }
 
 // commit records s, then a gate step for each finding, and sends each
-// finding to the ledger.
-func (g *Guard) commit(ctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding) {
+// finding to the ledger. It returns the time the findings were reported at
+// (zero without findings), for the StepObserver.
+func (g *Guard) commit(ctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding) time.Time {
 	if g.cfg.Bypass {
-		return
+		return time.Time{}
 	}
 	idx := rec.Add(s)
+	var at time.Time
+	if len(findings) > 0 {
+		at = g.now().UTC()
+	}
 	for i := range findings {
 		f := &findings[i]
 		f.Step = idx
 		gate := &gateStep{Step: trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: s.Start}, finding: *f}
 		gate.Finding = &gate.finding
 		rec.Add(&gate.Step)
-		g.report(ctx, rec, gate.finding)
+		g.report(ctx, rec, gate.finding, at)
 	}
 	g.autosave(ctx, rec)
+	return at
 }
 
 // observed tells the StepObserver, if any, of a step that ran no call of
 // its own (a blocked call, an answer a gate gave): it starts and ends at
-// once.
-func (g *Guard) observed(ctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding) {
+// once. at is when commit reported its findings.
+func (g *Guard) observed(ctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding, at time.Time) {
 	if obs := g.cfg.Observe.Steps; obs != nil {
-		g.stepEnded(obs.StepStarted(ctx, s), rec, s, findings)
+		g.stepEnded(obs.StepStarted(ctx, s), rec, s, findings, at)
 	}
 }
 
 // stepEnded tells the StepObserver, which must be set, that s is recorded
-// with findings (committed, so they name their step).
-func (g *Guard) stepEnded(ctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding) {
+// with findings, reported at at: the violations it gets are the ledger's.
+func (g *Guard) stepEnded(ctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding, at time.Time) {
 	var vs []trace.Violation
 	if len(findings) > 0 {
-		at := g.now().UTC()
 		vs = make([]trace.Violation, len(findings))
 		for i, f := range findings {
 			vs[i] = trace.Violation{Time: at, TraceID: rec.ID(), SessionID: rec.SessionID(), Finding: f}
@@ -174,14 +179,14 @@ type gateStep struct {
 
 // report hands f to the reporter, which logs it and appends it to the
 // ledger off the step.
-func (g *Guard) report(ctx context.Context, rec *trace.Recorder, f trace.Finding) {
+func (g *Guard) report(ctx context.Context, rec *trace.Recorder, f trace.Finding, at time.Time) {
 	if obs := g.cfg.Observe.Metrics; obs != nil {
 		obs.Finding(f.Rule, f.Verdict, f.Shadow)
 	}
 	if g.cfg.Observe.Ledger == nil && g.cfg.Observe.Logger == nil {
 		return
 	}
-	g.reports.send(ctx, report{v: trace.Violation{Time: g.now().UTC(), TraceID: rec.ID(), SessionID: rec.SessionID(), Finding: f}})
+	g.reports.send(ctx, report{v: trace.Violation{Time: at, TraceID: rec.ID(), SessionID: rec.SessionID(), Finding: f}})
 }
 
 // feedback marks what the guard tells the model, so that the memory card

@@ -93,11 +93,16 @@ func (l *Live) StepStarted(ctx context.Context, s *trace.Step) context.Context {
 
 // StepEnded completes and ends the span StepStarted put in ctx, emits the
 // evaluation events of findings, and records the step's metrics.
+// Findings about a step without a span (the run as a whole) are parented
+// to the span in ctx, the agent's.
 func (l *Live) StepEnded(ctx context.Context, s *trace.Step, findings []trace.Violation) {
+	sp := oteltrace.SpanFromContext(ctx)
 	if !spanKind(s.Kind) {
+		for _, v := range findings {
+			l.exp.judged(ctx, sp, v.Time, v, nil)
+		}
 		return
 	}
-	sp := oteltrace.SpanFromContext(ctx)
 	end := s.Start.Add(s.Duration)
 	if s.Start.IsZero() {
 		end = time.Now()
@@ -110,7 +115,7 @@ func (l *Live) StepEnded(ctx context.Context, s *trace.Step, findings []trace.Vi
 		sp.SetStatus(codes.Error, l.exp.errorText(s.Error))
 	}
 	for _, v := range findings {
-		l.exp.judged(ctx, sp, end, v, s)
+		l.exp.judged(ctx, sp, cmp.Or(v.Time, end), v, s)
 	}
 	sp.End(oteltrace.WithTimestamp(end))
 	l.measure(ctx, s)

@@ -145,7 +145,7 @@ func TestLive(t *testing.T) {
 		}
 		found = true
 		kv := map[string]string{}
-		r.WalkAttributes(func(a log.KeyValue) bool { kv[a.Key] = a.Value.String(); return true })
+		r.WalkAttributes(func(a attribute.KeyValue) bool { kv[string(a.Key)] = a.Value.Emit(); return true })
 		if kv["gen_ai.evaluation.name"] != "tool-allow-list" || kv["gen_ai.evaluation.score.label"] != "block" ||
 			kv["agentguard.trace_id"] != rec.ID() || kv["gen_ai.conversation.id"] != "session-7" || r.Severity() != log.SeverityError {
 			t.Errorf("evaluation event %v, severity %v", kv, r.Severity())
@@ -217,7 +217,7 @@ func TestLive(t *testing.T) {
 		if r.EventName() != otelexport.EventEvaluation {
 			t.Errorf("log event %q, want %q", r.EventName(), otelexport.EventEvaluation)
 		}
-		r.WalkAttributes(func(a log.KeyValue) bool { check(r.EventName(), attribute.Key(a.Key)); return true })
+		r.WalkAttributes(func(a attribute.KeyValue) bool { check(r.EventName(), a.Key); return true })
 	}
 	for _, sm := range rm.ScopeMetrics {
 		for _, m := range sm.Metrics {

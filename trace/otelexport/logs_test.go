@@ -6,7 +6,6 @@ import (
 	"sync"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/log"
 	sdklog "go.opentelemetry.io/otel/sdk/log"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
@@ -60,8 +59,8 @@ func withLogEvents(spans tracetest.SpanStubs, recs []sdklog.Record) (tracetest.S
 			continue
 		}
 		ev := sdktrace.Event{Name: r.EventName(), Time: r.Timestamp()}
-		r.WalkAttributes(func(kv log.KeyValue) bool {
-			ev.Attributes = append(ev.Attributes, attribute.KeyValue{Key: attribute.Key(kv.Key), Value: attrValue(kv.Value)})
+		r.WalkAttributes(func(kv attribute.KeyValue) bool {
+			ev.Attributes = append(ev.Attributes, kv)
 			return true
 		})
 		out[i].Events = append(slices.Clip(out[i].Events), ev)
@@ -70,23 +69,4 @@ func withLogEvents(spans tracetest.SpanStubs, recs []sdklog.Record) (tracetest.S
 		slices.SortStableFunc(out[i].Events, func(a, b sdktrace.Event) int { return a.Time.Compare(b.Time) })
 	}
 	return out, orphans
-}
-
-// attrValue converts a log attribute value back to a span attribute value.
-func attrValue(v log.Value) attribute.Value {
-	switch v.Kind() {
-	case log.KindBool:
-		return attribute.BoolValue(v.AsBool())
-	case log.KindInt64:
-		return attribute.Int64Value(v.AsInt64())
-	case log.KindFloat64:
-		return attribute.Float64Value(v.AsFloat64())
-	case log.KindSlice:
-		var ss []string
-		for _, e := range v.AsSlice() {
-			ss = append(ss, e.AsString())
-		}
-		return attribute.StringSliceValue(ss)
-	}
-	return attribute.StringValue(v.AsString())
 }

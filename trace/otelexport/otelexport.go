@@ -618,10 +618,10 @@ func (e *Exporter) judged(ctx context.Context, sp oteltrace.Span, at time.Time, 
 	r.SetTimestamp(at)
 	r.SetSeverity(severity(v.Severity))
 	r.SetSeverityText(string(v.Severity))
-	r.AddAttributes(logAttrs(attrs)...)
-	r.AddAttributes(log.String(string(AttrTraceID), v.TraceID))
+	r.AddAttributes(attrs...)
+	r.AddAttributes(AttrTraceID.String(v.TraceID))
 	if v.SessionID != "" {
-		r.AddAttributes(log.String(string(semconv.GenAIConversationIDKey), v.SessionID))
+		r.AddAttributes(semconv.GenAIConversationID(v.SessionID))
 	}
 	e.logger.Emit(ctx, r)
 }
@@ -635,15 +635,6 @@ func severity(s trace.Severity) log.Severity {
 		return log.SeverityWarn
 	}
 	return log.SeverityInfo
-}
-
-// logAttrs converts span attributes to log attributes.
-func logAttrs(attrs []attribute.KeyValue) []log.KeyValue {
-	out := make([]log.KeyValue, len(attrs))
-	for i, a := range attrs {
-		out[i] = log.KeyValueFromAttribute(a)
-	}
-	return out
 }
 
 // appendServer appends server.address and, when hostport names one,
