@@ -25,7 +25,7 @@ func sniffed(sniff func(head []byte) bool, unless ...func(head []byte) bool) fun
 
 func init() {
 	for _, f := range []Format{
-		{Name: "otlp", Doc: `OpenTelemetry GenAI spans as OTLP JSON, one export per line ({"resourceSpans":[...]})`, Detect: sniffed(SniffOTLP), Read: ImportOTLP},
+		{Name: "otlp", Doc: `OpenTelemetry GenAI spans and log events as OTLP JSON, as a collector writes them ({"resourceSpans":[...]}, {"resourceLogs":[...]})`, Detect: sniffed(SniffOTLP), Read: ImportOTLP},
 		{Name: "langsmith", Doc: `LangSmith run exports, one run per line ({"run_type":...,"trace_id":...})`, Detect: sniffed(SniffLangSmith), Read: ImportLangSmith},
 		{Name: "langfuse", Doc: `Langfuse trace exports, one trace per line ({"observations":[...]})`, Detect: sniffed(SniffLangfuse), Read: ImportLangfuse},
 		// Anthropic content blocks appear inside LangSmith and Langfuse

@@ -51,6 +51,35 @@ func FuzzImportOTLP(f *testing.F) {
 		`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"invoke_agent"}}],"events":[{"name":"agentguard.memory"},{"name":"gen_ai.evaluation.result","attributes":[{"key":"agentguard.step","value":{"intValue":"0"}}]}]}]}]}]}`)
 }
 
+// FuzzImportOTLPLogs reads spans and log events as a collector writes
+// them: the log events join their spans as gates, and the findings read
+// back as violations; errors are *ParseError with a line.
+func FuzzImportOTLPLogs(f *testing.F) {
+	if b, err := os.ReadFile(filepath.Join("testdata", "otlp_collector.jsonl")); err == nil {
+		f.Add(b)
+	}
+	for _, s := range []string{``, `{"resourceLogs":[]}`, `{"resourceLogs":[{"scopeLogs":[{"logRecords":[{"eventName":"gen_ai.evaluation.result","traceId":"t","spanId":"s","timeUnixNano":"x","attributes":[{"key":"agentguard.step","value":{"intValue":"-1"}}]}]}]}]}`,
+		`{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"t","spanId":"s","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"execute_tool"}}]}]}]}],"resourceLogs":[{"scopeLogs":[{"logRecords":[{"attributes":[{"key":"event.name","value":{"stringValue":"gen_ai.evaluation.result"}}],"traceId":"t","spanId":"s"}]}]}]}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, in []byte) {
+		for _, err := range ImportOTLPFindings(bytes.NewReader(in), "fuzz") {
+			var pe *ParseError
+			if err != nil && (!errors.As(err, &pe) || pe.Line < 1) {
+				t.Fatalf("error %v is not a *ParseError with a line", err)
+			}
+		}
+		for tr, err := range ImportOTLP(bytes.NewReader(in), "fuzz") {
+			if err != nil {
+				continue
+			}
+			if _, err := appendLine(nil, tr); err != nil {
+				t.Fatalf("cannot write an imported trace: %v", err)
+			}
+		}
+	})
+}
+
 func FuzzImportAnthropic(f *testing.F) {
 	fuzzImporter(f, "anthropic_messages.jsonl", ImportAnthropic,
 		``, `{"messages":[]}`, `{"request":{"messages":[{"role":"user","content":[{"type":"tool_result","tool_use_id":"x","content":[{"type":"text","text":"y"}]}]}]}}`,

@@ -714,3 +714,51 @@ func addToolSpec(specs []ToolSpec, spec ToolSpec) []ToolSpec {
 	}
 	return append(specs, spec)
 }
+
+// ImportOTLPFindings reads the gate decisions that package
+// trace/otelexport sends as gen_ai.evaluation.result log events, in the
+// OTLP JSON encoding a collector's file exporter writes (one
+// ExportLogsServiceRequest per line, or whole), and yields them as the
+// violations the guard's ledger received, in the order they appear: the
+// finding, its time (the event's), and the trace and session ids
+// (agentguard.trace_id and gen_ai.conversation.id, else the record's trace
+// id). So the findings of every replica of an agent, collected by one
+// collector, read as one ledger. Other log records, and trace requests in
+// the same input, are skipped; a value that cannot be read is yielded as a
+// *ParseError naming its line, and the others still import.
+func ImportOTLPFindings(r io.Reader, source string) iter.Seq2[Violation, error] {
+	if source == "" {
+		source = "otlp"
+	}
+	return func(yield func(Violation, error) bool) {
+		docs, readErr := readDocs(r, source)
+		for _, d := range docs {
+			var req otlpRequest
+			if err := json.Unmarshal(d.raw, &req); err != nil {
+				if !yield(Violation{}, &ParseError{Source: source, Line: d.line, Err: jsonError(err)}) {
+					return
+				}
+				continue
+			}
+			for _, rl := range req.ResourceLogs {
+				for _, sl := range rl.ScopeLogs {
+					for _, lr := range sl.LogRecords {
+						a := attrsOf(lr.Attributes)
+						if cmp.Or(lr.EventName, a.str("event.name")) != "gen_ai.evaluation.result" {
+							continue
+						}
+						g := otlpGate(otlpEvent{Time: lr.Time, Attributes: lr.Attributes})
+						v := Violation{Time: g.Start, TraceID: cmp.Or(a.str("agentguard.trace_id"), lr.TraceID),
+							SessionID: a.str("gen_ai.conversation.id"), Finding: *g.Finding}
+						if !yield(v, nil) {
+							return
+						}
+					}
+				}
+			}
+		}
+		if readErr != nil {
+			yield(Violation{}, readErr)
+		}
+	}
+}

@@ -9,9 +9,13 @@
 //
 // Each DIR is a ledger directory (ledger/badgerstore), opened read-only; a
 // directory that a running agent holds cannot be opened: copy a snapshot
-// of it. Several directories — snapshots taken from several replicas —
-// are read as one ledger: lessons merge across them, and query and export
-// list their entries in time order.
+// of it. Or it is a file an OpenTelemetry Collector's file exporter wrote
+// (OTLP JSON): the findings every replica sent as gen_ai.evaluation.result
+// log events (trace/otelexport), with the traces of the spans beside them,
+// read as one ledger (trace.ImportOTLPFindings). Several — snapshots taken
+// from several replicas, or several files — are read as one ledger:
+// lessons merge across them, and query and export list their entries in
+// time order.
 //
 // The filters select entries (see ledger.Query): -rule, -trace, -session,
 // -tag, -dimension, -since and -until.
@@ -33,6 +37,7 @@ import (
 	"fmt"
 	"io"
 	"iter"
+	"os"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -57,7 +62,9 @@ var verb = cli.Verb{
   cases    regression cases for "agentguard health -cases", built from the
            entries and their stored traces
   export   the entries as JSON Lines, to stdout or -o FILE
-Several DIRs are read as one ledger. "agentguard ledger SUBVERB -h" for each.`,
+A DIR may also be an OTLP JSON file a collector wrote (the findings every
+replica sent as log events). Several DIRs are read as one ledger.
+"agentguard ledger SUBVERB -h" for each.`,
 	MinArgs: 1,
 	MaxArgs: -1,
 	ArgName: "DIR",
@@ -174,6 +181,15 @@ func (s *session) stores() (stores []store, closeAll func(), err error) {
 		}
 	}
 	for _, d := range s.dirs {
+		if fi, err := os.Stat(d); err == nil && fi.Mode().IsRegular() {
+			f, err := openOTLPFile(d)
+			if err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			stores = append(stores, f)
+			continue
+		}
 		st, err := badgerstore.Open(d, badgerstore.Options{ReadOnly: true})
 		if err != nil {
 			closeAll()

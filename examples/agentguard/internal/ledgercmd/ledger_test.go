@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -194,5 +195,39 @@ func TestExportDeidentifies(t *testing.T) {
 	raw := ledgerCmd(t, 0, "export", "-raw", led)
 	if raw == out || strings.Count(raw, "\n") != strings.Count(out, "\n") {
 		t.Errorf("-raw: %d entries, default %d; the same text: %v", strings.Count(raw, "\n"), strings.Count(out, "\n"), raw == out)
+	}
+}
+
+// TestCollectorFile reads the file a collector wrote for three replicas
+// (trace/testdata/otlp_collector.jsonl, see examples/fleet) as a ledger:
+// lessons, query and trace read it as they read a ledger directory, and a
+// file that is not such an export is refused with a reason.
+func TestCollectorFile(t *testing.T) {
+	file := filepath.Join("..", "..", "..", "..", "trace", "testdata", "otlp_collector.jsonl")
+	ls := lessonsOf(t, file)
+	total := 0
+	for _, l := range ls {
+		total += l.Count
+	}
+	var entries []ledger.Entry
+	for _, line := range strings.Split(strings.TrimSpace(ledgerCmd(t, 0, "query", "-json", file)), "\n") {
+		var e ledger.Entry
+		if err := json.Unmarshal([]byte(line), &e); err != nil {
+			t.Fatal(err)
+		}
+		entries = append(entries, e)
+	}
+	if len(ls) == 0 || len(entries) < len(ls) || total < len(entries) {
+		t.Fatalf("%d lessons counting %d, %d entries", len(ls), total, len(entries))
+	}
+	tr := ledgerCmd(t, 0, "trace", file, entries[0].TraceID)
+	if !strings.Contains(tr, entries[0].TraceID) || !strings.Contains(tr, `"kind":"gate"`) {
+		t.Errorf("trace %s: %.300s", entries[0].TraceID, tr)
+	}
+	var errs bytes.Buffer
+	notOTLP := filepath.Join(t.TempDir(), "notes.jsonl")
+	os.WriteFile(notOTLP, []byte(`{"note":"not an export"}`+"\n"), 0o644)
+	if code := Run(context.Background(), []string{"lessons", notOTLP}, &bytes.Buffer{}, &errs); code == 0 || !strings.Contains(errs.String(), "not an OTLP JSON export") {
+		t.Errorf("a file that is no OTLP export: exit %d, %s", code, errs.String())
 	}
 }
