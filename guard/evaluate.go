@@ -2,6 +2,7 @@ package guard
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
@@ -80,6 +81,9 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 			}
 		}
 	}
+	if f, ok := unanswered(t); ok && !(g.dropped && slices.Contains(g.cfg.Disable, f.Rule)) {
+		r.Findings = append(r.Findings, f)
+	}
 	enforced := enforcedOnline(t)
 	for _, f := range r.Findings {
 		switch {
@@ -96,6 +100,34 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 	})
 	r.Passed = r.Score >= g.cfg.Evaluation.PassScore && !critical
 	return r
+}
+
+// unanswered returns the finding about a run that ended on a failed call:
+// its last model or tool step has an error (a model call that timed out, a
+// tool that failed) and nothing answered the user after it. Online the
+// guard returned the error to its caller (Outcome.Status is
+// StatusFailed); offline it is what the user met, so it is a violation.
+func unanswered(t *trace.Trace) (trace.Finding, bool) {
+	for i := len(t.Steps) - 1; i >= 0; i-- {
+		s := t.Steps[i]
+		if s.Kind != trace.KindModel && s.Kind != trace.KindTool {
+			continue
+		}
+		if s.Error == "" || s.Blocked {
+			return trace.Finding{}, false
+		}
+		what := "model call"
+		if s.Kind == trace.KindTool {
+			what = fmt.Sprintf("call of tool %q", s.Name)
+		}
+		return trace.Finding{
+			Rule: rules.Unanswered, Step: s.Index, Source: s.Source, Verdict: trace.Handoff, Dimension: trace.Stability, Severity: trace.SeverityError,
+			Message: fmt.Sprintf("the run ended on a failed %s (%s): the user got no answer", what, rulekit.FirstLine(s.Error)),
+			Tags:    []string{"no-answer"},
+			Facts:   []trace.Fact{rulekit.CallFact(s, rulekit.FirstLine(s.Error))},
+		}, true
+	}
+	return trace.Finding{}, false
 }
 
 // recordedFindings returns the findings of rule that the trace's gate steps

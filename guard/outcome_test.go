@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -167,5 +168,48 @@ func TestEvaluateStoppedAndEscaped(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestEvaluateUnanswered: a recorded run that ended on a failed call, with
+// no answer after it, is a violation offline (online the caller got the
+// error); a failure the agent recovered from, or a blocked last call, is
+// not.
+func TestEvaluateUnanswered(t *testing.T) {
+	model := func(result, err string) *trace.Step {
+		return &trace.Step{Kind: trace.KindModel, Name: "gpt-4o", Result: result, Error: err}
+	}
+	tool := func(name, err string, blocked bool) *trace.Step {
+		return &trace.Step{Kind: trace.KindTool, Name: name, Args: `{}`, Result: "{}", Error: err, Blocked: blocked}
+	}
+	tests := []struct {
+		name  string
+		steps []*trace.Step
+		want  bool
+	}{
+		{"the model call timed out", []*trace.Step{model("", "Request timed out.")}, true},
+		{"模型调用超时", []*trace.Step{model("", "context deadline exceeded")}, true},
+		{"a tool failed and the run stopped there", []*trace.Step{model("", ""), tool("lookup_order", "connection refused", false)}, true},
+		{"a failed attempt, then an answer", []*trace.Step{model("", "503 Service Unavailable"), model("Order A1001 has shipped.", "")}, false},
+		{"a failed tool, then an answer", []*trace.Step{model("", ""), tool("lookup_order", "timeout", false), model("I could not look the order up; please try later.", "")}, false},
+		{"a blocked last call", []*trace.Step{model("", ""), tool("send_sms", "", true)}, false},
+		{"a clean run", []*trace.Step{model("订单 A1001 已发货。", "")}, false},
+	}
+	g := guard.New(guard.Config{})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := &trace.Trace{ID: "t", UserTurns: []string{"Where is order A1001?"}, Steps: tt.steps}
+			for i, s := range tr.Steps {
+				s.Index = i
+			}
+			r := g.Evaluate(tr)
+			i := slices.IndexFunc(r.Escaped, func(f trace.Finding) bool { return f.Rule == rules.Unanswered })
+			if got := i >= 0; got != tt.want {
+				t.Fatalf("unanswered = %v, want %v: %+v", got, tt.want, r.Findings)
+			}
+			if i >= 0 && (r.Escaped[i].Step != len(tt.steps)-1 || r.Escaped[i].Verdict != trace.Handoff || len(r.Escaped[i].Facts) == 0 || r.Score != 80) {
+				t.Errorf("finding %+v, score %d", r.Escaped[i], r.Score)
+			}
+		})
 	}
 }

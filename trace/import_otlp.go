@@ -676,8 +676,10 @@ func otlpCommon(s *Step, a attrs, sp *otlpSpan) {
 	if s.Kind != KindTool {
 		s.Blocked = a.bool("agentguard.blocked")
 	}
+	// A failed operation has status Error, or (instrumentations that set
+	// no status) error.type, which the conventions set only on failure.
 	code := strings.Trim(string(sp.Status.Code), `"`)
-	if code == "2" || code == "STATUS_CODE_ERROR" {
+	if code == "2" || code == "STATUS_CODE_ERROR" || a.str("error.type") != "" {
 		s.Error = cmp.Or(sp.Status.Message, a.str("error.type"), "error")
 	}
 }

@@ -40,13 +40,16 @@ const (
 
 // What the runtime records of a failure: a tool that timed out or
 // panicked, a model that failed, output the guard repaired, a call an open
-// circuit breaker refused, a run with no final answer within its budget.
+// circuit breaker refused, a run with no final answer within its budget,
+// and (found by Evaluate in a recorded trace) a run that ended on a failed
+// call without answering the user.
 const (
 	ToolError  = "tool-error"
 	ModelError = "model-error"
 	Malformed  = "malformed-output"
 	Breaker    = "circuit-breaker"
 	Iterations = "max-iterations"
+	Unanswered = "unanswered"
 )
 
 // Builtin returns the names of the rules a default guard runs, in the
@@ -58,4 +61,6 @@ func Builtin() []string {
 }
 
 // Runtime returns the names of what the runtime records of failures.
-func Runtime() []string { return []string{ToolError, ModelError, Malformed, Breaker, Iterations} }
+func Runtime() []string {
+	return []string{ToolError, ModelError, Malformed, Breaker, Iterations, Unanswered}
+}
