@@ -179,10 +179,41 @@ func langsmithTrace(id string, runs []*lsRun) (*Trace, error) {
 		}
 	}
 	langsmithTurns(t)
+	langsmithArgs(t)
 	if len(t.Steps) == 0 && len(runs) == 0 {
 		return nil, errors.New("no runs")
 	}
 	return t, nil
+}
+
+// langsmithArgs gives a tool step whose input is not JSON — LangChain
+// records a tool's input as Python shows the dict, {'order_id': 'A42'} —
+// the arguments of the call the model proposed for it, which are: the call
+// of the same id, else the first call of the same name of the model step
+// before it not given already. Rules read arguments as JSON.
+func langsmithArgs(t *Trace) {
+	var calls []Call // the latest model step's calls not matched yet
+	for _, s := range t.Steps {
+		switch {
+		case s.Kind == KindModel:
+			calls = slices.Clone(s.Calls)
+		case s.Kind == KindTool:
+			i := slices.IndexFunc(calls, func(c Call) bool { return s.CallID != "" && c.ID == s.CallID })
+			if i < 0 {
+				i = slices.IndexFunc(calls, func(c Call) bool { return c.Name == s.Name })
+			}
+			if i < 0 {
+				continue
+			}
+			if !json.Valid([]byte(s.Args)) && json.Valid([]byte(calls[i].Args)) {
+				s.Args = calls[i].Args
+			}
+			if s.CallID == "" {
+				s.CallID = calls[i].ID
+			}
+			calls = slices.Delete(calls, i, i+1)
+		}
+	}
 }
 
 // langsmithTimes reads the start and end times of runs.
