@@ -152,7 +152,9 @@
 // declared ToolPolicy.HonoursContext run on the caller's goroutine. Every
 // failure — timeout, panic, empty answer, oversized or invalid result — is a
 // finding with the stability dimension. Streamed answers are held until
-// they are judged, unless Config.Answers.PassThrough says otherwise.
+// they are judged, unless Config.Answers.PassThrough says otherwise; the
+// JSON of streamed tool calls never reaches the caller's streaming
+// function.
 //
 // # Offline
 //

@@ -199,7 +199,10 @@ type Answers struct {
 	// and a Retry verdict refuses the answer instead of asking again. A
 	// guard that runs no rule judging answers streams through either way.
 	// PassThroughRoutes streams the routes it lists through whatever
-	// PassThrough says.
+	// PassThrough says. llms.WithStreamingReasoningFunc is held and handed
+	// on the same way. In every mode the chunks a client streams of the tool
+	// calls the model proposes (the calls' JSON) are never handed on: a
+	// call is judged when it runs, and is not text for the user.
 	PassThrough       bool     `json:"pass_through,omitempty"`
 	PassThroughRoutes []string `json:"pass_through_routes,omitempty"`
 }

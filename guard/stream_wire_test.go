@@ -12,10 +12,12 @@ import (
 	"time"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/guardtest"
 	"github.com/agentguard/agentguard/guard/internal/testkit"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/llms/openai"
+	"github.com/tmc/langchaingo/tools"
 )
 
 // sseServer speaks OpenAI's streaming chat wire format: each request is
@@ -116,12 +118,17 @@ func TestStreamingWire(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			srv := newSSE(t, 0, tt.script...)
 			g := guard.New(guard.Config{Answers: tt.answers})
-			var got strings.Builder
+			var got, reasoned strings.Builder
 			stream := llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error {
 				got.Write(chunk)
 				return nil
 			})
-			res, err := g.Run(context.Background(), newStreamingOpenAI(t, srv.URL), nil, human(tt.turn), stream)
+			// The reasoning function sees what the streaming function does.
+			reasoning := llms.WithStreamingReasoningFunc(func(_ context.Context, _, chunk []byte) error {
+				reasoned.Write(chunk)
+				return nil
+			})
+			res, err := g.Run(context.Background(), newStreamingOpenAI(t, srv.URL), nil, human(tt.turn), stream, reasoning)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,8 +139,8 @@ func TestStreamingWire(t *testing.T) {
 					t.Errorf("status = %s, want refused", res.Status)
 				}
 			}
-			if got.String() != want {
-				t.Errorf("user saw %q, want %q", got.String(), want)
+			if got.String() != want || reasoned.String() != want {
+				t.Errorf("user saw %q (reasoning function %q), want %q", got.String(), reasoned.String(), want)
 			}
 			for _, p := range append(unchecked[2:], uncheckedZH[1:]...) {
 				if !tt.tagged && strings.Contains(got.String(), p) {
@@ -203,4 +210,75 @@ func BenchmarkStreamLatency(b *testing.B) {
 	b.ReportMetric(float64(total[1].Microseconds())/n, "buffered-total-µs")
 	b.ReportMetric(float64(first[1])/float64(first[0]), "first-ratio")
 	b.ReportMetric(float64(total[1])/float64(total[0]), "total-ratio")
+}
+
+// toolCallSSE answers the first request with a tool call streamed as
+// OpenAI streams one (the call's id and name, then its arguments in
+// pieces, finish_reason "tool_calls"), and later ones with answer text.
+func toolCallSSE(tb testing.TB, answer []string) *httptest.Server {
+	var mu sync.Mutex
+	n := 0
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		n++
+		first := n == 1
+		mu.Unlock()
+		w.Header().Set("Content-Type", "text/event-stream")
+		event := func(delta, finish string) {
+			fmt.Fprintf(w, "data: {\"id\":\"chatcmpl-tc\",\"object\":\"chat.completion.chunk\",\"model\":\"gpt-4o-2024-08-06\",\"choices\":[{\"index\":0,\"delta\":%s,\"finish_reason\":%s}]}\n\n", delta, finish)
+		}
+		event(`{"role":"assistant","content":""}`, "null")
+		if first {
+			event(`{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"lookup_order","arguments":""}}]}`, "null")
+			event(`{"tool_calls":[{"index":0,"function":{"arguments":"{\"order\":"}}]}`, "null")
+			event(`{"tool_calls":[{"index":0,"function":{"arguments":"\"A1001\"}"}}]}`, "null")
+			event(`{}`, `"tool_calls"`)
+		} else {
+			for _, p := range answer {
+				d, _ := json.Marshal(p)
+				event(`{"content":`+string(d)+`}`, "null")
+			}
+			event(`{}`, `"stop"`)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	}))
+	tb.Cleanup(srv.Close)
+	return srv
+}
+
+// TestStreamingToolCallChunks: the JSON langchaingo's openai client
+// streams of a proposed tool call never reaches the caller's streaming
+// functions, in buffered or pass-through mode; the answer text does, once
+// judged (buffered) or as it comes (pass-through).
+func TestStreamingToolCallChunks(t *testing.T) {
+	answer := []string{"订单 A1001 ", "已发货。"}
+	for _, passThrough := range []bool{false, true} {
+		t.Run(fmt.Sprintf("pass-through=%v", passThrough), func(t *testing.T) {
+			srv := toolCallSSE(t, answer)
+			g := guard.New(guard.Config{Answers: guard.Answers{PassThrough: passThrough}})
+			lookup := guardtest.NewTool("lookup_order", "Look an order up", func(context.Context, string) (string, error) {
+				return `{"order":"A1001","status":"shipped"}`, nil
+			})
+			var text, reasoned strings.Builder
+			opts := []llms.CallOption{
+				llms.WithStreamingFunc(func(_ context.Context, chunk []byte) error { text.Write(chunk); return nil }),
+				llms.WithStreamingReasoningFunc(func(_ context.Context, _, chunk []byte) error { reasoned.Write(chunk); return nil }),
+			}
+			res, err := g.Run(context.Background(), newStreamingOpenAI(t, srv.URL), []tools.Tool{lookup}, human("订单 A1001 到哪了？"), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Answer != "订单 A1001 已发货。" {
+				t.Fatalf("answer %q, status %s", res.Answer, res.Status)
+			}
+			for name, got := range map[string]string{"StreamingFunc": text.String(), "StreamingReasoningFunc": reasoned.String()} {
+				if got != "订单 A1001 已发货。" {
+					t.Errorf("%s saw %q, want only the answer", name, got)
+				}
+			}
+			if calls := steps(res.Trace, trace.KindTool); len(calls) != 1 || calls[0].Args != `{"order":"A1001"}` {
+				t.Errorf("tool steps %+v", calls)
+			}
+		})
+	}
 }
