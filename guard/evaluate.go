@@ -2,6 +2,7 @@ package guard
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
 
@@ -102,32 +103,56 @@ func (g *Guard) Evaluate(t *trace.Trace) Report {
 	return r
 }
 
-// unanswered returns the finding about a run that ended on a failed call:
-// its last model or tool step has an error (a model call that timed out, a
-// tool that failed) and nothing answered the user after it. Online the
-// guard returned the error to its caller (Outcome.Status is
-// StatusFailed); offline it is what the user met, so it is a violation.
+// unanswered returns the finding about a run that ended on a failed model
+// call: its last model or tool step is a model step with an error (a call
+// that timed out, a provider's 5xx after the retries) and so nothing
+// answered the user after it. The guard records the same online, when the
+// call fails for good (see unansweredGate). A trace that stops at a failed
+// tool call may be a run still going, so it is not judged.
 func unanswered(t *trace.Trace) (trace.Finding, bool) {
 	for i := len(t.Steps) - 1; i >= 0; i-- {
-		s := t.Steps[i]
-		if s.Kind != trace.KindModel && s.Kind != trace.KindTool {
-			continue
-		}
-		if s.Error == "" || s.Blocked {
+		switch s := t.Steps[i]; {
+		case s.Kind == trace.KindTool:
 			return trace.Finding{}, false
+		case s.Kind == trace.KindModel:
+			if s.Error == "" || s.Blocked {
+				return trace.Finding{}, false
+			}
+			return unansweredFinding(s), true
 		}
-		what := "model call"
-		if s.Kind == trace.KindTool {
-			what = fmt.Sprintf("call of tool %q", s.Name)
-		}
-		return trace.Finding{
-			Rule: rules.Unanswered, Step: s.Index, Source: s.Source, Verdict: trace.Handoff, Dimension: trace.Stability, Severity: trace.SeverityError,
-			Message: fmt.Sprintf("the run ended on a failed %s (%s): the user got no answer", what, rulekit.FirstLine(s.Error)),
-			Tags:    []string{"no-answer"},
-			Facts:   []trace.Fact{rulekit.CallFact(s, rulekit.FirstLine(s.Error))},
-		}, true
 	}
 	return trace.Finding{}, false
+}
+
+// unansweredFinding is the finding about the failed model step s after
+// which the run had no answer.
+func unansweredFinding(s *trace.Step) trace.Finding {
+	return trace.Finding{
+		Rule: rules.Unanswered, Step: s.Index, Source: s.Source, Verdict: trace.Handoff, Dimension: trace.Stability, Severity: trace.SeverityError,
+		Message: fmt.Sprintf("the run ended on a failed model call (%s): the user got no answer", rulekit.FirstLine(s.Error)),
+		Tags:    []string{"no-answer"},
+		Facts:   []trace.Fact{rulekit.CallFact(s, rulekit.FirstLine(s.Error))},
+	}
+}
+
+// unansweredGate records, online, the unanswered finding about fs, the
+// failed attempt the model call ended on, as the gate step Evaluate finds
+// again, and reports it; it returns the finding.
+func (g *Guard) unansweredGate(ctx context.Context, rec *trace.Recorder, fs *trace.Step) trace.Finding {
+	f := unansweredFinding(fs)
+	if g.dropped && slices.Contains(g.cfg.Disable, f.Rule) {
+		return f
+	}
+	g.enforced([]trace.Finding{f})
+	if g.cfg.Shadow {
+		f.Shadow = true
+	}
+	gs := &trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: g.now(), Finding: &f}
+	rec.Add(gs)
+	at := g.now().UTC()
+	g.report(ctx, rec, f, at)
+	g.observed(ctx, rec, gs, []trace.Finding{f}, at)
+	return f
 }
 
 // recordedFindings returns the findings of rule that the trace's gate steps

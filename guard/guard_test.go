@@ -489,13 +489,19 @@ func TestModelErrorIsWrapped(t *testing.T) {
 	if !errors.Is(err, upstream) || !errors.As(err, &gerr) || gerr.Op != "model" {
 		t.Fatalf("err = %v", err)
 	}
-	// The user turn's card step, the failed model call, then the gate step
-	// that records its finding.
-	if res == nil || len(res.Trace.Steps) != 3 || res.Trace.Steps[0].Kind != trace.KindMemory || !strings.Contains(res.Trace.Steps[1].Error, "429") || res.Trace.Steps[2].Name != rules.ModelError {
+	// The user turn's card step, the failed model call, then the gate steps
+	// that record its findings: the failure, and that no answer came.
+	if res == nil || len(res.Trace.Steps) != 4 || res.Trace.Steps[0].Kind != trace.KindMemory || !strings.Contains(res.Trace.Steps[1].Error, "429") ||
+		res.Trace.Steps[2].Name != rules.ModelError || res.Trace.Steps[3].Name != rules.Unanswered {
 		t.Fatalf("failed model call not recorded: %+v", res)
 	}
-	if len(res.Findings) != 1 || res.Findings[0].Rule != rules.ModelError || res.Findings[0].Dimension != trace.Stability {
-		t.Errorf("findings = %+v, want one model-error with the stability dimension", res.Findings)
+	if len(res.Findings) != 2 || res.Findings[0].Rule != rules.ModelError || res.Findings[1].Rule != rules.Unanswered {
+		t.Fatalf("findings = %+v, want model-error and unanswered", res.Findings)
+	}
+	for _, f := range res.Findings {
+		if f.Dimension != trace.Stability || f.Step != 1 || f.Facts[0].Step != 1 {
+			t.Errorf("finding %+v: want the stability dimension, about step 1, with a fact of step 1", f)
+		}
 	}
 }
 

@@ -136,10 +136,12 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 				return obs.StepStarted(ctx, &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: start})
 			}
 		}
+		var lastFail *trace.Step
 		resp, actx, err := g.callModel(context.WithValue(ctx, wireKey{}, wire), primary, sent, options, begin, func(actx context.Context, role string, err error, took time.Duration) {
 			failed = true
 			name, provider := who(role)
 			fs := &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: g.now().Add(-took), Duration: took, Error: err.Error()}
+			lastFail = fs
 			ff := failureFindings(fs)
 			at := g.commit(ctx, rec, fs, ff)
 			if g.cfg.Observe.Steps != nil {
@@ -151,6 +153,9 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 		cv.returned(failed || err != nil)
 		s.Duration = g.now().Sub(s.Start)
 		if err != nil {
+			if lastFail != nil { // no answer will come: the caller gets the error
+				turn.findings = append(turn.findings, g.unansweredGate(ctx, rec, lastFail))
+			}
 			return turn, err
 		}
 		if primary.failed.Load() { // the fallback answered

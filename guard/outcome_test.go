@@ -189,7 +189,8 @@ func TestEvaluateUnanswered(t *testing.T) {
 	}{
 		{"the model call timed out", []*trace.Step{model("", "Request timed out.")}, true},
 		{"模型调用超时", []*trace.Step{model("", "context deadline exceeded")}, true},
-		{"a tool failed and the run stopped there", []*trace.Step{model("", ""), tool("lookup_order", "connection refused", false)}, true},
+		{"a trace that stops at a failed tool call (a run may still be going)", []*trace.Step{model("", ""), tool("lookup_order", "connection refused", false)}, false},
+		{"the model failed after a tool call", []*trace.Step{model("", ""), tool("lookup_order", "", false), model("", "panic: runtime error")}, true},
 		{"a failed attempt, then an answer", []*trace.Step{model("", "503 Service Unavailable"), model("Order A1001 has shipped.", "")}, false},
 		{"a failed tool, then an answer", []*trace.Step{model("", ""), tool("lookup_order", "timeout", false), model("I could not look the order up; please try later.", "")}, false},
 		{"a blocked last call", []*trace.Step{model("", ""), tool("send_sms", "", true)}, false},

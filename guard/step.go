@@ -132,7 +132,11 @@ func (g *Guard) commit(ctx context.Context, rec *trace.Recorder, s *trace.Step, 
 	if g.cfg.Bypass {
 		return time.Time{}
 	}
+	provisional := s.Index
 	idx := rec.Add(s)
+	if idx != provisional {
+		renumberFacts(findings, s, provisional, idx)
+	}
 	var at time.Time
 	if len(findings) > 0 {
 		at = g.now().UTC()
@@ -147,6 +151,19 @@ func (g *Guard) commit(ctx context.Context, rec *trace.Recorder, s *trace.Step, 
 	}
 	g.autosave(ctx, rec)
 	return at
+}
+
+// renumberFacts points the facts of findings about s at its index idx
+// where they name it by the index it had before it was recorded (a failed
+// attempt's step is judged before it has one).
+func renumberFacts(findings []trace.Finding, s *trace.Step, provisional, idx int) {
+	for i := range findings {
+		for j := range findings[i].Facts {
+			if f := &findings[i].Facts[j]; f.Step == provisional && f.Where == s.Name {
+				f.Step = idx
+			}
+		}
+	}
 }
 
 // observed tells the StepObserver, if any, of a step that ran no call of
