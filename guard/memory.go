@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"sync"
@@ -65,7 +66,19 @@ func (g *Guard) observeTurns(ctx context.Context, rec *trace.Recorder, cv *convo
 			turns = append(turns, messageText(messages[i]))
 		}
 	}
+	var results []llms.ToolCallResponse
+	for _, i := range cv.results[cv.resultsRead:] {
+		for _, p := range messages[i].Parts {
+			if r, ok := p.(llms.ToolCallResponse); ok {
+				results = append(results, r)
+			}
+		}
+	}
+	cv.resultsRead = len(cv.results)
 	cv.mu.Unlock()
+	if len(results) > 0 && !g.cfg.Bypass {
+		g.observeResults(rec, results)
+	}
 	latest := ""
 	for _, text := range turns {
 		latest = text
@@ -89,6 +102,71 @@ func (g *Guard) observeTurns(ctx context.Context, rec *trace.Recorder, cv *convo
 		return nil, latest
 	}
 	return traceCard(rec), latest
+}
+
+// observeResults records the tool results the caller's messages hold for
+// calls the guard saw proposed but not run: with WrapModel alone (the loop
+// runs its tools itself, unwrapped), these are the tool steps, so the rules
+// judging later steps see what the tools returned. A result is recorded
+// once, as a tool step with the proposed call's arguments, after the steps
+// recorded so far; a call that a wrapped tool or Run recorded (a tool step
+// after the proposal, of the call's id, or of its name and no id) is not
+// recorded again. The scan goes back only to the model step that proposed
+// the call.
+func (g *Guard) observeResults(rec *trace.Recorder, results []llms.ToolCallResponse) {
+	var add []*trace.Step
+	rec.View(func(t *trace.Trace) {
+		for _, r := range results {
+			if s := unrecordedResult(t, r); s != nil {
+				add = append(add, s)
+			}
+		}
+	})
+	for _, s := range add {
+		s.Start = g.now()
+		rec.Add(s)
+	}
+}
+
+// unrecordedResult returns the tool step of result r when t holds the
+// model step that proposed its call and no tool step for it since; nil
+// otherwise.
+func unrecordedResult(t *trace.Trace, r llms.ToolCallResponse) *trace.Step {
+	if r.ToolCallID == "" {
+		return nil
+	}
+	named := 0 // tool steps of the call's name and no id since the proposal
+	for i := len(t.Steps) - 1; i >= 0; i-- {
+		s := t.Steps[i]
+		switch s.Kind {
+		case trace.KindTool:
+			if s.CallID == r.ToolCallID {
+				return nil
+			}
+			if s.CallID == "" && s.Name == r.Name {
+				named++
+			}
+		case trace.KindModel:
+			j := slices.IndexFunc(s.Calls, func(c trace.Call) bool { return c.ID == r.ToolCallID })
+			if j < 0 {
+				continue
+			}
+			// Calls of the same name before this one, answered by steps without
+			// an id, account for that many of them.
+			before := 0
+			for _, c := range s.Calls[:j+1] {
+				if c.Name == r.Name {
+					before++
+				}
+			}
+			if named >= before {
+				return nil
+			}
+			c := s.Calls[j]
+			return &trace.Step{Kind: trace.KindTool, Name: cmp.Or(r.Name, c.Name), CallID: c.ID, Args: c.Args, Result: r.Content}
+		}
+	}
+	return nil
 }
 
 // traceCard returns the card kept on rec's trace, brought up to date.
@@ -237,19 +315,21 @@ type convoKey struct{}
 // or sent fewer, convo reads them all again. A message's parts changed in
 // place leave the token estimate as it was.
 type convo struct {
-	mu         sync.Mutex
-	seen       []parts              // the messages read, by their parts
-	last       *llms.MessageContent // where the messages read last start
-	owned      *llms.MessageContent // where a run's own messages start (see vouch)
-	changed    bool                 // read started over since the injector's last call
-	users      []int                // the user turns among them, by index; the guard's feedback is none
-	cum        []int                // cum[i]: usageTokens of the messages before i; cum[0] is 0
-	tokens     int                  // usageTokens of them
-	sys        int                  // index of the first system message among them; -1 none
-	reads      int                  // calls of read
-	observed   int                  // reads when observeTurns read last: withCard need not check again
-	compressor memory.Compressor
-	reported   memory.CompressReport // the last compression recorded
+	mu          sync.Mutex
+	seen        []parts              // the messages read, by their parts
+	last        *llms.MessageContent // where the messages read last start
+	owned       *llms.MessageContent // where a run's own messages start (see vouch)
+	changed     bool                 // read started over since the injector's last call
+	users       []int                // the user turns among them, by index; the guard's feedback is none
+	results     []int                // the tool results among them, by index
+	resultsRead int                  // results that observeTurns has read
+	cum         []int                // cum[i]: usageTokens of the messages before i; cum[0] is 0
+	tokens      int                  // usageTokens of them
+	sys         int                  // index of the first system message among them; -1 none
+	reads       int                  // calls of read
+	observed    int                  // reads when observeTurns read last: withCard need not check again
+	compressor  memory.Compressor
+	reported    memory.CompressReport // the last compression recorded
 	// The compressor's last result, and what was sent for it: a call that
 	// gets it again sends the same.
 	sent, injected []llms.MessageContent
@@ -275,6 +355,7 @@ func (cv *convo) read(messages []llms.MessageContent) {
 	vouched := len(messages) >= len(cv.seen) && len(messages) > 0 && &messages[0] == cv.owned && cv.owned == cv.last
 	if !vouched && !cv.same(messages) {
 		cv.seen, cv.users, cv.cum, cv.tokens, cv.sys = cv.seen[:0], cv.users[:0], cv.cum[:0], 0, -1
+		cv.results, cv.resultsRead = cv.results[:0], 0
 		cv.changed = true
 	}
 	cv.last = nil
@@ -291,6 +372,8 @@ func (cv *convo) read(messages []llms.MessageContent) {
 			cv.users = append(cv.users, i)
 		case m.Role == llms.ChatMessageTypeSystem && cv.sys < 0:
 			cv.sys = i
+		case m.Role == llms.ChatMessageTypeTool:
+			cv.results = append(cv.results, i)
 		}
 		cv.tokens += usageTokens(m)
 		cv.cum = append(cv.cum, cv.tokens)
