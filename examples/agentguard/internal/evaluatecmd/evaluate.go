@@ -49,6 +49,7 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -136,7 +137,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	policy := fs.String("policy", "", "policy `FILE` (YAML or JSON, see guard/policy.md) configuring the guard; default: the default rules")
 	now := fs.String("now", "", "the `TIME` the policy's checks read as now (RFC 3339 or 2006-01-02); default: each step's recorded time")
 	profile := fs.String("profile", "", "who authorizes writes: conversational (the default: the user, turn by turn) or autonomous (the user's task); overrides the policy's")
-	explain := fs.Bool("explain", false, "print each trace's findings, warnings included, as text: what was decided and the facts it rests on, for a reviewer")
+	explain := fs.Bool("explain", false, "print each trace as text, for a reviewer: what the import understood (user turns, tools, each step: its role, calls, result, failure, input message) and every finding, warnings included, with the facts it rests on")
 	jsonOut := fs.Bool("json", false, "print JSON lines even on a terminal (they are the output whenever stdout is not a terminal)")
 	files, code, ok := verb.Parse(fs, args, stdout, stderr)
 	if !ok {
@@ -212,7 +213,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			}
 			switch {
 			case *explain:
-				if err := explainTrace(stdout, t.ID, rep); err != nil {
+				if err := explainTrace(stdout, t, rep); err != nil {
 					return err
 				}
 			case table != nil:
@@ -314,13 +315,14 @@ func severityRank(s trace.Severity) int {
 	return slices.Index([]trace.Severity{trace.SeverityInfo, trace.SeverityWarning, trace.SeverityError, trace.SeverityCritical}, s)
 }
 
-func explainTrace(w io.Writer, id string, rep guard.Report) error {
+func explainTrace(w io.Writer, t *trace.Trace, rep guard.Report) error {
 	verdict := "passed"
 	if !rep.Passed {
 		verdict = "failed"
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "trace %s: score %d, %s, findings: %d\n", id, rep.Score, verdict, len(rep.Findings))
+	fmt.Fprintf(&b, "trace %s: score %d, %s, findings: %d\n", t.ID, rep.Score, verdict, len(rep.Findings))
+	understood(&b, t)
 	for _, f := range rep.Findings {
 		for line := range strings.Lines(f.Explain()) {
 			b.WriteString("  " + line)
@@ -329,4 +331,68 @@ func explainTrace(w io.Writer, id string, rep guard.Report) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// understood writes what the import made of a trace: its user turns and
+// tools, then a line per step (gate steps, which only record decisions,
+// are left out): kind, name, the calls a model step proposed, a tool's
+// arguments and result, the failure, and the input message it came from.
+func understood(b *strings.Builder, t *trace.Trace) {
+	counts := map[trace.Kind]int{}
+	failed := 0
+	for _, s := range t.Steps {
+		counts[s.Kind]++
+		if s.Error != "" {
+			failed++
+		}
+	}
+	fmt.Fprintf(b, "  read: user turns %d, tools offered %d, model steps %d, tool steps %d, failed %d\n",
+		len(t.UserTurns), len(t.Tools), counts[trace.KindModel], counts[trace.KindTool], failed)
+	for _, s := range t.Steps {
+		if s.Kind == trace.KindGate {
+			continue
+		}
+		fmt.Fprintf(b, "    step %d %s", s.Index, s.Kind)
+		if s.Name != "" {
+			b.WriteString(" " + s.Name)
+		}
+		if s.CallID != "" {
+			fmt.Fprintf(b, " (%s)", s.CallID)
+		}
+		switch {
+		case s.Error != "":
+			fmt.Fprintf(b, ": failed: %s", clip(firstLine(s.Error)))
+		case s.Kind == trace.KindTool:
+			fmt.Fprintf(b, " %s -> %s", clip(s.Args), clip(s.Result))
+		case s.Kind == trace.KindRetrieval:
+			fmt.Fprintf(b, " %s -> %d documents %v", clip(s.Args), len(s.DocIDs), s.DocIDs)
+		case s.Kind == trace.KindModel && len(s.Calls) > 0:
+			names := make([]string, len(s.Calls))
+			for i, c := range s.Calls {
+				names[i] = c.Name
+			}
+			fmt.Fprintf(b, " proposes %s", strings.Join(names, ", "))
+		case s.Result != "":
+			fmt.Fprintf(b, ": %s", clip(s.Result))
+		}
+		if s.Blocked {
+			b.WriteString(" [blocked]")
+		}
+		if s.Source != "" {
+			fmt.Fprintf(b, " [%s]", s.Source)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// clip quotes s on one line, cut to 60 runes.
+func clip(s string) string {
+	s, _ = trace.Truncate(strings.Join(strings.Fields(s), " "), 60)
+	return strconv.Quote(s)
+}
+
+// firstLine is the first line of s.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
