@@ -182,6 +182,14 @@
 // the ledger (and Config.Observe.Logger) off the agent's step, from a queue; Flush
 // waits for them and Close, before exit, delivers the rest.
 //
+// For telemetry, Config.Observe.Metrics (an Observer) gets verdicts, gate
+// latency and breaker changes, and Config.Observe.Steps (a StepObserver)
+// sees each model and tool call while it runs, with its findings as the
+// ledger gets them: package trace/otelexport implements both, as
+// OpenTelemetry metrics, live spans and gen_ai.evaluation.result log events
+// that a collector gathers from every replica. guard itself never imports
+// OpenTelemetry.
+//
 // # What a guard holds
 //
 // A guard keeps nothing per session but the trace of each run and what its
