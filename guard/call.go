@@ -77,17 +77,10 @@ func (g *Guard) callPlanned(ctx context.Context, rec *trace.Recorder, t tools.To
 		out.verdict, out.observation = trace.Block, fmt.Sprintf(g.replies(rec).UnknownTool, call.Name)
 		s.Blocked, s.Result = true, out.observation
 	default:
-		obs := g.cfg.Observe.Steps
-		sctx := ctx
-		if obs != nil {
-			sctx = obs.StepStarted(ctx, s)
-		}
+		sctx := g.stepStarted(ctx, s)
 		run, err := g.runTool(sctx, tp, t, input, s.Start)
 		g.recordRun(rec, s, &out, tp.policy, run, err)
-		at := g.commit(ctx, rec, s, out.findings)
-		if obs != nil {
-			g.stepEnded(sctx, rec, s, out.findings, at)
-		}
+		g.commitObserved(ctx, sctx, rec, s, out.findings)
 		return out
 	}
 	g.observed(ctx, rec, s, out.findings, g.commit(ctx, rec, s, out.findings))

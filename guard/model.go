@@ -130,24 +130,20 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 			return model, info.Provider
 		}
 		var begin func(context.Context, string, time.Time) context.Context
-		if obs := g.cfg.Observe.Steps; obs != nil {
+		if g.cfg.Observe.Steps != nil {
 			begin = func(ctx context.Context, role string, start time.Time) context.Context {
 				name, provider := who(role)
-				return obs.StepStarted(ctx, &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: start})
+				return g.stepStarted(ctx, &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: start})
 			}
 		}
 		var lastFail *trace.Step
 		resp, actx, err := g.callModel(context.WithValue(ctx, wireKey{}, wire), primary, sent, options, begin, func(actx context.Context, role string, err error, took time.Duration) {
 			failed = true
 			name, provider := who(role)
-			fs := &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: g.now().Add(-took), Duration: took, Error: err.Error()}
+			fs := &trace.Step{Kind: trace.KindModel, Name: name, Provider: provider, Start: g.now().Add(-took), Duration: took, Error: err.Error(), Server: wire.server()}
 			lastFail = fs
 			ff := failureFindings(fs)
-			at := g.commit(ctx, rec, fs, ff)
-			if g.cfg.Observe.Steps != nil {
-				fs.Server = wire.server()
-				g.stepEnded(actx, rec, fs, ff, at)
-			}
+			g.commitObserved(ctx, actx, rec, fs, ff)
 			turn.findings = append(turn.findings, ff...)
 		})
 		cv.returned(failed || err != nil)
@@ -186,10 +182,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 				findings[i].Tags = append(slices.Clip(findings[i].Tags), "already-streamed")
 			}
 		}
-		at := g.commit(ctx, rec, s, findings)
-		if g.cfg.Observe.Steps != nil {
-			g.stepEnded(actx, rec, s, findings, at)
-		}
+		g.commitObserved(ctx, actx, rec, s, findings)
 		turn.findings = append(turn.findings, findings...)
 		if v == trace.Retry && retries < g.cfg.Gates.MaxRetries && !st.streamed {
 			st.reset()

@@ -26,11 +26,7 @@ type guardedRetriever struct {
 func (w *guardedRetriever) GetRelevantDocuments(ctx context.Context, query string) ([]schema.Document, error) {
 	rec := w.g.recorder(ctx)
 	s := &trace.Step{Kind: trace.KindRetrieval, Name: "retriever", Args: query, Start: w.g.now()}
-	obs := w.g.cfg.Observe.Steps
-	sctx := ctx
-	if obs != nil {
-		sctx = obs.StepStarted(ctx, s)
-	}
+	sctx := w.g.stepStarted(ctx, s)
 	docs, err := w.r.GetRelevantDocuments(sctx, query)
 	s.Duration = w.g.now().Sub(s.Start)
 	if err != nil {
@@ -59,9 +55,6 @@ func (w *guardedRetriever) GetRelevantDocuments(ctx context.Context, query strin
 	}
 	b, _ := json.Marshal(out)
 	s.Result = string(b)
-	at := w.g.commit(ctx, rec, s, nil)
-	if obs != nil {
-		w.g.stepEnded(sctx, rec, s, nil, at)
-	}
+	w.g.commitObserved(ctx, sctx, rec, s, nil)
 	return docs, err
 }

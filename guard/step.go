@@ -166,6 +166,24 @@ func renumberFacts(findings []trace.Finding, s *trace.Step, provisional, idx int
 	}
 }
 
+// stepStarted tells the StepObserver, if any, that the call of s begins,
+// and returns the context the call runs with.
+func (g *Guard) stepStarted(ctx context.Context, s *trace.Step) context.Context {
+	if obs := g.cfg.Observe.Steps; obs != nil {
+		return obs.StepStarted(ctx, s)
+	}
+	return ctx
+}
+
+// commitObserved is commit, then StepEnded with sctx, the context
+// stepStarted returned for s.
+func (g *Guard) commitObserved(ctx, sctx context.Context, rec *trace.Recorder, s *trace.Step, findings []trace.Finding) {
+	at := g.commit(ctx, rec, s, findings)
+	if g.cfg.Observe.Steps != nil {
+		g.stepEnded(sctx, rec, s, findings, at)
+	}
+}
+
 // observed tells the StepObserver, if any, of a step that ran no call of
 // its own (a blocked call, an answer a gate gave): it starts and ends at
 // once. at is when commit reported its findings.
