@@ -317,20 +317,31 @@ func (c *Card) Active() []Constraint {
 
 // ActiveOf returns the active constraints of kind, in the order they were
 // stated, each followed by those it replaced on the same key, latest
-// first: for addresses, the current one and the ones the user moved from.
-// It costs what those constraints are, not the card's whole history.
+// first and each value once: for addresses, the current one and the ones
+// the user moved from. It goes back at most MaxReplaced replacements per
+// constraint, so that it costs what the latest constraints are, not the
+// card's whole history: a user who moves back and forth between two
+// addresses all conversation long has two.
 func (c *Card) ActiveOf(kind Kind) []Constraint {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var out []Constraint
 	for _, i := range c.activeOf(kind) {
+		first := len(out)
 		out = append(out, c.all[i])
-		for j, ok := c.replaced[i]; ok; j, ok = c.replaced[j] {
-			out = append(out, c.all[j])
+		n := 0
+		for j, ok := c.replaced[i]; ok && n < MaxReplaced; j, ok = c.replaced[j] {
+			n++
+			if v := c.all[j].Value; !slices.ContainsFunc(out[first:], func(k Constraint) bool { return k.Value == v }) {
+				out = append(out, c.all[j])
+			}
 		}
 	}
 	return out
 }
+
+// MaxReplaced is how many replacements back ActiveOf looks per constraint.
+const MaxReplaced = 16
 
 // History returns every constraint the card has held, superseded and
 // revoked ones included, in the order they were stated.
