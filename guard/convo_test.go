@@ -202,3 +202,61 @@ func TestRunAppendsInPlace(t *testing.T) {
 		t.Errorf("the trace's user turns miss the rewritten ones: %q", turns)
 	}
 }
+
+// TestInPlaceRewriteNoticed: a caller that keeps one array for a long
+// conversation and rewrites it in place — drops an old turn, compresses
+// the head into a summary — shifts the messages after the change, and the
+// guard, which samples the old history of such an array rather than
+// comparing all of it (a turn costs the same at 10,000 messages as at 10),
+// reads the conversation again: the step's token estimate is that of what
+// the model received, not of the history before the rewrite.
+func TestInPlaceRewriteNoticed(t *testing.T) {
+	model := guardtest.Func(func(context.Context, []llms.MessageContent, llms.CallOptions) (guardtest.Reply, error) {
+		return guardtest.Text("Sure."), nil
+	})
+	history := func() []llms.MessageContent {
+		msgs := make([]llms.MessageContent, 0, 1024)
+		msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeSystem, "Be brief."))
+		for i := range 150 {
+			msgs = append(msgs, llms.TextParts(llms.ChatMessageTypeHuman, cardTurns[i%len(cardTurns)]),
+				llms.TextParts(llms.ChatMessageTypeAI, fmt.Sprintf("Noted (%d): %s", i, strings.Repeat("好的。", i%5))))
+		}
+		return msgs
+	}
+	rewrites := []struct {
+		name    string
+		rewrite func([]llms.MessageContent) []llms.MessageContent
+	}{
+		{"an old turn dropped", func(m []llms.MessageContent) []llms.MessageContent { return append(m[:41], m[43:]...) }},
+		{"the head compressed into a summary", func(m []llms.MessageContent) []llms.MessageContent {
+			return append(append(m[:1], llms.TextParts(llms.ChatMessageTypeSystem, "Summary: the user asked about order A1004 and gave an address.")), m[201:]...)
+		}},
+		{"the latest answer replaced", func(m []llms.MessageContent) []llms.MessageContent {
+			m[len(m)-1] = llms.TextParts(llms.ChatMessageTypeAI, "（已撤回）")
+			return m
+		}},
+	}
+	for _, rw := range rewrites {
+		t.Run(rw.name, func(t *testing.T) {
+			g := guard.New(guard.Config{Memory: &guard.MemoryOptions{Off: true}})
+			wrapped := g.WrapModel(model)
+			ctx, rec := g.StartTrace(context.Background(), "s", "")
+			msgs := history()
+			if _, err := wrapped.GenerateContent(ctx, msgs); err != nil {
+				t.Fatal(err)
+			}
+			start := &msgs[0]
+			msgs = append(rw.rewrite(msgs), llms.TextParts(llms.ChatMessageTypeHuman, "Where is order A1004?"))
+			if &msgs[0] != start {
+				t.Fatal("the rewrite made a new array: the test is of one kept in place")
+			}
+			if _, err := wrapped.GenerateContent(ctx, msgs); err != nil {
+				t.Fatal(err)
+			}
+			ms := steps(rec.Trace(), trace.KindModel)
+			if got, want := ms[len(ms)-1].TokensIn, estimate(msgs); got != want {
+				t.Errorf("TokensIn = %d, want %d, the estimate of the rewritten conversation", got, want)
+			}
+		})
+	}
+}

@@ -407,15 +407,43 @@ func partsOf(m llms.MessageContent) parts {
 	return parts{&m.Parts[0], len(m.Parts)}
 }
 
-// same reports whether messages start with those read.
+// same reports whether messages start with those read. Messages in
+// another array than those read last are compared in full. In the same
+// array — the caller appended to it — it compares the last sameTail
+// messages read and a sample of the rest at positions 0, 1, 3, 7, 15, …,
+// so that a turn costs the same at 10,000 messages as at 10: a caller that
+// rewrites the history in place (compresses it, drops a turn) moves the
+// messages after the change, which the tail and the sample see; one that
+// replaces a single old message in place, keeping every other, is not
+// noticed.
 func (cv *convo) same(messages []llms.MessageContent) bool {
-	if len(cv.seen) > len(messages) {
+	n := len(cv.seen)
+	if n > len(messages) {
 		return false
 	}
-	for i, p := range cv.seen {
-		if partsOf(messages[i]) != p {
+	if n == 0 {
+		return true
+	}
+	if cv.last != &messages[0] {
+		for i, p := range cv.seen {
+			if partsOf(messages[i]) != p {
+				return false
+			}
+		}
+		return true
+	}
+	for i := max(0, n-sameTail); i < n; i++ {
+		if partsOf(messages[i]) != cv.seen[i] {
+			return false
+		}
+	}
+	for i := 0; i < n-sameTail; i = 2*i + 1 {
+		if partsOf(messages[i]) != cv.seen[i] {
 			return false
 		}
 	}
 	return true
 }
+
+// sameTail is how many of the latest messages same compares one by one.
+const sameTail = 32
