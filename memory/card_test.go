@@ -239,3 +239,32 @@ func TestCardActiveOf(t *testing.T) {
 		t.Errorf("prohibitions %+v, want the sms ban", ps)
 	}
 }
+
+// TestCardActiveOfBounded: a user who moves back and forth between two
+// addresses all conversation long has replaced two, not hundreds; one who
+// gives a new address every turn, the latest MaxReplaced.
+func TestCardActiveOfBounded(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		address func(i int) string
+		want    int
+	}{
+		{"two addresses in turn", func(i int) string {
+			return []string{"My address is now 12 Oak Street, Springfield.", "我的地址改成北京市朝阳区建国路88号。"}[i%2]
+		}, 2},
+		{"a new address each turn", func(i int) string { return fmt.Sprintf("My address is now %d Oak Street, Springfield.", 10+i) }, 1 + MaxReplaced},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var c Card
+			for i := range 300 {
+				if _, err := c.Observe(context.Background(), nil, i, tt.address(i)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			got := c.ActiveOf(KindAddress)
+			if len(got) != tt.want || got[0].Status != Active || got[0].Value != c.ActiveOf(KindAddress)[0].Value {
+				t.Errorf("%d addresses, want %d: %+v", len(got), tt.want, got)
+			}
+		})
+	}
+}
