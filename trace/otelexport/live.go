@@ -9,7 +9,6 @@ import (
 	"github.com/agentguard/agentguard/trace"
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/metric"
 	semconv "go.opentelemetry.io/otel/semconv/v1.39.0"
 	"go.opentelemetry.io/otel/semconv/v1.39.0/genaiconv"
@@ -110,10 +109,7 @@ func (l *Live) StepEnded(ctx context.Context, s *trace.Step, findings []trace.Vi
 	name, _, attrs := l.exp.stepSpan(nil, s)
 	sp.SetName(name) // a fallback may have answered for the model asked
 	sp.SetAttributes(attrs...)
-	if s.Error != "" {
-		sp.SetAttributes(semconv.ErrorTypeOther)
-		sp.SetStatus(codes.Error, l.exp.errorText(s.Error))
-	}
+	l.exp.markError(sp, s)
 	for _, v := range findings {
 		l.exp.judged(ctx, sp, cmp.Or(v.Time, end), v, s)
 	}
@@ -158,9 +154,4 @@ func (l *Live) measure(ctx context.Context, s *trace.Step) {
 		l.tokens.Inst().Record(ctx, int64(s.TokensIn), metric.WithAttributes(append(attrs, semconv.GenAITokenTypeInput)...))
 		l.tokens.Inst().Record(ctx, int64(s.TokensOut), metric.WithAttributes(append(attrs, semconv.GenAITokenTypeOutput)...))
 	}
-}
-
-// spanKind reports whether steps of kind k get a span.
-func spanKind(k trace.Kind) bool {
-	return k == trace.KindModel || k == trace.KindTool || k == trace.KindRetrieval
 }

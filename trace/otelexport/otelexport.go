@@ -223,10 +223,7 @@ func (e *Exporter) Export(ctx context.Context, t *trace.Trace) error {
 				oteltrace.WithTimestamp(w.start),
 				oteltrace.WithSpanKind(kind),
 				oteltrace.WithAttributes(attrs...))
-			if s.Error != "" {
-				sp.SetAttributes(semconv.ErrorTypeOther)
-				sp.SetStatus(codes.Error, e.errorText(s.Error))
-			}
+			e.markError(sp, s)
 			for _, f := range judged[i] {
 				e.judged(oteltrace.ContextWithSpan(actx, sp), sp, w.end, trace.Violation{TraceID: t.ID, SessionID: t.SessionID, Finding: *f}, s)
 			}
@@ -316,16 +313,26 @@ func layout(t *trace.Trace) ([]window, window) {
 	return times, run
 }
 
+// markError gives the span of a step that failed the error status, with
+// the error's first line, and error.type.
+func (e *Exporter) markError(sp oteltrace.Span, s *trace.Step) {
+	if s.Error != "" {
+		sp.SetAttributes(semconv.ErrorTypeOther)
+		sp.SetStatus(codes.Error, e.errorText(s.Error))
+	}
+}
+
 // hasSpan reports whether step i of t becomes a span of its own.
 func hasSpan(t *trace.Trace, i int) bool {
 	if i < 0 || i >= len(t.Steps) || t.Steps[i] == nil {
 		return false
 	}
-	switch t.Steps[i].Kind {
-	case trace.KindModel, trace.KindTool, trace.KindRetrieval:
-		return true
-	}
-	return false
+	return spanKind(t.Steps[i].Kind)
+}
+
+// spanKind reports whether steps of kind k get a span.
+func spanKind(k trace.Kind) bool {
+	return k == trace.KindModel || k == trace.KindTool || k == trace.KindRetrieval
 }
 
 func spanName(op, subject string) string {
@@ -361,12 +368,13 @@ func (e *Exporter) agentAttrs(t *trace.Trace) []attribute.KeyValue {
 	var cost float64
 	verdict := trace.Allow
 	provider, model := e.opts.Provider, e.opts.Model
+	asked := false // the model the agent asked for first names them
 	for _, s := range t.Steps {
 		if s == nil {
 			continue
 		}
-		if s.Kind == trace.KindModel && s.Error == "" && s.Name != "" && model == e.opts.Model {
-			provider, model = cmp.Or(s.Provider, provider), s.Name // the model the agent asked for first
+		if s.Kind == trace.KindModel && s.Error == "" && s.Name != "" && !asked {
+			provider, model, asked = cmp.Or(s.Provider, provider), s.Name, true
 		}
 		in, out, cost = in+s.TokensIn, out+s.TokensOut, cost+s.Cost
 		if s.Kind == trace.KindGate && s.Finding != nil {
