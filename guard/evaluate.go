@@ -143,16 +143,7 @@ func (g *Guard) unansweredGate(ctx context.Context, rec *trace.Recorder, fs *tra
 	if g.dropped && slices.Contains(g.cfg.Disable, f.Rule) {
 		return f
 	}
-	g.enforced([]trace.Finding{f})
-	if g.cfg.Shadow {
-		f.Shadow = true
-	}
-	gs := &trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: g.now(), Finding: &f}
-	rec.Add(gs)
-	at := g.now().UTC()
-	g.report(ctx, rec, f, at)
-	g.observed(ctx, rec, gs, []trace.Finding{f}, at)
-	return f
+	return g.recordGate(ctx, rec, f)
 }
 
 // recordedFindings returns the findings of rule that the trace's gate steps

@@ -187,19 +187,11 @@ func (g *Guard) loop(ctx context.Context, model llms.Model, index map[string]too
 			return g.finish(res), nil
 		}
 	}
-	f := trace.Finding{
-		Rule: rules.Iterations, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
+	f := g.recordGate(ctx, res.rec, trace.Finding{
+		Rule: rules.Iterations, Step: -1, Verdict: trace.Handoff, Dimension: trace.Efficiency, Severity: trace.SeverityError,
 		Message: fmt.Sprintf("no final answer after %d model turns", limit), Tags: []string{"step-budget"},
 		Facts: []trace.Fact{rulekit.PolicyFact("model turns per run (2 × gates.max_steps)", strconv.Itoa(limit))},
-	}
-	if g.cfg.Shadow {
-		f.Shadow = true
-	}
-	gs := &trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: g.now(), Finding: &f}
-	f.Step = res.rec.Add(gs)
-	at := g.now().UTC()
-	g.report(ctx, res.rec, f, at)
-	g.observed(ctx, res.rec, gs, []trace.Finding{f}, at)
+	})
 	res.Findings = append(res.Findings, f)
 	res.Status, res.Answer = StatusHandoff, g.handoff(g.replies(res.rec))
 	res.Messages = append(res.Messages, llms.TextParts(llms.ChatMessageTypeAI, res.Answer))

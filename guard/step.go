@@ -206,6 +206,24 @@ func (g *Guard) stepEnded(ctx context.Context, rec *trace.Recorder, s *trace.Ste
 	g.cfg.Observe.Steps.StepEnded(ctx, s, vs)
 }
 
+// recordGate records f, a finding about a step already recorded (or, with
+// Step -1 until recorded, about the run), as a gate step of its own, and
+// reports it to the ledger and the StepObserver, marked shadow in shadow
+// mode; it returns f as recorded.
+func (g *Guard) recordGate(ctx context.Context, rec *trace.Recorder, f trace.Finding) trace.Finding {
+	f.Shadow = f.Shadow || g.cfg.Shadow
+	gs := &trace.Step{Kind: trace.KindGate, Name: f.Rule, Start: g.now(), Finding: &f}
+	at := g.now().UTC()
+	if f.Step < 0 {
+		f.Step = rec.Add(gs) // a finding about the run names its own gate step
+	} else {
+		rec.Add(gs)
+	}
+	g.report(ctx, rec, f, at)
+	g.observed(ctx, rec, gs, []trace.Finding{f}, at)
+	return f
+}
+
 // gateStep is a gate step and its finding in one allocation.
 type gateStep struct {
 	trace.Step
