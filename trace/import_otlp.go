@@ -59,11 +59,9 @@ func ImportOTLP(r io.Reader, source string) iter.Seq2[*Trace, error] {
 				}
 				continue
 			}
-			if req.ResourceLogs != nil {
-				for _, rl := range req.ResourceLogs {
-					for _, sl := range rl.ScopeLogs {
-						logs = append(logs, sl.LogRecords...)
-					}
+			for _, rl := range req.ResourceLogs {
+				for _, sl := range rl.ScopeLogs {
+					logs = append(logs, sl.LogRecords...)
 				}
 			}
 			if req.ResourceSpans == nil {
@@ -103,21 +101,33 @@ func ImportOTLP(r io.Reader, source string) iter.Seq2[*Trace, error] {
 // apart from the spans. An event whose span is not among the spans is
 // left out, as is a log record that is no event.
 func attachLogEvents(byTrace map[string][]*otlpSpan, logs []otlpLogRecord) {
+	type spanKey struct{ trace, span string }
+	var spans map[spanKey]*otlpSpan
 	for _, lr := range logs {
-		name := lr.EventName
-		if name == "" {
-			name = attrsOf(lr.Attributes).str("event.name") // before eventName had a field
-		}
+		name := lr.eventName()
 		if name == "" || lr.TraceID == "" {
 			continue
 		}
-		for _, sp := range byTrace[lr.TraceID] {
-			if sp.SpanID == lr.SpanID {
-				sp.Events = append(sp.Events, otlpEvent{Time: lr.Time, Name: name, Attributes: lr.Attributes})
-				break
+		if spans == nil {
+			spans = map[spanKey]*otlpSpan{}
+			for id, ss := range byTrace {
+				for _, sp := range ss {
+					if k := (spanKey{id, sp.SpanID}); spans[k] == nil {
+						spans[k] = sp
+					}
+				}
 			}
 		}
+		if sp := spans[spanKey{lr.TraceID, lr.SpanID}]; sp != nil {
+			sp.Events = append(sp.Events, otlpEvent{Time: lr.Time, Name: name, Attributes: lr.Attributes})
+		}
 	}
+}
+
+// eventName is the name of a log-based event, "" for a log record that is
+// none.
+func (lr *otlpLogRecord) eventName() string {
+	return cmp.Or(lr.EventName, attrsOf(lr.Attributes).str("event.name")) // before eventName had a field
 }
 
 // SniffOTLP reports whether head, the first bytes of an input, looks like
@@ -744,11 +754,12 @@ func ImportOTLPFindings(r io.Reader, source string) iter.Seq2[Violation, error] 
 			}
 			for _, rl := range req.ResourceLogs {
 				for _, sl := range rl.ScopeLogs {
-					for _, lr := range sl.LogRecords {
-						a := attrsOf(lr.Attributes)
-						if cmp.Or(lr.EventName, a.str("event.name")) != "gen_ai.evaluation.result" {
+					for i := range sl.LogRecords {
+						lr := &sl.LogRecords[i]
+						if lr.eventName() != "gen_ai.evaluation.result" {
 							continue
 						}
+						a := attrsOf(lr.Attributes)
 						g := otlpGate(otlpEvent{Time: lr.Time, Attributes: lr.Attributes})
 						v := Violation{Time: g.Start, TraceID: cmp.Or(a.str("agentguard.trace_id"), lr.TraceID),
 							SessionID: a.str("gen_ai.conversation.id"), Finding: *g.Finding}
