@@ -1,6 +1,7 @@
 package ledgercmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,45 +23,30 @@ type otlpFile struct {
 	traces  map[string]*trace.Trace
 }
 
-// openOTLPFile reads path whole. A file that holds neither findings nor
-// spans is an error: it is not what a collector wrote.
+// openOTLPFile reads path whole, once, for both its findings and its
+// spans. A file that holds neither is an error: it is not what a collector
+// wrote.
 func openOTLPFile(path string) (*otlpFile, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
 	f := &otlpFile{traces: map[string]*trace.Trace{}}
-	read := func(each func(io.Reader) error) error {
-		r, err := os.Open(path)
+	for v, err := range trace.ImportOTLPFindings(bytes.NewReader(data), path) {
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer r.Close()
-		return each(r)
+		f.entries = append(f.entries, ledger.Entry{Seq: uint64(len(f.entries) + 1), Violation: v})
 	}
-	err := read(func(r io.Reader) error {
-		for v, err := range trace.ImportOTLPFindings(r, path) {
-			if err != nil {
-				return err
-			}
-			f.entries = append(f.entries, ledger.Entry{Seq: uint64(len(f.entries) + 1), Violation: v})
+	for t, err := range trace.ImportOTLP(bytes.NewReader(data), path) {
+		var pe *trace.ParseError
+		if errors.As(err, &pe) {
+			continue // a logs request: not a trace
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	err = read(func(r io.Reader) error {
-		for t, err := range trace.ImportOTLP(r, path) {
-			if err != nil {
-				var pe *trace.ParseError
-				if errors.As(err, &pe) {
-					continue // a logs request: not a trace
-				}
-				return err
-			}
-			f.traces[t.ID] = t
+		if err != nil {
+			return nil, err
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		f.traces[t.ID] = t
 	}
 	if len(f.entries) == 0 && len(f.traces) == 0 {
 		return nil, fmt.Errorf("%s: no gen_ai.evaluation.result log events and no spans: not an OTLP JSON export of agentguard's", path)
