@@ -44,6 +44,9 @@ func TestDiskFullTmpfs(t *testing.T) {
 	for _, mode := range []string{"default", "durable"} {
 		t.Run(mode, func(t *testing.T) {
 			os.RemoveAll(dir)
+			if err := syscall.Mount("tmpfs", mnt, "tmpfs", syscall.MS_REMOUNT, "size=96m,mode=0700"); err != nil {
+				t.Fatal(err)
+			}
 			os.Setenv("AGENTGUARD_LEDGER_MODE", mode)
 			defer os.Unsetenv("AGENTGUARD_LEDGER_MODE")
 			out, err := run("TestDiskFullHelper")
@@ -66,7 +69,14 @@ func TestDiskFullTmpfs(t *testing.T) {
 			if out, err := run("TestDiskFullOpenHelper"); err != nil || out != "open: disk full" {
 				t.Errorf("Open on a full disk: %q, %v", out, err)
 			}
+			// Free space for real: the filler only took the disk back to
+			// where the ledger stopped, a few kilobytes either side of the
+			// reserve (what Close and Open write decides which), so the
+			// tmpfs also grows by 32 MiB.
 			os.Remove(filler)
+			if err := syscall.Mount("tmpfs", mnt, "tmpfs", syscall.MS_REMOUNT, "size=128m,mode=0700"); err != nil {
+				t.Fatal(err)
+			}
 			if out, err := run("TestDiskFullCountHelper"); err != nil || out != fmt.Sprintf("entries %d, append ok", acked) {
 				t.Errorf("after freeing space: %q, %v; want %d entries and an append", out, err, acked)
 			}
@@ -172,6 +182,9 @@ func TestExternalDiskFill(t *testing.T) {
 		tableFaults := 0
 		for run := range runs {
 			os.RemoveAll(dir)
+			if err := syscall.Mount("tmpfs", mnt, "tmpfs", syscall.MS_REMOUNT, "size=96m,mode=0700"); err != nil {
+				t.Fatal(err)
+			}
 			os.Setenv("AGENTGUARD_LEDGER_MODE", mode)
 			cmd := child(t, "TestExternalFillHelper", dir)
 			var stderr bytes.Buffer
