@@ -218,7 +218,7 @@ func chatMessages(c *conversation, model string, msgs []chatMessage) error {
 			}
 			c.model(&Step{Name: model, Result: text, Refusal: refusal, Calls: calls, Source: messageSource(i)})
 		case "tool", "function":
-			c.resultAt(m.ToolCallID, m.Name, text, failedToolText(text), messageSource(i))
+			c.resultAt(m.ToolCallID, m.Name, text, FailedToolText(text), messageSource(i))
 		default:
 			return fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
@@ -235,13 +235,13 @@ func chatMessages(c *conversation, model string, msgs []chatMessage) error {
 // messageSource is Step.Source for the input's message i.
 func messageSource(i int) string { return "message " + strconv.Itoa(i) }
 
-// failedToolText reports whether a chat log's tool message says its call
-// failed. The format has no field for it; agents write the failure into
-// the content, as τ-bench and LangChain's ToolException do ("Error: order
-// not found"), or as a JSON object whose only key is "error". Such a
-// result becomes the step's Error, so rules and policy lookups see a
-// failed call, not a record.
-func failedToolText(text string) bool {
+// FailedToolText reports whether a tool's content, in a log with no field
+// for failure, says its call failed: agents write the failure into the
+// content, as τ-bench and LangChain's ToolException do ("Error: order not
+// found"), or as a JSON object whose only key is "error". The chat-log
+// readers make such a result the step's Error, so rules and policy
+// lookups see a failed call, not a record.
+func FailedToolText(text string) bool {
 	t := strings.TrimSpace(text)
 	if len(t) >= 6 && strings.EqualFold(t[:6], "error:") {
 		return true

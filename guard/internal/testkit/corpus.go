@@ -84,6 +84,12 @@ type Labels struct {
 		Step   int    `json:"step"`
 		Action string `json:"action"`
 	} `json:"derived_unexpected_write_actions"`
+	// ExpectedActions are the calls the benchmark's gold trajectory makes
+	// (τ), each a tool and its arguments.
+	ExpectedActions []struct {
+		Action string          `json:"action"`
+		Params json.RawMessage `json:"params"`
+	} `json:"expected_actions"`
 }
 
 // Run is a corpus line converted to a trace.
@@ -98,7 +104,8 @@ type Run struct {
 //
 //   - allowed_tools become Trace.Tools (names only): the allow-list;
 //   - each agent step becomes a KindTool step, Args the JSON of its params,
-//     Result its result text (Error too, when the corpus marks it an error),
+//     Result its result text (Error too, when the corpus marks it an error
+//     or the text says the call failed as trace.FailedToolText reads it),
 //     Truncated when the corpus cut the result;
 //   - each assistant message becomes a KindModel step named after the
 //     model, in the user turn given by after_user_turn. The corpus does not
@@ -163,6 +170,8 @@ func (l Line) ToTrace() (*trace.Trace, map[int]int, error) {
 				if e != "true" {
 					s.Error, _ = jsonText(cs.Error)
 				}
+			} else if trace.FailedToolText(result) {
+				s.Error = result // as trace.Import reads the same content ("Error: payment method not found")
 			}
 			stepOf[cs.I] = len(t.Steps)
 			add(s)
