@@ -332,3 +332,82 @@ func TestConfirmationByRequest(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmationHoldsUntilUsed: a yes to a listed change still confirms
+// the call when the agent then asked for a detail (a payment method) and
+// the user gave it (τ airline: "Yes, please proceed with the change", then
+// "Let's use the gift card"), or when the first attempt failed and the
+// agent retried; not once a call of the tool succeeded on it, not after the
+// user said no or asked something, not from more than two turns back.
+// The wordings were written before the rule carried a yes.
+func TestConfirmationHoldsUntilUsed(t *testing.T) {
+	const args = `{"reservation_id":"1N99U6","payment_id":"gift_card_5634230"}`
+	listed := "New flight HAT266 on 2024-05-19 for reservation 1N99U6, economy, $146 more. Please confirm and tell me how you will pay."
+	listedZh := "预订 1N99U6 改为 5月19日 HAT266 航班，经济舱，需补差价 146 美元。请确认并告诉我付款方式。"
+	type turn struct {
+		user, agent string
+		call        string // "ok" or "failed": a call of the tool in this turn, before the agent spoke
+	}
+	tests := []struct {
+		name  string
+		turns []turn // the last is the turn of the judged call
+		asked bool
+	}{
+		{"a detail given after the yes", []turn{{user: "Change 1N99U6 to a nonstop flight.", agent: listed},
+			{user: "Yes, please proceed with the change.", agent: "Which payment method, a gift card or a credit card?"},
+			{user: "Let's use the gift card to cover the difference."}}, false},
+		{"a retry after a failed call", []turn{{user: "Change 1N99U6 to a nonstop flight.", agent: listed},
+			{user: "Yes, I'd like to proceed with the change.", call: "failed", agent: "That card is not in your profile; you have a gift card and a certificate."},
+			{user: "I'll pay with the gift card then."}}, false},
+		{"细节在确认之后给出", []turn{{user: "把 1N99U6 改成直飞。", agent: listedZh},
+			{user: "确认，就这么改。", agent: "请问用礼品卡还是信用卡付款？"},
+			{user: "用礼品卡付吧。"}}, false},
+		{"the yes was used by a call that succeeded", []turn{{user: "Change 1N99U6 to a nonstop flight.", agent: listed},
+			{user: "Yes, please proceed.", call: "ok", agent: "Done. Anything else?"},
+			{user: "Change it again to the 17:00 flight with the gift card."}}, true},
+		{"the user said no since", []turn{{user: "Change 1N99U6 to a nonstop flight.", agent: listed},
+			{user: "Yes, please proceed with the change.", agent: "Which payment method?"},
+			{user: "Wait, don't change it, I need to think."}}, true},
+		{"用户随后反悔", []turn{{user: "把 1N99U6 改成直飞。", agent: listedZh},
+			{user: "确认。", agent: "请问用哪种付款方式？"},
+			{user: "算了，先不改了。"}}, true},
+		{"the user asked for another change since", []turn{{user: "Downgrade every passenger of 1N99U6 to economy.", agent: listed},
+			{user: "Yes, please proceed.", call: "failed", agent: "There are not enough economy seats on HAT290."},
+			{user: "In that case keep the return flight and downgrade only the outbound one."}}, true},
+		{"用户随后要求另一种修改", []turn{{user: "把 1N99U6 的乘客都降到经济舱。", agent: listedZh},
+			{user: "确认。", call: "failed", agent: "HAT290 经济舱座位不足。"},
+			{user: "那就保留回程，只把去程改成经济舱。"}}, true},
+		{"the user asked something since", []turn{{user: "Change 1N99U6 to a nonstop flight.", agent: listed},
+			{user: "Yes, please proceed with the change.", agent: "Which payment method?"},
+			{user: "How much is left on my gift card?"}}, true},
+		{"the yes is three turns back", []turn{{user: "Change 1N99U6 to a nonstop flight.", agent: listed},
+			{user: "Yes, please proceed with the change.", agent: "Which payment method?"},
+			{user: "Let me check my wallet.", agent: "Sure, take your time."},
+			{user: "I found my gift card number.", agent: "Thanks, what is it?"},
+			{user: "It is gift_card_5634230."}}, true},
+	}
+	tools := rulekit.NewTools(detect.Default(), map[string]rulekit.Tool{"update_reservation_flights": {Writes: true, Confirm: true}})
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tr := &trace.Trace{ID: "t"}
+			add := func(s *trace.Step) { s.Index = len(tr.Steps); tr.Steps = append(tr.Steps, s) }
+			for i, tu := range tt.turns {
+				tr.UserTurns = append(tr.UserTurns, tu.user)
+				switch tu.call {
+				case "ok":
+					add(&trace.Step{Kind: trace.KindTool, Turn: i, Name: "update_reservation_flights", Args: args, Result: `{"reservation_id":"1N99U6"}`})
+				case "failed":
+					add(&trace.Step{Kind: trace.KindTool, Turn: i, Name: "update_reservation_flights", Args: args, Error: "Error: payment method not found"})
+				}
+				if tu.agent != "" {
+					add(&trace.Step{Kind: trace.KindModel, Turn: i, Result: tu.agent})
+				}
+			}
+			s := &trace.Step{Index: len(tr.Steps), Kind: trace.KindTool, Turn: len(tt.turns) - 1, Name: "update_reservation_flights", Args: args}
+			got := NewConfirmation(tools, false, false).Check(tr, s)
+			if asked := len(got) > 0; asked != tt.asked {
+				t.Fatalf("findings %+v, want asked %v", got, tt.asked)
+			}
+		})
+	}
+}

@@ -94,18 +94,76 @@ func confirmFacts(t *trace.Trace, s *trace.Step, all, yesOnly bool) []trace.Fact
 	return []trace.Fact{rulekit.CallFact(s, "changes state"), setting, rulekit.UserFact(t, s.Turn, says)}
 }
 
-// Confirms reports whether the user's latest turn before the call s
-// confirms it, as the confirmation rule reads a confirmation: after the
-// agent spoke, a yes, or, unless yesOnly, a request for the call's action
-// after the agent named what it acts on.
+// Confirms reports whether the user confirmed the call s, as the
+// confirmation rule reads a confirmation: after the agent spoke, a yes,
+// or, unless yesOnly, a request for the call's action after the agent
+// named what it acts on. The user's latest turn before the call confirms
+// it, or an earlier one whose yes is not used yet (see confirmedEarlier).
 func Confirms(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, yesOnly bool) bool {
-	if s.Turn < 1 || !rulekit.AgentSpokeIn(t, s.Turn-1) {
+	return confirmsIn(tools, t, s, s.Turn, yesOnly) || confirmedEarlier(tools, t, s, yesOnly)
+}
+
+// confirmsIn reports whether the user's turn confirms a call like s.
+func confirmsIn(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, turn int, yesOnly bool) bool {
+	if turn < 1 || !rulekit.AgentSpokeIn(t, turn-1) {
 		return false
 	}
-	if tools.Words().Affirmation.MatchString(rulekit.UserTurn(t, s.Turn)) {
+	if tools.Words().Affirmation.MatchString(rulekit.UserTurn(t, turn)) {
 		return true
 	}
-	return !yesOnly && requestedAfterListing(tools, t, s)
+	if yesOnly {
+		return false
+	}
+	at := *s
+	at.Turn = turn
+	return requestedAfterListing(tools, t, &at)
+}
+
+// carryTurns is how far back a yes not yet used still confirms a call.
+const carryTurns = 2
+
+// confirmedEarlier reports whether one of the user's carryTurns turns
+// before the latest confirmed a call like s, and that yes still holds: no
+// call of the tool has succeeded since (a call that did used it; one that
+// failed is retried), and every turn after it answers the agent — it
+// says no "no" word ("wait", "算了"), asks no question and does not ask for the
+// tool's action anew ("then downgrade only the outbound flight"; "pay
+// with the gift card" gives a detail of a change). That is
+// the agent listing a change, the user saying yes, the agent asking for a
+// detail (a payment method) and the user giving it.
+func confirmedEarlier(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, yesOnly bool) bool {
+	a := &tools.Words().Authority
+	var ix *index
+	for turn := s.Turn; turn > max(s.Turn-carryTurns, 0); turn-- {
+		text := rulekit.UserTurn(t, turn)
+		if strings.ContainsAny(text, "?？") || rulekit.ContainsAny(strings.ToLower(text), a.No) || rulekit.ContainsAny(text, a.Questions) {
+			return false
+		}
+		if ix == nil {
+			ix = NewAuthorization(tools, false).indexOf(t)
+		}
+		if turn < len(ix.notes) && slices.ContainsFunc(ix.notes[turn], func(h head) bool {
+			return h.st == stRequest && !h.read && shares(h.fams, ix.action(s.Name).fams)
+		}) {
+			return false // the user asks for the change anew, not for a detail of it
+		}
+		if confirmsIn(tools, t, s, turn-1, yesOnly) {
+			return !succeededSince(t, s, turn-1)
+		}
+	}
+	return false
+}
+
+// succeededSince reports whether a call of s's tool before s, in the
+// user's turn or later, succeeded.
+func succeededSince(t *trace.Trace, s *trace.Step, turn int) bool {
+	for i := min(s.Index, len(t.Steps)) - 1; i >= 0 && t.Steps[i].Turn >= turn; i-- {
+		p := t.Steps[i]
+		if p.Kind == trace.KindTool && p.Name == s.Name && p.Error == "" && !p.Blocked {
+			return true
+		}
+	}
+	return false
 }
 
 // requestedAfterListing reports whether the user's turn of s asks for the
