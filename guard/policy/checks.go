@@ -35,13 +35,14 @@ const celCostLimit = 100_000
 // checksRule runs a policy's checks on tool calls. It is immutable after
 // compileChecks; withNow copies it.
 type checksRule struct {
-	all    []*check            // in file order
-	byTool map[string][]*check // the checks of each tool, global ones first
-	global []*check            // checks of every tool
-	tables ref.Val
-	vars   []variable // in file order; each may read those before it
-	now    time.Time  // the file's or the caller's fixed clock; zero: the steps'
-	pool   *sync.Pool
+	all     []*check            // in file order
+	byTool  map[string][]*check // the checks of each tool, global ones first
+	global  []*check            // checks of every tool
+	answers []*check            // checks of the agent's answers (on: answer)
+	tables  ref.Val
+	vars    []variable // in file order; each may read those before it
+	now     time.Time  // the file's or the caller's fixed clock; zero: the steps'
+	pool    *sync.Pool
 }
 
 // variable is one compiled variable: read as variables.<name>, evaluated
@@ -56,6 +57,7 @@ type check struct {
 	name      string
 	src       string // the require expression, as written
 	tool      string // "" for every tool
+	answer    bool   // on: answer: it judges what the agent says, not a call
 	when      cel.Program
 	require   cel.Program
 	message   string
@@ -85,12 +87,17 @@ func (r *checksRule) withNow(t time.Time) *checksRule {
 // on what it had not established, which is not proof that the policy was
 // broken.
 func (r *checksRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
-	if s.Kind != trace.KindTool {
-		return nil
-	}
-	cs, ok := r.byTool[s.Name]
-	if !ok {
-		cs = r.global
+	var cs []*check
+	switch s.Kind {
+	case trace.KindTool:
+		var ok bool
+		if cs, ok = r.byTool[s.Name]; !ok {
+			cs = r.global
+		}
+	case trace.KindModel:
+		if _, said := rulekit.Said(s); said {
+			cs = r.answers
+		}
 	}
 	if len(cs) == 0 {
 		return nil
@@ -128,11 +135,15 @@ func (r *checksRule) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 			verdict, severity = trace.Allow, trace.SeverityWarning
 			tags = append(slices.Clip(tags), "not-established")
 		}
+		judged, evidence := rulekit.CallFact(s, ""), rulekit.Clip(s.Args, rulekit.MaxEvidence)
+		if s.Kind == trace.KindModel {
+			judged, evidence = rulekit.AnswerFact(s, s.Result, "the agent's answer"), rulekit.Clip(s.Result, rulekit.MaxEvidence)
+		}
 		out = append(out, trace.Finding{
 			Rule: c.name, Step: s.Index, Verdict: verdict, Dimension: c.dimension, Severity: severity,
-			Message: msg, Evidence: rulekit.Clip(s.Args, rulekit.MaxEvidence), Tags: tags,
+			Message: msg, Evidence: evidence, Tags: tags,
 			Facts: []trace.Fact{
-				rulekit.CallFact(s, ""),
+				judged,
 				{Kind: trace.FactPolicy, Step: -1, Where: "check " + c.name, Text: rulekit.FactText(c.src), Says: outcome},
 			},
 		})
@@ -154,6 +165,8 @@ var celEnv = sync.OnceValues(func() (*cel.Env, error) {
 		cel.Variable("tables", cel.MapType(cel.StringType, cel.DynType)),
 		cel.Variable("messages", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
 		cel.Variable("batch", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
+		cel.Variable("answer", cel.StringType),
+		cel.Variable("turn_calls", cel.ListType(cel.MapType(cel.StringType, cel.DynType))),
 		cel.Function("listed",
 			cel.Overload("listed_list", []*cel.Type{cel.ListType(cel.DynType)}, cel.BoolType, cel.LateFunctionBinding())),
 		cel.Function("confirmed",
@@ -236,7 +249,10 @@ func compileChecks(d *decoder, f *policyFile) (*checksRule, error) {
 		return nil, nil
 	}
 	for _, c := range r.all {
-		if c.tool == "" {
+		switch {
+		case c.answer:
+			r.answers = append(r.answers, c)
+		case c.tool == "":
 			r.global = append(r.global, c)
 		}
 	}
@@ -309,6 +325,16 @@ func compileCheck(d *decoder, env *cel.Env, tool, path string, pc policyCheck) (
 	}
 	if c.message == "" {
 		c.message = "policy check " + pc.Name + " failed"
+	}
+	switch pc.On {
+	case "", "call":
+	case "answer":
+		if tool != "" {
+			return nil, d.at(path+".on", "check %q judges answers: put it under the top-level checks, not a tool's", pc.Name)
+		}
+		c.answer = true
+	default:
+		return nil, d.at(path+".on", "%q is not what a check judges (want call or answer)", pc.On)
 	}
 	if pc.Verdict != "" {
 		switch v := trace.Verdict(pc.Verdict); v {
@@ -434,6 +460,7 @@ type celActivation struct {
 	vars      []ref.Val // the variables evaluated so far in this call, by index
 	messages  ref.Val   // built on first read, as user and card
 	batch     ref.Val
+	turnCalls ref.Val
 }
 
 func newCELActivation() *celActivation {
@@ -454,7 +481,7 @@ func (a *celActivation) start(r *checksRule, t *trace.Trace, s *trace.Step) {
 
 func (a *celActivation) finish(pool *sync.Pool) {
 	a.r, a.t, a.s, a.idx = nil, nil, nil, nil
-	a.args, a.user, a.card, a.messages, a.batch = nil, nil, nil, nil, nil
+	a.args, a.user, a.card, a.messages, a.batch, a.turnCalls = nil, nil, nil, nil, nil, nil
 	a.haveArgs, a.haveUser, a.haveCard = false, false, false
 	clear(a.vars)
 	a.vars = a.vars[:0]
@@ -487,11 +514,27 @@ func (a *celActivation) ResolveName(name string) (any, bool) {
 	switch name {
 	case "args":
 		if !a.haveArgs {
-			a.args, a.haveArgs = argsValue(a.s.Args), true
+			a.args, a.haveArgs = noArgs, true
+			if a.s.Kind == trace.KindTool {
+				a.args = argsValue(a.s.Args)
+			}
 		}
 		return a.args, true
 	case "tool":
+		if a.s.Kind != trace.KindTool {
+			return types.String(""), true
+		}
 		return types.String(a.s.Name), true
+	case "answer":
+		if a.s.Kind != trace.KindModel {
+			return types.String(""), true
+		}
+		return types.String(a.s.Result), true
+	case "turn_calls":
+		if a.turnCalls == nil {
+			a.turnCalls = turnCallsValue(a.t, a.s)
+		}
+		return a.turnCalls, true
 	case "tables":
 		return a.r.tables, true
 	case "now":
@@ -514,7 +557,10 @@ func (a *celActivation) ResolveName(name string) (any, bool) {
 		return a.messages, true
 	case "batch":
 		if a.batch == nil {
-			a.batch = batchValue(a.t, a.s)
+			a.batch = noCalls
+			if a.s.Kind == trace.KindTool {
+				a.batch = batchValue(a.t, a.s)
+			}
 		}
 		return a.batch, true
 	}
@@ -550,6 +596,32 @@ func messagesValue(t *trace.Trace, s *trace.Step) ref.Val {
 		out = append(out, map[string]any{"role": "user", "text": t.UserTurns[turn+1], "turn": turn + 1})
 	}
 	return types.DefaultTypeAdapter.NativeToValue(out)
+}
+
+// noArgs and noCalls are args and batch at an answer, which is no call.
+var (
+	noArgs  = types.NewStringInterfaceMap(types.DefaultTypeAdapter, map[string]any{})
+	noCalls = types.NewRefValList(types.DefaultTypeAdapter, nil)
+)
+
+// turnCallsValue is the tool calls of s's user turn before s, oldest
+// first, as {name, args, failed}: what the agent did since the user last
+// spoke ("transfer, then send the transfer message" is an answer check on
+// turn_calls' last name).
+func turnCallsValue(t *trace.Trace, s *trace.Step) ref.Val {
+	var out []ref.Val
+	for i := min(s.Index, t.Len()) - 1; i >= 0; i-- {
+		p := t.Step(i)
+		if p == nil || p.Turn != s.Turn {
+			break
+		}
+		if p.Kind == trace.KindTool {
+			out = append(out, types.NewStringInterfaceMap(types.DefaultTypeAdapter,
+				map[string]any{"name": p.Name, "args": argsValue(p.Args), "failed": p.Error != "" || p.Blocked}))
+		}
+	}
+	slices.Reverse(out)
+	return types.NewRefValList(types.DefaultTypeAdapter, out)
 }
 
 // batchValue is the calls the model proposed in the message that proposed

@@ -235,6 +235,7 @@ type policyVariable struct {
 // policyCheck is one domain check: when (scope) and require (must hold).
 type policyCheck struct {
 	Name      string     `json:"name"`
+	On        string     `json:"on"`
 	When      policyExpr `json:"when"`
 	Require   policyExpr `json:"require"`
 	Message   string     `json:"message"`

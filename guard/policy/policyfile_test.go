@@ -185,6 +185,8 @@ func TestLoadPolicy(t *testing.T) {
 		{name: "check without require", in: "checks:\n  - name: c\n", wantErr: `policy: policy:2:5: checks[0]: check "c" needs a require expression`},
 		{name: "check name with a space", in: "checks:\n  - {name: 'a b', require: 'true'}\n", wantErr: `policy: policy:2:12: checks[0].name: "a b": a check's name has no spaces (it names its findings)`},
 		{name: "check named like a built-in rule", in: "checks:\n  - {name: loop, require: 'true'}\n", wantErr: `policy: policy:2:12: checks[0].name: "loop" is the name of a built-in rule`},
+		{name: "an answer check under a tool", in: "tools:\n  t:\n    checks:\n      - {name: c, on: answer, require: 'true'}\n", wantErr: `policy: policy:4:23: tools.t.checks[0].on: check "c" judges answers: put it under the top-level checks, not a tool's`},
+		{name: "a check on something else", in: "checks:\n  - {name: c, on: reply, require: 'true'}\n", wantErr: `policy: policy:2:19: checks[0].on: "reply" is not what a check judges (want call or answer)`},
 		{name: "two checks of one name", in: "checks:\n  - {name: c, require: 'true'}\ntools:\n  t:\n    checks:\n      - {name: c, require: 'true'}\n", wantErr: `policy: policy:6:16: tools.t.checks[0].name: check "c" is already defined at policy:2:12`},
 		{name: "check with a bad verdict", in: "checks:\n  - {name: c, require: 'true', verdict: deny}\n", wantErr: `policy: policy:2:41: checks[0].verdict: "deny" is not a verdict (want allow, retry, block, clarify, refuse or handoff)`},
 		{name: "check with a bad severity", in: "checks:\n  - {name: c, require: 'true', severity: high}\n", wantErr: `policy: policy:2:42: checks[0].severity: "high" is not a severity (want info, warning, error or critical)`},
