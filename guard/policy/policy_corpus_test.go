@@ -150,19 +150,21 @@ func summarize(runs []runFlags) (failed, failedAtWrite, success testkit.Ratio) {
 
 func TestWorkedPolicies(t *testing.T) {
 	for _, pc := range []policyCorpus{
-		// Measured: 30/39 failed runs with an unexpected write flagged,
-		// 13/41 successful runs. 8 of those 13 are flagged only on calls
-		// the benchmark's own expected actions make with the same
+		// Measured: 34/39 failed runs with an unexpected write flagged,
+		// 13/41 successful runs, every flag upheld on review
+		// (testdata/tau_reviews.yaml), 9 of the 13 runs flagged only on
+		// calls the benchmark's own expected actions make with the same
 		// arguments: a trip with flown segments cancelled, a basic economy
-		// trip upgraded and then cancelled, a $50 certificate for a delay
+		// trip upgraded and then cancelled, an insured trip cancelled for a
+		// reason the insurance does not cover, a $50 certificate for a delay
 		// with no change or cancellation — the gold trajectory breaks the
-		// policy's text. The rest acted on records never fetched (a
-		// payment id neither in the profile nor in any payment history) or
+		// policy's text. The rest acted on payment ids they made up, or
 		// tried to pay with a certificate. Was 32/39 at 15/41: a payment
 		// method the reservation was paid with now counts as the user's
-		// (it had flagged 8 failed runs whose failure was elsewhere), and a
-		// yes holds while the user gives the detail the agent asked for.
-		{policy: "tau-airline.yaml", corpus: "taubench_airline.jsonl", wantFailedFlagged: 0.75, maxSuccessFlagged: 0.35},
+		// (it had flagged 8 failed runs whose failure was elsewhere), a yes
+		// holds while the user gives the detail the agent asked for, and
+		// the insured reason and the confirmed cancellation are checked.
+		{policy: "tau-airline.yaml", corpus: "taubench_airline.jsonl", wantFailedFlagged: 0.80, maxSuccessFlagged: 0.35},
 		// Measured: 3/7 and 7/33. The failed runs not flagged chose the
 		// wrong items or the wrong action for what the user wanted, or the
 		// simulated user said yes against its own instructions: no record
