@@ -166,6 +166,10 @@ const (
 )
 
 // What confirms a call that needs the user's yes (Gates.Confirmation).
+// Under either, a yes holds until it is used: while the user's next turns
+// only give what the agent asked for (a payment method: no question, no
+// "no" word, no new request for the action; at most two turns), and until
+// a call of the tool succeeds.
 const (
 	// ConfirmYesOrRequest, the default: the user's yes after the agent
 	// spoke, or their request for the call's action after the agent named
