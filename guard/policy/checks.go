@@ -32,8 +32,9 @@ import (
 // stalling the step.
 const celCostLimit = 100_000
 
-// checksRule runs a policy's checks on tool calls. It is immutable after
-// compileChecks; withNow copies it.
+// checksRule runs a policy's checks on tool calls, and its answer checks
+// on what the agent says. It is immutable after compileChecks; withNow
+// copies it.
 type checksRule struct {
 	all     []*check            // in file order
 	byTool  map[string][]*check // the checks of each tool, global ones first
@@ -79,7 +80,8 @@ func (r *checksRule) withNow(t time.Time) *checksRule {
 	return &q
 }
 
-// Check runs the checks of s's tool. A check whose when is false, or
+// Check runs the checks of s's tool, or, at an answer, the answer
+// checks. A check whose when is false, or
 // cannot be evaluated, does not apply. One whose require is false gives a
 // finding with the check's verdict: the records it read show the policy
 // broken. One whose require cannot be evaluated (a record never fetched, a
@@ -607,7 +609,8 @@ var (
 // turnCallsValue is the tool calls of s's user turn before s, oldest
 // first, as {name, args, failed}: what the agent did since the user last
 // spoke ("transfer, then send the transfer message" is an answer check on
-// turn_calls' last name).
+// turn_calls' last name). Steps released from memory are not read, so a
+// turn of thousands of calls reads at most the kept window.
 func turnCallsValue(t *trace.Trace, s *trace.Step) ref.Val {
 	var out []ref.Val
 	for i := min(s.Index, t.Len()) - 1; i >= 0; i-- {

@@ -125,12 +125,12 @@ const carryTurns = 2
 // confirmedEarlier reports whether one of the user's carryTurns turns
 // before the latest confirmed a call like s, and that yes still holds: no
 // call of the tool has succeeded since (a call that did used it; one that
-// failed is retried), and every turn after it answers the agent — it
-// says no "no" word ("wait", "算了"), asks no question and does not ask for the
-// tool's action anew ("then downgrade only the outbound flight"; "pay
-// with the gift card" gives a detail of a change). That is
-// the agent listing a change, the user saying yes, the agent asking for a
-// detail (a payment method) and the user giving it.
+// failed is retried), and every turn after it answers the agent — it says
+// no "no" word ("wait", "算了"), asks no question and does not ask for the
+// tool's action anew ("then downgrade only the outbound flight"; "pay with
+// the gift card" gives a detail of a change). That is the agent listing a
+// change, the user saying yes, the agent asking for a detail (a payment
+// method) and the user giving it.
 func confirmedEarlier(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, yesOnly bool) bool {
 	a := &tools.Words().Authority
 	var ix *index
@@ -157,8 +157,14 @@ func confirmedEarlier(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, yesOn
 // succeededSince reports whether a call of s's tool before s, in the
 // user's turn or later, succeeded.
 func succeededSince(t *trace.Trace, s *trace.Step, turn int) bool {
-	for i := min(s.Index, len(t.Steps)) - 1; i >= 0 && t.Steps[i].Turn >= turn; i-- {
-		p := t.Steps[i]
+	for i := min(s.Index, t.Len()) - 1; i >= 0; i-- {
+		p := t.Step(i)
+		if p == nil {
+			return true // released from memory: what it did is unknown, so the yes is not carried
+		}
+		if p.Turn < turn {
+			return false
+		}
 		if p.Kind == trace.KindTool && p.Name == s.Name && p.Error == "" && !p.Blocked {
 			return true
 		}
