@@ -216,6 +216,14 @@ func TestWorkedPolicies(t *testing.T) {
 			upheld := checkReviews(t, runs)
 			t.Logf("  successful runs whose every flag a reviewer upholds (testdata/tau_reviews.yaml): %v of the flagged", upheld)
 			t.Logf("  successful runs flagged only on calls the benchmark's expected actions also make (same tool, same arguments): %v of the flagged; flagged on other calls: %v of the successful runs", gold, other)
+			// Issue 27's precision target, on reviewed labels: a flag a
+			// reviewer does not uphold on at most a tenth of the successful
+			// runs (the benchmark's success label scores the final state,
+			// not the way there, so raw flags on successful runs include
+			// upheld violations).
+			if wrong := upheld.Of - upheld.N; float64(wrong) > 0.10*float64(success.Of) {
+				t.Errorf("%d successful runs carry a flag a reviewer does not uphold, want at most 10%% of %d", wrong, success.Of)
+			}
 			if failed.Value() < pc.wantFailedFlagged {
 				t.Errorf("failed runs with an unexpected write flagged %v, want at least %.0f%%", failed, 100*pc.wantFailedFlagged)
 			}
