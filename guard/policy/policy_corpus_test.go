@@ -150,8 +150,8 @@ func summarize(runs []runFlags) (failed, failedAtWrite, success testkit.Ratio) {
 
 func TestWorkedPolicies(t *testing.T) {
 	for _, pc := range []policyCorpus{
-		// Measured: 34/39 failed runs with an unexpected write flagged,
-		// 13/41 successful runs, every flag upheld on review
+		// Measured: 32/39 failed runs with an unexpected write flagged
+		// (29/39 at the write), 13/41 successful runs, every flag upheld on review
 		// (testdata/tau_reviews.yaml), 9 of the 13 runs flagged only on
 		// calls the benchmark's own expected actions make with the same
 		// arguments: a trip with flown segments cancelled, a basic economy
@@ -163,7 +163,9 @@ func TestWorkedPolicies(t *testing.T) {
 		// method the reservation was paid with now counts as the user's
 		// (it had flagged 8 failed runs whose failure was elsewhere), a yes
 		// holds while the user gives the detail the agent asked for, and
-		// the insured reason and the confirmed cancellation are checked.
+		// the insured reason and the confirmed cancellation are checked;
+		// 34/39 before a bag count every membership agrees on stopped being
+		// a warning (three failed runs whose bags were right).
 		{policy: "tau-airline.yaml", corpus: "taubench_airline.jsonl", wantFailedFlagged: 0.80, maxSuccessFlagged: 0.35},
 		// Measured: 3/7 and 7/33. The failed runs not flagged chose the
 		// wrong items or the wrong action for what the user wanted, or the
