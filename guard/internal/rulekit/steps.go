@@ -340,3 +340,90 @@ func ContainsWord(text, w string) bool {
 func DecodedArgs(t *trace.Trace, p *trace.Step) (map[string]any, bool) {
 	return t.Args(p)
 }
+
+// ArgValues returns the string and number leaves of a call's JSON
+// arguments, at any depth; nil when they are not a JSON object.
+func ArgValues(args string) []string {
+	m, ok := ArgsMap(args)
+	if !ok {
+		return nil
+	}
+	var out []string
+	Walk("", m, func(_ string, v any) {
+		if s, ok := LeafString(v); ok && s != "" {
+			out = append(out, s)
+		}
+	})
+	return out
+}
+
+// Words returns the words of text that can carry content: its runs of
+// letters and digits in Latin script of four characters or more, in lower
+// case ("card", "5634230"; not "the", "use"), and each pair of Han
+// characters in a row ("礼品卡" gives 礼品, 品卡).
+func Words(text string) []string {
+	var out []string
+	var latin []rune
+	var han []rune
+	flush := func() {
+		if len(latin) >= 4 {
+			out = append(out, strings.ToLower(string(latin)))
+		}
+		for i := 0; i+1 < len(han); i++ {
+			out = append(out, string(han[i:i+2]))
+		}
+		latin, han = latin[:0], han[:0]
+	}
+	for _, r := range text {
+		switch {
+		case unicode.Is(unicode.Han, r):
+			if len(latin) > 0 {
+				flush()
+			}
+			han = append(han, r)
+		case r < 0x80 && (r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'), r >= 0x80 && unicode.IsLetter(r):
+			if len(han) > 0 {
+				flush()
+			}
+			latin = append(latin, r)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// HasWord reports whether text holds w, a word as Words returns it: as a
+// whole word (or its plural or past tense) in Latin script, in any case;
+// as a substring in Han.
+func HasWord(text, w string) bool {
+	if w == "" {
+		return false
+	}
+	if w[0] >= 0x80 && unicode.Is(unicode.Han, []rune(w)[0]) {
+		return strings.Contains(text, w)
+	}
+	return ContainsWord(strings.ToLower(text), w)
+}
+
+// Numbers returns the runs of two digits or more in text ("2024-05-19"
+// gives 2024, 05, 19; "the 20th" gives 20; "gift_card_5634230" gives
+// 5634230).
+func Numbers(text string) []string {
+	var out []string
+	start := -1
+	for i := 0; i <= len(text); i++ {
+		if i < len(text) && Digit(text[i]) {
+			if start < 0 {
+				start = i
+			}
+			continue
+		}
+		if start >= 0 && i-start >= 2 {
+			out = append(out, text[start:i])
+		}
+		start = -1
+	}
+	return out
+}
