@@ -47,6 +47,11 @@ type Authority struct {
 	// page supply an e-mail address, not a link to visit. The kinds are
 	// the ones the rules can tell from a value's shape.
 	ValueKinds map[string][]string
+	// Glossary gives, for words a call's arguments spell in English
+	// ("gift card" in gift_card_5634230), the words users write for them
+	// in this language ("礼品卡"): a user who answers "用礼品卡" names the
+	// call's payment method.
+	Glossary map[string][]string
 }
 
 func mergeAuthority(a, b Authority) Authority {
@@ -65,5 +70,6 @@ func mergeAuthority(a, b Authority) Authority {
 		NameSuffixes:     union(a.NameSuffixes, b.NameSuffixes),
 		QueryKeys:        union(a.QueryKeys, b.QueryKeys),
 		ValueKinds:       mergeLists(a.ValueKinds, b.ValueKinds),
+		Glossary:         mergeLists(a.Glossary, b.Glossary),
 	}
 }

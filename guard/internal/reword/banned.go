@@ -104,6 +104,9 @@ var banned = []struct{ term, source string }{
 	{`do it`, "lexicon Affirmation"},
 	{`that's right|that is right`, "lexicon Affirmation"},
 	{`absolutely`, "lexicon Affirmation"},
+	{`sounds good`, "lexicon Affirmation"},
+	{`all right`, "lexicon Affirmation"},
+	{`go for it`, "lexicon Affirmation"},
 
 	// The default lexicon's Memory.FactLeads (memory/rules.go's enFact and
 	// zhFact when this list was made): the phrases that pin a user-stated
