@@ -165,11 +165,17 @@ const (
 	ProfileAutonomous Profile = "autonomous"
 )
 
-// What confirms a call that needs the user's yes (Gates.Confirmation).
-// Under either, a yes holds until it is used: while the user's next turns
-// only give what the agent asked for (a payment method: no question, no
-// "no" word, no new request for the action; at most two turns), and until
-// a call of the tool succeeds.
+// What confirms a call that needs the user's yes (Gates.Confirmation). A
+// yes followed in the same turn by a "no" word and no other yes ("Yes —
+// no, wait") is taken back. Under either, a yes to the agent's listing of
+// the call (its words named the reservation or order) holds until it is
+// used: while each of the user's next turns (at most two) gives a detail
+// of the call and nothing more — a word of its argument values or of the
+// option the agent offered ("use the gift card", "用礼品卡"), no number
+// the arguments and the agent's words do not hold, no question, no "no"
+// word, no new request for the action — and until a call of the tool
+// succeeds. "Let me hold off", "我再想想" or "make it the 20th instead"
+// end it.
 const (
 	// ConfirmYesOrRequest, the default: the user's yes after the agent
 	// spoke, or their request for the call's action after the agent named

@@ -8,6 +8,7 @@ import (
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/agentguard/agentguard/trace"
+	"github.com/agentguard/agentguard/trace/lexicon"
 )
 
 // NewConfirmation returns the rule that requires the user's explicit
@@ -108,8 +109,8 @@ func confirmsIn(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, turn int, y
 	if turn < 1 || !rulekit.AgentSpokeIn(t, turn-1) {
 		return false
 	}
-	if tools.Words().Affirmation.MatchString(rulekit.UserTurn(t, turn)) {
-		return true
+	if w := tools.Words(); w.Affirmation.MatchString(rulekit.UserTurn(t, turn)) {
+		return !takenBack(w, rulekit.UserTurn(t, turn))
 	}
 	if yesOnly {
 		return false
@@ -119,24 +120,41 @@ func confirmsIn(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, turn int, y
 	return requestedAfterListing(tools, t, &at)
 }
 
+// takenBack reports whether a turn that says yes takes it back after its
+// last yes: a "no" word that is more than a negation follows ("wait",
+// "hold on", "不对"; the lexicon's Authority.No less its Actions.Negations)
+// and no yes word does: "Yes — no, wait, let me check the fare first",
+// "确认……哦不对"; not "Yes, proceed. No other items need changes".
+func takenBack(w *lexicon.Compiled, text string) bool {
+	yes := w.Affirmation.FindAllStringIndex(text, -1)
+	tail := strings.ToLower(text[yes[len(yes)-1][1]:])
+	retract := slices.DeleteFunc(slices.Clone(w.Authority.No), func(n string) bool { return slices.Contains(w.Actions.Negations, n) })
+	return rulekit.ContainsAny(tail, retract) && !rulekit.ContainsAny(tail, w.Authority.Yes)
+}
+
 // carryTurns is how far back a yes not yet used still confirms a call.
 const carryTurns = 2
 
 // confirmedEarlier reports whether one of the user's carryTurns turns
-// before the latest confirmed a call like s, and that yes still holds: no
+// before the latest confirmed a call like s after the agent listed its
+// details (its words named one of the call's argument values), and that
+// yes still holds: no
 // call of the tool has succeeded since (a call that did used it; one that
-// failed is retried), and every turn after it answers the agent — it says
-// no "no" word ("wait", "算了"), asks no question and does not ask for the
-// tool's action anew ("then downgrade only the outbound flight"; "pay with
-// the gift card" gives a detail of a change). That is the agent listing a
-// change, the user saying yes, the agent asking for a detail (a payment
-// method) and the user giving it.
+// failed is retried), and every turn after it gives a detail of the call
+// and nothing more (givesDetail) — it says no "no" word ("wait", "算了"),
+// asks no question and does not ask for the tool's action anew ("then
+// downgrade only the outbound flight"; "pay with the gift card" gives a
+// detail of a change). That is the agent listing a change, the user
+// saying yes, the agent asking for a detail (a payment method) and the
+// user giving it.
 func confirmedEarlier(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, yesOnly bool) bool {
 	a := &tools.Words().Authority
 	var ix *index
 	for turn := s.Turn; turn > max(s.Turn-carryTurns, 0); turn-- {
 		text := rulekit.UserTurn(t, turn)
-		if strings.ContainsAny(text, "?？") || rulekit.ContainsAny(strings.ToLower(text), a.No) || rulekit.ContainsAny(text, a.Questions) {
+		lower := strings.ToLower(text)
+		if strings.ContainsAny(text, "?？") || rulekit.ContainsAny(lower, a.No) || rulekit.ContainsAny(lower, a.Questions) ||
+			!givesDetail(tools.Words(), t, s, turn) {
 			return false
 		}
 		if ix == nil {
@@ -148,7 +166,63 @@ func confirmedEarlier(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, yesOn
 			return false // the user asks for the change anew, not for a detail of it
 		}
 		if confirmsIn(tools, t, s, turn-1, yesOnly) {
-			return !succeededSince(t, s, turn-1)
+			return listedBefore(t, turn-1, detailValues(s)) && !succeededSince(t, s, turn-1)
+		}
+	}
+	return false
+}
+
+// givesDetail reports whether the user's turn gives a detail of the call
+// s: a word of it (four letters or more, or two Han characters) is a word
+// of the call's argument values ("the gift card" for gift_card_5634230) or
+// of what the agent said just before (an option it offered: "礼品卡还是
+// 信用卡？" – "礼品卡"; the lexicon's Glossary reads "用礼品卡" as naming
+// gift_card_5634230), and it names no number that neither the arguments
+// nor the agent's words since the carried yes hold ("make it the 20th
+// instead" is a new change, not a detail). A turn that shares no word
+// with them ("let me hold off for now", "我再想想") does something else
+// than answer, so the yes does not carry over it.
+func givesDetail(w *lexicon.Compiled, t *trace.Trace, s *trace.Step, turn int) bool {
+	a := &w.Authority
+	fn := slices.Concat(w.Actions.Fillers, w.Actions.Subjects, w.Actions.Joins, w.Actions.Several, a.Questions, a.Determiners)
+	args := strings.Join(rulekit.ArgValues(s.Args), " ")
+	said := rulekit.LastSaid(t, turn-1)
+	var context strings.Builder
+	context.WriteString(args)
+	for k := max(turn-carryTurns-1, 0); k < turn; k++ {
+		context.WriteString(" ")
+		context.WriteString(rulekit.LastSaid(t, k))
+	}
+	known := rulekit.Numbers(context.String())
+	text := rulekit.UserTurn(t, turn)
+	numbers := rulekit.Numbers(text)
+	for _, n := range numbers {
+		if !slices.Contains(known, n) {
+			return false
+		}
+	}
+	if len(numbers) > 0 {
+		return true // "the 10", "43码的": a number the call or the agent's offer holds
+	}
+	words := rulekit.Words(text)
+	for en, native := range a.Glossary {
+		if slices.ContainsFunc(native, func(n string) bool { return strings.Contains(text, n) }) {
+			words = append(words, rulekit.Words(en)...)
+		}
+	}
+	shared := func(w string) bool {
+		return rulekit.HasWord(args, w) || rulekit.HasWord(said, w) && !functionWord(w, fn)
+	}
+	return slices.ContainsFunc(words, shared)
+}
+
+// functionWord reports whether a pair of Han characters holds one that
+// is a function word by itself (fn: 还 in 还是, 我 in 我再): a word the
+// user and the agent share for no reason of content.
+func functionWord(w string, fn []string) bool {
+	for _, r := range w {
+		if r >= 0x80 && slices.Contains(fn, string(r)) {
+			return true
 		}
 	}
 	return false
@@ -176,23 +250,30 @@ func succeededSince(t *trace.Trace, s *trace.Step, turn int) bool {
 // action of s's tool and the agent's last words before it named one of the
 // values s identifies its object by.
 func requestedAfterListing(tools *rulekit.Tools, t *trace.Trace, s *trace.Step) bool {
-	said := rulekit.LastSaid(t, s.Turn-1)
-	if said == "" {
-		return false
-	}
-	w := tools.Words()
-	listed := false
-	text := rulekit.Alnum(said)
-	for _, v := range rulekit.IdentifyingValues(w, s.Args) {
-		if strings.Contains(text, v) {
-			listed = true
-			break
-		}
-	}
-	if !listed {
+	if !listedBefore(t, s.Turn, rulekit.IdentifyingValues(tools.Words(), s.Args)) {
 		return false
 	}
 	ix := NewAuthorization(tools, false).indexOf(t) // the conversational rule's own index
 	same, _ := ix.requests(ix.action(s.Name), s.Turn)
 	return slices.ContainsFunc(same, func(a ask) bool { return a.turn == s.Turn && a.step < 0 && !a.yes })
+}
+
+// listedBefore reports whether what the agent last said before the user's
+// turn names one of values (as rulekit.Alnum spells them): the agent
+// listed the call's details.
+func listedBefore(t *trace.Trace, turn int, values []string) bool {
+	said := rulekit.Alnum(rulekit.LastSaid(t, turn-1))
+	return said != "" && slices.ContainsFunc(values, func(v string) bool { return strings.Contains(said, v) })
+}
+
+// detailValues are the argument values of s, as rulekit.Alnum spells them,
+// of four characters or more: the flight, the item, the order.
+func detailValues(s *trace.Step) []string {
+	var out []string
+	for _, v := range rulekit.ArgValues(s.Args) {
+		if a := rulekit.Alnum(v); len(a) >= 4 {
+			out = append(out, a)
+		}
+	}
+	return out
 }
