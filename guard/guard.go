@@ -178,8 +178,9 @@ const (
 // end it.
 const (
 	// ConfirmYesOrRequest, the default: the user's yes after the agent
-	// spoke, or their request for the call's action after the agent named
-	// what the call acts on.
+	// spoke, or their request for the call's action, or to carry out what
+	// was listed ("please submit it"), after the agent named what the call
+	// acts on.
 	ConfirmYesOrRequest = "yes-or-request"
 	// ConfirmYes: the user's yes after the agent spoke, and nothing else.
 	ConfirmYes = "yes"

@@ -26,6 +26,7 @@ type Compiled struct {
 	EmptyResults       map[string]bool
 	InstructionMarkers *regexp.Regexp
 	Affirmation        *regexp.Regexp
+	GoAhead            *regexp.Regexp
 	Authority          Authority // plain words: nothing to compile
 	Actions            Actions   // plain words: the write-authorization rule indexes them (see Derived)
 	Memory             Memory    // plain words: lower case, each list longest first
@@ -207,6 +208,7 @@ func build(lx *Lexicon) (*Compiled, error) {
 		EmptyResults:       set(lx.EmptyResults),
 		InstructionMarkers: k.join("InstructionMarkers", lx.InstructionMarkers),
 		Affirmation:        k.join("Affirmation", lx.Affirmation),
+		GoAhead:            k.join("GoAhead", lx.GoAhead),
 		Authority:          lx.Authority,
 		Actions:            lx.Actions,
 	}

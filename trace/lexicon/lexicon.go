@@ -82,6 +82,13 @@ type Lexicon struct {
 	// "go ahead", "确认".
 	Affirmation []string
 
+	// GoAhead are patterns of a request to carry out what the agent just
+	// listed, naming no action of its own: "please submit it", "put it
+	// through", "麻烦帮我提交一下". The confirmation rule reads them only
+	// after the agent's words named the call's object, and not when
+	// only a yes confirms.
+	GoAhead []string
+
 	// Authority is the vocabulary of who asked for what: objects of
 	// writes, destructive actions, yes and no, content a user points at.
 	Authority Authority
@@ -413,6 +420,7 @@ func Merge(ls ...*Lexicon) *Lexicon {
 			Target:      union(out.Keys.Target, l.Keys.Target),
 		}
 		out.Affirmation = union(out.Affirmation, l.Affirmation)
+		out.GoAhead = union(out.GoAhead, l.GoAhead)
 		out.Authority = mergeAuthority(out.Authority, l.Authority)
 		out.Recommendations = mergeRecommendations(out.Recommendations, l.Recommendations)
 		out.Actions = mergeActions(out.Actions, l.Actions)

@@ -32,7 +32,7 @@ const anyDigit = "\x00digit"
 // indexPrefilters derives the prefilter of each of c's patterns, once, at
 // compile time: MayMatch then reads a map that never changes.
 func (c *Compiled) indexPrefilters() {
-	res := []*regexp.Regexp{c.Absence, c.Denial, c.ClauseRefs, c.InstructionMarkers, c.Affirmation, c.Time.RangeJoin,
+	res := []*regexp.Regexp{c.Absence, c.Denial, c.ClauseRefs, c.InstructionMarkers, c.Affirmation, c.GoAhead, c.Time.RangeJoin,
 		c.Keys.Identifying, c.Keys.Content, c.Keys.Date, c.Keys.Amount, c.Keys.Destination, c.Keys.Target}
 	res = append(res, c.Time.Dates...)
 	res = append(res, c.Time.DateRanges...)

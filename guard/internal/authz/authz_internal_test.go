@@ -314,6 +314,13 @@ func TestConfirmationByRequest(t *testing.T) {
 		{"a question, not a request", listed, []string{"I want to exchange my tablet.", "Can I still change the colour?"}, false, true},
 		{"the agent listed another order", other, []string{"I want to exchange my tablet.", "Please exchange item 3788616824 in order #W2692684."}, false, true},
 		{"the opening turn asks for it", "", []string{"Please exchange item 3788616824 in order #W2692684 for 6948061616."}, false, true},
+		{"a go-ahead after the listing", listed, []string{"I want to exchange my tablet.", "Then please submit it."}, false, false},
+		{"a go-ahead in Chinese", listedZh, []string{"我想换货。", "那就麻烦帮我提交一下。"}, false, false},
+		{"a go-ahead, yes only", listed, []string{"I want to exchange my tablet.", "Please submit it."}, true, true},
+		{"a go-ahead the agent listed nothing for", other, []string{"I want to exchange my tablet.", "Please submit it."}, false, true},
+		{"a go-ahead taken back", listed, []string{"I want to exchange my tablet.", "Please submit it. Actually, wait."}, false, true},
+		{"undecided, not a go-ahead", listed, []string{"I want to exchange my tablet.", "I haven't decided whether to submit it."}, false, true},
+		{"先别提交", listedZh, []string{"我想换货。", "先别提交了吧，我再看看。"}, false, true},
 	}
 	tools := rulekit.NewTools(detect.Default(), map[string]rulekit.Tool{"exchange_delivered_order_items": {Writes: true, Confirm: true}})
 	for _, tt := range tests {

@@ -2,6 +2,7 @@ package authz
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -21,10 +22,11 @@ import (
 //     Affirmation patterns), or,
 //   - unless yesOnly, asks for the call's action ("Please submit the
 //     exchange", "请提交换货"; a request, not a question, as the
-//     write-authorization rule reads requests) after the agent's words
-//     named a value the call identifies its object by (the order, the item,
-//     the reservation): the agent listed what it would do and the user
-//     asked for it.
+//     write-authorization rule reads requests), or to carry out what was
+//     listed ("please submit it", "麻烦帮我提交一下"; the lexicon's
+//     GoAhead), after the agent's words named a value the call identifies
+//     its object by (the order, the item, the reservation): the agent
+//     listed what it would do and the user asked for it.
 //
 // Otherwise the verdict is Clarify, asking the user, in the language of
 // their turn, to confirm that exact call.
@@ -110,7 +112,7 @@ func confirmsIn(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, turn int, y
 		return false
 	}
 	if w := tools.Words(); w.Affirmation.MatchString(rulekit.UserTurn(t, turn)) {
-		return !takenBack(w, rulekit.UserTurn(t, turn))
+		return !takenBack(w, w.Affirmation, rulekit.UserTurn(t, turn))
 	}
 	if yesOnly {
 		return false
@@ -121,12 +123,12 @@ func confirmsIn(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, turn int, y
 }
 
 // takenBack reports whether a turn that says yes takes it back after its
-// last yes: a "no" word that is more than a negation follows ("wait",
+// last yes (a match of said): a "no" word that is more than a negation follows ("wait",
 // "hold on", "不对"; the lexicon's Authority.No less its Actions.Negations)
 // and no yes word does: "Yes — no, wait, let me check the fare first",
 // "确认……哦不对"; not "Yes, proceed. No other items need changes".
-func takenBack(w *lexicon.Compiled, text string) bool {
-	yes := w.Affirmation.FindAllStringIndex(text, -1)
+func takenBack(w *lexicon.Compiled, said *regexp.Regexp, text string) bool {
+	yes := said.FindAllStringIndex(text, -1)
 	tail := strings.ToLower(text[yes[len(yes)-1][1]:])
 	retract := slices.DeleteFunc(slices.Clone(w.Authority.No), func(n string) bool { return slices.Contains(w.Actions.Negations, n) })
 	return rulekit.ContainsAny(tail, retract) && !rulekit.ContainsAny(tail, w.Authority.Yes)
@@ -247,11 +249,16 @@ func succeededSince(t *trace.Trace, s *trace.Step, turn int) bool {
 }
 
 // requestedAfterListing reports whether the user's turn of s asks for the
-// action of s's tool and the agent's last words before it named one of the
-// values s identifies its object by.
+// action of s's tool, or to carry out what was listed ("please submit it";
+// the lexicon's GoAhead), and the agent's last words before it named one
+// of the values s identifies its object by.
 func requestedAfterListing(tools *rulekit.Tools, t *trace.Trace, s *trace.Step) bool {
-	if !listedBefore(t, s.Turn, rulekit.IdentifyingValues(tools.Words(), s.Args)) {
+	w := tools.Words()
+	if !listedBefore(t, s.Turn, rulekit.IdentifyingValues(w, s.Args)) {
 		return false
+	}
+	if text := rulekit.UserTurn(t, s.Turn); w.GoAhead.MatchString(text) {
+		return !takenBack(w, w.GoAhead, text)
 	}
 	ix := NewAuthorization(tools, false).indexOf(t) // the conversational rule's own index
 	same, _ := ix.requests(ix.action(s.Name), s.Turn)

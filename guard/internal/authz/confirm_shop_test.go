@@ -15,18 +15,16 @@ import (
 // ran once: 31/40 — 13/20 confirmations counted, 18/20 withdrawals and new
 // changes caught. Since then (no longer blind) a number the agent offered
 // is a detail ("the 10", "43码的"), Han words shared with the agent skip
-// function characters ("还是"), and "go for it" is a yes: 35/40. The
-// cases in gaps still go the wrong way; each says why, and the test fails
+// function characters ("还是"), "go for it" is a yes, and after a listing
+// a request to carry it out that names no action confirms ("Please submit
+// it", "麻烦帮我提交一下"; the lexicon's GoAhead): 39/40. The case in gaps
+// still goes the wrong way; each says why, and the test fails
 // when one is mended, so that it leaves the list. asked == true means a
 // finding ("not confirmed") is expected; AMBIGUOUS names a case a reviewer
 // could judge either way.
 func TestConfirmationShopRewordings(t *testing.T) {
 	gaps := map[string]string{
-		"en/ok/request_after_listing:_please_submit_it": "a request names no action the lexicon knows (submit): not read as asking for the exchange",
-		"en/ok/request_after_listing,_reworded":         "\"put that exchange through\" reads as put (create), another action",
-		"zh/ok/列出后请求提交":                                 "提交 is a filler in the lexicon: the request names no action",
-		"zh/ok/列出后请求换货，换种说法":                            "\"把换货申请提交了吧\" reads as a statement (了), not a request",
-		"zh/ask/确认后追加修改颜色":                              "换成 is an update, not the exchange's family, so the added change is not read as a new request for the action",
+		"zh/ask/确认后追加修改颜色": "换成 is an update, not the exchange's family, so the added change is not read as a new request for the action",
 	}
 	const tool = "exchange_order_items"
 	const args = `{"order_id":"#W6203518","item_ids":["4417730921"],"new_item_ids":["9052186634"],"payment_method_id":"gift_card_8830415"}`

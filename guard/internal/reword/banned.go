@@ -107,6 +107,8 @@ var banned = []struct{ term, source string }{
 	{`sounds good`, "lexicon Affirmation"},
 	{`all right`, "lexicon Affirmation"},
 	{`go for it`, "lexicon Affirmation"},
+	{`submit (it|that|this)`, "lexicon GoAhead"},
+	{`提交一下|提交吧`, "lexicon GoAhead, Chinese"},
 
 	// The default lexicon's Memory.FactLeads (memory/rules.go's enFact and
 	// zhFact when this list was made): the phrases that pin a user-stated
