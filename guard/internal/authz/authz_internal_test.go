@@ -351,10 +351,7 @@ func TestConfirmationHoldsUntilUsed(t *testing.T) {
 	const args = `{"reservation_id":"1N99U6","payment_id":"gift_card_5634230"}`
 	listed := "New flight HAT266 on 2024-05-19 for reservation 1N99U6, economy, $146 more. Please confirm and tell me how you will pay."
 	listedZh := "预订 1N99U6 改为 5月19日 HAT266 航班，经济舱，需补差价 146 美元。请确认并告诉我付款方式。"
-	type turn struct {
-		user, agent string
-		call        string // "ok" or "failed": a call of the tool in this turn, before the agent spoke
-	}
+	type turn = talkTurn
 	tests := []struct {
 		name  string
 		turns []turn // the last is the turn of the judged call
@@ -396,25 +393,39 @@ func TestConfirmationHoldsUntilUsed(t *testing.T) {
 	tools := rulekit.NewTools(detect.Default(), map[string]rulekit.Tool{"update_reservation_flights": {Writes: true, Confirm: true}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := &trace.Trace{ID: "t"}
-			add := func(s *trace.Step) { s.Index = len(tr.Steps); tr.Steps = append(tr.Steps, s) }
-			for i, tu := range tt.turns {
-				tr.UserTurns = append(tr.UserTurns, tu.user)
-				switch tu.call {
-				case "ok":
-					add(&trace.Step{Kind: trace.KindTool, Turn: i, Name: "update_reservation_flights", Args: args, Result: `{"reservation_id":"1N99U6"}`})
-				case "failed":
-					add(&trace.Step{Kind: trace.KindTool, Turn: i, Name: "update_reservation_flights", Args: args, Error: "Error: payment method not found"})
-				}
-				if tu.agent != "" {
-					add(&trace.Step{Kind: trace.KindModel, Turn: i, Result: tu.agent})
-				}
-			}
-			s := &trace.Step{Index: len(tr.Steps), Kind: trace.KindTool, Turn: len(tt.turns) - 1, Name: "update_reservation_flights", Args: args}
+			tr, s := talk("update_reservation_flights", args, tt.turns)
 			got := NewConfirmation(tools, false, false).Check(tr, s)
 			if asked := len(got) > 0; asked != tt.asked {
 				t.Fatalf("findings %+v, want asked %v", got, tt.asked)
 			}
 		})
 	}
+}
+
+// talkTurn is one user turn of a confirmation test's conversation: what the
+// user said, a call of the tool in that turn ("ok" or "failed", before the
+// agent spoke) and what the agent said.
+type talkTurn struct {
+	user, agent string
+	call        string
+}
+
+// talk builds the conversation of turns around calls of tool with args,
+// and the call to judge, in the last turn.
+func talk(tool, args string, turns []talkTurn) (*trace.Trace, *trace.Step) {
+	tr := &trace.Trace{ID: "t"}
+	add := func(s *trace.Step) { s.Index = len(tr.Steps); tr.Steps = append(tr.Steps, s) }
+	for i, tu := range turns {
+		tr.UserTurns = append(tr.UserTurns, tu.user)
+		switch tu.call {
+		case "ok":
+			add(&trace.Step{Kind: trace.KindTool, Turn: i, Name: tool, Args: args, Result: `{"status":"done"}`})
+		case "failed":
+			add(&trace.Step{Kind: trace.KindTool, Turn: i, Name: tool, Args: args, Error: "Error: payment method not found"})
+		}
+		if tu.agent != "" {
+			add(&trace.Step{Kind: trace.KindModel, Turn: i, Result: tu.agent})
+		}
+	}
+	return tr, &trace.Step{Index: len(tr.Steps), Kind: trace.KindTool, Turn: len(turns) - 1, Name: tool, Args: args}
 }

@@ -5,7 +5,6 @@ import (
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
-	"github.com/agentguard/agentguard/trace"
 )
 
 // TestConfirmationCarryRewordings: a yes carried over later turns, on 40
@@ -22,10 +21,7 @@ func TestConfirmationCarryRewordings(t *testing.T) {
 	const args = `{"reservation_id":"1N99U6","payment_id":"gift_card_5634230"}`
 	listed := "Here is the change: reservation 1N99U6, outbound moves to HAT266 on 2024-05-19, economy, fare difference $146. Shall I make it, and how would you like to pay?"
 	listedZh := "变更内容：预订 1N99U6，去程改为 2024-05-19 的 HAT266，经济舱，差价 146 美元。确认修改吗？另外请告诉我付款方式。"
-	type turn struct {
-		user, agent string
-		call        string // "ok" or "failed": a call of the tool in this turn, before the agent spoke
-	}
+	type turn = talkTurn
 	tests := []struct {
 		name      string
 		lang      string // "en" or "zh"
@@ -211,21 +207,7 @@ func TestConfirmationCarryRewordings(t *testing.T) {
 	tools := rulekit.NewTools(detect.Default(), map[string]rulekit.Tool{"update_reservation_flights": {Writes: true, Confirm: true}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := &trace.Trace{ID: "t"}
-			add := func(s *trace.Step) { s.Index = len(tr.Steps); tr.Steps = append(tr.Steps, s) }
-			for i, tu := range tt.turns {
-				tr.UserTurns = append(tr.UserTurns, tu.user)
-				switch tu.call {
-				case "ok":
-					add(&trace.Step{Kind: trace.KindTool, Turn: i, Name: "update_reservation_flights", Args: args, Result: `{"reservation_id":"1N99U6"}`})
-				case "failed":
-					add(&trace.Step{Kind: trace.KindTool, Turn: i, Name: "update_reservation_flights", Args: args, Error: "Error: payment method not found"})
-				}
-				if tu.agent != "" {
-					add(&trace.Step{Kind: trace.KindModel, Turn: i, Result: tu.agent})
-				}
-			}
-			s := &trace.Step{Index: len(tr.Steps), Kind: trace.KindTool, Turn: len(tt.turns) - 1, Name: "update_reservation_flights", Args: args}
+			tr, s := talk("update_reservation_flights", args, tt.turns)
 			got := NewConfirmation(tools, false, false).Check(tr, s)
 			if asked := len(got) > 0; asked != tt.asked {
 				tag := ""

@@ -6,7 +6,6 @@ import (
 
 	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
-	"github.com/agentguard/agentguard/trace"
 )
 
 // TestConfirmationShopRewordings: 40 conversations of a shoe store
@@ -39,10 +38,7 @@ func TestConfirmationShopRewordings(t *testing.T) {
 	listedPayZh := "订单 #W6203518：可以把商品 4417730921（越野跑鞋，42码，灰色）换成 9052186634（43码，灰色），需补差价 58 元。请确认，并告诉我用礼品卡还是 PayPal 支付。"
 	listedSizesZh := "订单 #W6203518：商品 4417730921（越野跑鞋，42码）可以换成 9052186634（43码）或 9052186699（44码），都是灰色，补差价 58 元从礼品卡扣。要帮您换吗？"
 
-	type turn struct {
-		user, agent string
-		call        string // "ok" or "failed": a call of the tool in this turn, before the agent spoke
-	}
+	type turn = talkTurn
 	tests := []struct {
 		name  string
 		args  string // the judged call's args; "" means args
@@ -210,25 +206,11 @@ func TestConfirmationShopRewordings(t *testing.T) {
 	tools := rulekit.NewTools(detect.Default(), map[string]rulekit.Tool{tool: {Writes: true, Confirm: true}})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tr := &trace.Trace{ID: "t"}
-			add := func(s *trace.Step) { s.Index = len(tr.Steps); tr.Steps = append(tr.Steps, s) }
-			for i, tu := range tt.turns {
-				tr.UserTurns = append(tr.UserTurns, tu.user)
-				switch tu.call {
-				case "ok":
-					add(&trace.Step{Kind: trace.KindTool, Turn: i, Name: tool, Args: args, Result: `{"order_id":"#W6203518","status":"exchange requested"}`})
-				case "failed":
-					add(&trace.Step{Kind: trace.KindTool, Turn: i, Name: tool, Args: args, Error: "Error: payment declined"})
-				}
-				if tu.agent != "" {
-					add(&trace.Step{Kind: trace.KindModel, Turn: i, Result: tu.agent})
-				}
-			}
 			a := tt.args
 			if a == "" {
 				a = args
 			}
-			s := &trace.Step{Index: len(tr.Steps), Kind: trace.KindTool, Turn: len(tt.turns) - 1, Name: tool, Args: a}
+			tr, s := talk(tool, a, tt.turns)
 			got := NewConfirmation(tools, false, false).Check(tr, s)
 			asked := len(got) > 0
 			if gap, ok := gaps[strings.ReplaceAll(tt.name, " ", "_")]; ok {
