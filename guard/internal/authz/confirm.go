@@ -111,8 +111,9 @@ func confirmsIn(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, turn int, y
 	if turn < 1 || !rulekit.AgentSpokeIn(t, turn-1) {
 		return false
 	}
-	if w := tools.Words(); w.Affirmation.MatchString(rulekit.UserTurn(t, turn)) {
-		return !takenBack(w, w.Affirmation, rulekit.UserTurn(t, turn))
+	w := tools.Words()
+	if text := rulekit.UserTurn(t, turn); w.Affirmation.MatchString(text) {
+		return !takenBack(w, w.Affirmation, text)
 	}
 	if yesOnly {
 		return false
@@ -123,15 +124,35 @@ func confirmsIn(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, turn int, y
 }
 
 // takenBack reports whether a turn that says yes takes it back after its
-// last yes (a match of said): a "no" word that is more than a negation follows ("wait",
-// "hold on", "不对"; the lexicon's Authority.No less its Actions.Negations)
-// and no yes word does: "Yes — no, wait, let me check the fare first",
-// "确认……哦不对"; not "Yes, proceed. No other items need changes".
+// last yes (a match of said): a "no" word that is more than a negation
+// follows ("wait", "hold on", "不对"; the lexicon's Authority.No less its
+// Actions.Negations) and no yes word does: "Yes — no, wait, let me check
+// the fare first", "确认……哦不对"; not "Yes, proceed. No other items need
+// changes".
 func takenBack(w *lexicon.Compiled, said *regexp.Regexp, text string) bool {
 	yes := said.FindAllStringIndex(text, -1)
 	tail := strings.ToLower(text[yes[len(yes)-1][1]:])
-	retract := slices.DeleteFunc(slices.Clone(w.Authority.No), func(n string) bool { return slices.Contains(w.Actions.Negations, n) })
-	return rulekit.ContainsAny(tail, retract) && !rulekit.ContainsAny(tail, w.Authority.Yes)
+	return rulekit.ContainsAny(tail, wordsOf(w).retract) && !rulekit.ContainsAny(tail, w.Authority.Yes)
+}
+
+// confirmWords is what the confirmation rule derives from a lexicon, once
+// (lexicon.Compiled.Derived): the no words that take a yes back, and the
+// words that carry no content.
+type confirmWords struct {
+	retract  []string // Authority.No less Actions.Negations
+	function []string // fillers, subjects, joins, quantifiers, question marks, determiners
+}
+
+type confirmWordsKey struct{}
+
+func wordsOf(w *lexicon.Compiled) *confirmWords {
+	return w.Derived(confirmWordsKey{}, func() any {
+		a := &w.Authority
+		return &confirmWords{
+			retract:  slices.DeleteFunc(slices.Clone(a.No), func(n string) bool { return slices.Contains(w.Actions.Negations, n) }),
+			function: slices.Concat(w.Actions.Fillers, w.Actions.Subjects, w.Actions.Joins, w.Actions.Several, a.Questions, a.Determiners),
+		}
+	}).(*confirmWords)
 }
 
 // carryTurns is how far back a yes not yet used still confirms a call.
@@ -168,7 +189,7 @@ func confirmedEarlier(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, yesOn
 			return false // the user asks for the change anew, not for a detail of it
 		}
 		if confirmsIn(tools, t, s, turn-1, yesOnly) {
-			return listedBefore(t, turn-1, detailValues(s)) && !succeededSince(t, s, turn-1)
+			return listedBefore(t, turn-1, detailValues(t, s)) && !succeededSince(t, s, turn-1)
 		}
 	}
 	return false
@@ -185,9 +206,7 @@ func confirmedEarlier(tools *rulekit.Tools, t *trace.Trace, s *trace.Step, yesOn
 // with them ("let me hold off for now", "我再想想") does something else
 // than answer, so the yes does not carry over it.
 func givesDetail(w *lexicon.Compiled, t *trace.Trace, s *trace.Step, turn int) bool {
-	a := &w.Authority
-	fn := slices.Concat(w.Actions.Fillers, w.Actions.Subjects, w.Actions.Joins, w.Actions.Several, a.Questions, a.Determiners)
-	args := strings.Join(rulekit.ArgValues(s.Args), " ")
+	args := strings.Join(rulekit.ArgValues(t, s), " ")
 	said := rulekit.LastSaid(t, turn-1)
 	var context strings.Builder
 	context.WriteString(args)
@@ -207,13 +226,14 @@ func givesDetail(w *lexicon.Compiled, t *trace.Trace, s *trace.Step, turn int) b
 		return true // "the 10", "43码的": a number the call or the agent's offer holds
 	}
 	words := rulekit.Words(text)
-	for en, native := range a.Glossary {
+	for en, native := range w.Authority.Glossary {
 		if slices.ContainsFunc(native, func(n string) bool { return strings.Contains(text, n) }) {
 			words = append(words, rulekit.Words(en)...)
 		}
 	}
-	shared := func(w string) bool {
-		return rulekit.HasWord(args, w) || rulekit.HasWord(said, w) && !functionWord(w, fn)
+	function := wordsOf(w).function
+	shared := func(word string) bool {
+		return rulekit.HasWord(args, word) || rulekit.HasWord(said, word) && !functionWord(word, function)
 	}
 	return slices.ContainsFunc(words, shared)
 }
@@ -275,9 +295,9 @@ func listedBefore(t *trace.Trace, turn int, values []string) bool {
 
 // detailValues are the argument values of s, as rulekit.Alnum spells them,
 // of four characters or more: the flight, the item, the order.
-func detailValues(s *trace.Step) []string {
+func detailValues(t *trace.Trace, s *trace.Step) []string {
 	var out []string
-	for _, v := range rulekit.ArgValues(s.Args) {
+	for _, v := range rulekit.ArgValues(t, s) {
 		if a := rulekit.Alnum(v); len(a) >= 4 {
 			out = append(out, a)
 		}

@@ -341,10 +341,11 @@ func DecodedArgs(t *trace.Trace, p *trace.Step) (map[string]any, bool) {
 	return t.Args(p)
 }
 
-// ArgValues returns the string and number leaves of a call's JSON
-// arguments, at any depth; nil when they are not a JSON object.
-func ArgValues(args string) []string {
-	m, ok := ArgsMap(args)
+// ArgValues returns the string and number leaves of s's JSON arguments,
+// at any depth, as t decoded them once for every rule (DecodedArgs); nil
+// when they are not a JSON object.
+func ArgValues(t *trace.Trace, s *trace.Step) []string {
+	m, ok := DecodedArgs(t, s)
 	if !ok {
 		return nil
 	}
@@ -401,7 +402,7 @@ func HasWord(text, w string) bool {
 	if w == "" {
 		return false
 	}
-	if w[0] >= 0x80 && unicode.Is(unicode.Han, []rune(w)[0]) {
+	if r, _ := utf8.DecodeRuneInString(w); unicode.Is(unicode.Han, r) {
 		return strings.Contains(text, w)
 	}
 	return ContainsWord(strings.ToLower(text), w)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/agentguard/agentguard/trace"
 )
 
 func TestWords(t *testing.T) {
@@ -66,14 +68,15 @@ func TestHasWord(t *testing.T) {
 }
 
 func TestArgValues(t *testing.T) {
-	got := ArgValues(`{"reservation_id":"1N99U6","flights":[{"flight_number":"HAT266","date":"2024-05-19"}],"total":2}`)
+	tr := &trace.Trace{}
+	got := ArgValues(tr, &trace.Step{Args: `{"reservation_id":"1N99U6","flights":[{"flight_number":"HAT266","date":"2024-05-19"}],"total":2}`})
 	want := []string{"HAT266", "2024-05-19", "1N99U6", "2"}
 	slices.Sort(got)
 	slices.Sort(want)
 	if !slices.Equal(got, want) {
 		t.Errorf("ArgValues = %q, want %q", got, want)
 	}
-	if got := ArgValues(`not json`); got != nil {
+	if got := ArgValues(tr, &trace.Step{Args: `not json`}); got != nil {
 		t.Errorf("ArgValues(not json) = %q, want nil", got)
 	}
 }
