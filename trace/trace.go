@@ -95,11 +95,8 @@ type decodedArgs struct {
 // concurrent use.
 func (t *Trace) Args(s *Step) (map[string]any, bool) {
 	d := t.StepMemo(s, argsKey{}, func() any {
-		var m map[string]any
-		if json.Unmarshal([]byte(s.Args), &m) != nil {
-			return decodedArgs{}
-		}
-		return decodedArgs{m, true}
+		m, ok := decodeObject(s.Args)
+		return decodedArgs{m, ok}
 	}).(decodedArgs)
 	return d.m, d.ok
 }
