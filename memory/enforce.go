@@ -97,14 +97,15 @@ func (e Enforcer) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 	}
 	card.mu.RLock()
 	defer card.mu.RUnlock()
-	if len(card.active) == 0 {
-		return nil
+	checked := mergeSorted(nil, card.activeOf(KindProhibition), card.activeOf(KindTimeRange))
+	if len(checked) == 0 && len(card.activeOf(KindAddress)) == 0 {
+		return nil // nothing on the card a call can break: its arguments need no reading
 	}
 	args := parseArgs(t, s)
 	call := toolCall{w: w, name: s.Name, tokens: tokens(s.Name), args: args}
 	call.channel = e.channel(call, t.Tools)
 	var out []trace.Finding
-	for _, i := range mergeSorted(nil, card.activeOf(KindProhibition), card.activeOf(KindTimeRange)) {
+	for _, i := range checked {
 		c := card.all[i]
 		var f *trace.Finding
 		switch c.Kind {
