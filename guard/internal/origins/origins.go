@@ -72,6 +72,7 @@ type originIndex struct {
 	// iban, phone), the first two distinct values the user's turns gave
 	// of it: enough to tell whether the user gave one other than a value.
 	userShapes map[string][]string
+	toolKinds  map[string][][]string // kindsOf, by tool name
 	origins    []origin
 	tokens     map[string][]int32 // token -> origins holding it, ascending, once each
 	block      []int32            // where short posting lists are cut from
@@ -165,7 +166,7 @@ func (ix *originIndex) addStep(t *trace.Trace, p *trace.Step, tools *rulekit.Too
 // through content the user pointed at before (a to-do page the user named
 // names a channel to read). Counts, limits and dates do not point anywhere.
 func (ix *originIndex) pointedByUser(t *trace.Trace, p *trace.Step) (direct, indirect bool) {
-	if refersTo(ix.words, t, p) {
+	if refersTo(ix.words, t, p, ix.kindsOf(p.Name)) {
 		return true, false
 	}
 	args, ok := rulekit.DecodedArgs(t, p)
@@ -193,17 +194,10 @@ func (ix *originIndex) pointedByUser(t *trace.Trace, p *trace.Step) (direct, ind
 // refersTo reports whether the user, in the turn the call serves, refers
 // to the kind of content the tool reads with a determiner ("the voicemail I
 // just got", "回复这封邮件"): the user points at it without naming it.
-func refersTo(a *lexicon.Authority, t *trace.Trace, p *trace.Step) bool {
+// kinds are the kinds of content the tool reads (contentKinds).
+func refersTo(a *lexicon.Authority, t *trace.Trace, p *trace.Step, kinds [][]string) bool {
 	if p.Turn < 0 || p.Turn >= len(t.UserTurns) {
 		return false
-	}
-	var kinds [][]string // the kinds of content the tool reads
-	for _, w := range rulekit.NameWords(p.Name) {
-		for _, k := range a.ContentKinds {
-			if slices.Contains(k, w) || slices.Contains(k, strings.TrimSuffix(w, "s")) {
-				kinds = append(kinds, k)
-			}
-		}
 	}
 	if len(kinds) == 0 {
 		return false
@@ -241,6 +235,34 @@ func refersTo(a *lexicon.Authority, t *trace.Trace, p *trace.Step) bool {
 		}
 	}
 	return false
+}
+
+// kindsOf is contentKinds kept per tool name for the trace: its calls
+// name the same few tools at every step.
+func (ix *originIndex) kindsOf(name string) [][]string {
+	kinds, ok := ix.toolKinds[name]
+	if !ok {
+		kinds = contentKinds(ix.words, name)
+		if ix.toolKinds == nil {
+			ix.toolKinds = map[string][][]string{}
+		}
+		ix.toolKinds[name] = kinds
+	}
+	return kinds
+}
+
+// contentKinds returns the kinds of content the tool name reads: its
+// words in the lexicon's ContentKinds.
+func contentKinds(a *lexicon.Authority, name string) [][]string {
+	var kinds [][]string
+	for _, w := range rulekit.NameWords(name) {
+		for _, k := range a.ContentKinds {
+			if slices.Contains(k, w) || slices.Contains(k, strings.TrimSuffix(w, "s")) {
+				kinds = append(kinds, k)
+			}
+		}
+	}
+	return kinds
 }
 
 // determinesCJK reports whether before — the text before a noun, in a
@@ -317,23 +339,27 @@ func atAhead(s string) bool {
 
 // lookup returns the origins that hold every token of v, ascending: a phone
 // number by its phoneKey alone, anything else by all its tokens. A value
-// with no token (punctuation only) has none.
+// with no token (punctuation only) has none. The slice may be the index's
+// own posting list: read it only.
 func (ix *originIndex) lookup(v string) []int32 {
 	if rulekit.IsPhone(strings.TrimSpace(v)) {
 		if k := phoneKey(v); k != "" {
-			return slices.Clone(ix.tokens[k])
+			return ix.tokens[k]
 		}
 	}
 	var out []int32
-	first := true
+	first, owned := true, false
 	eachToken(v, func(tok string) {
 		if !first && len(out) == 0 {
 			return
 		}
 		list := ix.tokens[tok]
 		if first {
-			out, first = slices.Clone(list), false
+			out, first = list, false // a value of one token, the common case, is its list
 			return
+		}
+		if !owned {
+			out, owned = slices.Clone(out), true
 		}
 		out = slices.DeleteFunc(out, func(o int32) bool { _, found := slices.BinarySearch(list, o); return !found })
 	})

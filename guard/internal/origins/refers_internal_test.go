@@ -37,7 +37,7 @@ func TestRefersTo(t *testing.T) {
 	for _, c := range cases {
 		tr := &trace.Trace{UserTurns: []string{c.turn}}
 		s := &trace.Step{Kind: trace.KindTool, Name: c.tool, Turn: 0}
-		if got := refersTo(&w.Authority, tr, s); got != c.want {
+		if got := refersTo(&w.Authority, tr, s, contentKinds(&w.Authority, s.Name)); got != c.want {
 			t.Errorf("refersTo(%q, %s) = %v, want %v", c.turn, c.tool, got, c.want)
 		}
 	}

@@ -99,6 +99,16 @@ func SortedKeys[V any](m map[string]V) []string {
 func Walk(path string, v any, fn func(path string, v any)) {
 	switch x := v.(type) {
 	case map[string]any:
+		if len(x) == 1 { // the common call of one argument: no keys to sort
+			for k, e := range x {
+				p := k
+				if path != "" {
+					p = path + "." + k
+				}
+				Walk(p, e, fn)
+			}
+			return
+		}
 		for _, k := range SortedKeys(x) {
 			p := k
 			if path != "" {
