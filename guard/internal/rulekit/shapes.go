@@ -108,11 +108,11 @@ func IsDate(v string) bool {
 	// Every layout has a separator or a month name: most values (ids,
 	// codes) are turned away before time.Parse allocates an error per
 	// layout.
-	if len(v) < 5 || len(v) > 25 || !strings.ContainsAny(v, "-/:年, ") && !strings.ContainsAny(v, "0123456789") {
+	if len(v) < 5 || len(v) > 25 {
 		return false
 	}
-	if !strings.ContainsAny(v, "-/:年, ") && !strings.ContainsAny(v, "apm") {
-		return false // "A1001", "20240611": no layout matches without a separator
+	if sep, digit, apm := dateMarks(v); !sep && !(digit && apm) {
+		return false // "A1001", "20240611": no layout matches without a separator or "am"/"pm"
 	}
 	if !Digit(v[0]) && !monthFirst(v) {
 		return false // every layout starts with a number or a month's name
@@ -123,6 +123,25 @@ func IsDate(v string) bool {
 		}
 	}
 	return false
+}
+
+// dateMarks reports whether v holds a separator that a date layout has
+// ("-/:, " or 年), a digit, and a letter of "am"/"pm": one pass over the
+// bytes, where strings.ContainsAny with a non-ASCII set decodes every rune.
+func dateMarks(v string) (sep, digit, apm bool) {
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case c == '-' || c == '/' || c == ':' || c == ',' || c == ' ':
+			sep = true
+		case c >= '0' && c <= '9':
+			digit = true
+		case c == 'a' || c == 'p' || c == 'm':
+			apm = true
+		case c == 0xe5 && strings.HasPrefix(v[i:], "年"):
+			sep = true
+		}
+	}
+	return sep, digit, apm
 }
 
 // monthFirst reports whether v starts with a month's English name, as the
