@@ -90,7 +90,7 @@ func (g *Guard) generate(ctx context.Context, rec *trace.Recorder, m llms.Model,
 	cv := conversation(rec)
 	card, latest := g.observeTurns(ctx, rec, cv, messages)
 	opts := callOptions(options)
-	turn := modelTurn{offered: toolSpecs(opts)}
+	turn := modelTurn{offered: offeredSpecs(rec, opts)}
 	rec.SetTools(turn.offered)
 	st := g.newStream(ctx, rec, opts)
 	options = st.options(options)
@@ -329,28 +329,97 @@ func callOptions(options []llms.CallOption) llms.CallOptions {
 	return o
 }
 
-// toolSpecs returns the tools and functions offered by a call's options.
-func toolSpecs(o llms.CallOptions) []trace.ToolSpec {
-	var specs []trace.ToolSpec
-	add := func(f *llms.FunctionDefinition) {
-		if f == nil {
-			return
-		}
-		spec := trace.ToolSpec{Name: f.Name, Description: f.Description}
-		if f.Parameters != nil {
-			if raw, err := json.Marshal(f.Parameters); err == nil {
-				spec.Parameters = raw
-			}
-		}
-		specs = append(specs, spec)
-	}
+// offeredSpecs returns the tools and functions offered by a call's
+// options as the trace records them. A conversation offers the same
+// definitions on every model call, and marshalling their parameter schemas
+// each time cost a tenth of a user turn: the specs of the trace's last
+// call are reused while the call offers the same names, descriptions and
+// parameter values (the same map, pointer or text; a schema changed in
+// place, keeping its size, between two calls of one trace stays recorded
+// as first offered).
+func offeredSpecs(rec *trace.Recorder, o llms.CallOptions) []trace.ToolSpec {
+	defs := make([]*llms.FunctionDefinition, 0, len(o.Tools)+len(o.Functions))
 	for _, t := range o.Tools {
-		add(t.Function)
+		if t.Function != nil {
+			defs = append(defs, t.Function)
+		}
 	}
 	for i := range o.Functions {
-		add(&o.Functions[i])
+		defs = append(defs, &o.Functions[i])
 	}
-	return specs
+	if len(defs) == 0 {
+		return nil
+	}
+	var (
+		held  *lastOffered
+		specs []trace.ToolSpec
+	)
+	rec.View(func(t *trace.Trace) {
+		held = t.Memo(offeredKey{}, func() any { return new(lastOffered) }).(*lastOffered)
+		if held.tools.same(defs) {
+			specs = held.tools.specs
+		}
+	})
+	if specs != nil {
+		return specs
+	}
+	last := &offeredTools{defs: make([]llms.FunctionDefinition, len(defs)), specs: make([]trace.ToolSpec, len(defs))}
+	for i, f := range defs {
+		last.defs[i] = *f
+		last.specs[i] = trace.ToolSpec{Name: f.Name, Description: f.Description}
+		if f.Parameters != nil {
+			if raw, err := json.Marshal(f.Parameters); err == nil {
+				last.specs[i].Parameters = raw
+			}
+		}
+	}
+	rec.View(func(*trace.Trace) { held.tools = last }) // under the recorder's lock, as the memo is read
+	return last.specs
+}
+
+// offeredKey keys, in a trace's Memo, the definitions its last model call
+// offered and the specs recorded of them (a *lastOffered).
+type offeredKey struct{}
+
+type lastOffered struct{ tools *offeredTools }
+
+type offeredTools struct {
+	defs  []llms.FunctionDefinition // copies: the names, descriptions and parameter values offered
+	specs []trace.ToolSpec
+}
+
+func (o *offeredTools) same(defs []*llms.FunctionDefinition) bool {
+	if o == nil || len(o.defs) != len(defs) {
+		return false
+	}
+	for i, f := range defs {
+		if d := o.defs[i]; d.Name != f.Name || d.Description != f.Description || d.Strict != f.Strict || !sameValue(d.Parameters, f.Parameters) {
+			return false
+		}
+	}
+	return true
+}
+
+// sameValue reports whether a and b are the same parameters value: the
+// same map or slice of the same length, the same pointer, equal text.
+// Other values (a struct) are never the same, and are marshalled again.
+func sameValue(a, b any) bool {
+	if a == nil || b == nil {
+		return a == nil && b == nil
+	}
+	va, vb := reflect.ValueOf(a), reflect.ValueOf(b)
+	if va.Type() != vb.Type() {
+		return false
+	}
+	switch va.Kind() {
+	case reflect.Map, reflect.Slice:
+		return va.UnsafePointer() == vb.UnsafePointer() && va.Len() == vb.Len()
+	case reflect.Pointer:
+		return va.UnsafePointer() == vb.UnsafePointer()
+	case reflect.String:
+		return va.String() == vb.String()
+	}
+	return false
 }
 
 func textResponse(text string) *llms.ContentResponse {
