@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/guard/rules"
@@ -332,6 +333,11 @@ func llmsTools(index map[string]tools.Tool) []llms.Tool {
 // "__arg1" value for a tool without a schema.
 func toolInput(t tools.Tool, args string) string {
 	if st, ok := t.(SchemaTool); ok && st.Parameters() != nil {
+		return args
+	}
+	if !strings.Contains(args, "__") && !strings.Contains(args, `\u`) {
+		// No "__arg1" name in any case or escape (encoding/json matches
+		// names case-insensitively): nothing to take out, nothing to decode.
 		return args
 	}
 	var wrapped struct {
