@@ -165,6 +165,7 @@ func TestDiskFullCountHelper(t *testing.T) {
 // (see "Full disk" in the package documentation). Runs
 // AGENTGUARD_FILL_RUNS times per mode (default 20; 3 with -short).
 func TestExternalDiskFill(t *testing.T) {
+	oneGoroutine(t)
 	runs := 20
 	if testing.Short() {
 		runs = 3

@@ -14,6 +14,7 @@ import (
 // Model-controlled strings of any size become entries: capped with a
 // marker, or reduced, never refused. findings = entries.
 func TestOversizedFindingsAreStored(t *testing.T) {
+	oneGoroutine(t)
 	huge := strings.Repeat("2026-12-01", 3_000) // a 30 KB "date"
 	cases := []struct {
 		name string

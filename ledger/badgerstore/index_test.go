@@ -146,6 +146,7 @@ func lessonsEqual(a, b []ledger.Lesson) bool {
 // a scan of every entry returns, for appends one by one, in batches, and
 // from a durable group commit.
 func TestIndexedQueriesMatchAScan(t *testing.T) {
+	oneGoroutine(t)
 	vs := mixed(3000, 1)
 	for _, mode := range []string{"append", "batch", "durable"} {
 		t.Run(mode, func(t *testing.T) {
@@ -183,6 +184,7 @@ func unindex(t *testing.T, l *Store) {
 // read-only, indexed by the first read-write Open, and can be indexed again
 // at any time with Reindex.
 func TestMigrationAndReindex(t *testing.T) {
+	oneGoroutine(t)
 	dir := t.TempDir()
 	l, err := Open(dir, Options{})
 	if err != nil {
@@ -256,6 +258,7 @@ func TestIndexLongValues(t *testing.T) {
 // Lessons are written every lessonCheckpoint entries and at Close; after
 // a crash, Open counts the entries since the last checkpoint again.
 func TestLessonsAfterACrash(t *testing.T) {
+	oneGoroutine(t)
 	dir := t.TempDir()
 	l, err := Open(dir, Options{})
 	if err != nil {
@@ -286,6 +289,7 @@ func TestLessonsAfterACrash(t *testing.T) {
 // testdata/ledger-v1-crashed never wrote its lessons. Both hold
 // mixed(1500, 11), appended in batches of 100 by that version.
 func TestOpenIndexVersion1(t *testing.T) {
+	oneGoroutine(t)
 	for _, name := range []string{"ledger-v1", "ledger-v1-crashed"} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -343,6 +347,7 @@ func TestOpenIndexVersion1(t *testing.T) {
 // Between checkpoints the minute buckets live in memory; a range query
 // sees the entries appended since the last one, before and after a crash.
 func TestTimeRangeBetweenCheckpoints(t *testing.T) {
+	oneGoroutine(t)
 	dir := t.TempDir()
 	l, err := Open(dir, Options{})
 	if err != nil {
@@ -370,4 +375,16 @@ func TestTimeRangeBetweenCheckpoints(t *testing.T) {
 	}
 	defer l.Close()
 	checkIndexed(t, l)
+}
+
+// oneGoroutine skips t under the race detector. t drives the store from one
+// goroutine, through volumes (reindexing, version-1 files, thousands of
+// tags) that the detector's instrumentation makes minutes long: it can find
+// nothing there that the plain run (the README's test command) does not
+// test. The concurrent tests run under it.
+func oneGoroutine(t *testing.T) {
+	t.Helper()
+	if raceOn {
+		t.Skip("one goroutine drives the store: the plain run tests it; under -race it took 5-45 s, with nothing concurrent to check")
+	}
 }

@@ -361,6 +361,7 @@ func garble(t *testing.T, dir string, files []string, match func(string) bool, f
 }
 
 func TestCorrupt(t *testing.T) {
+	oneGoroutine(t)
 	ext := func(e string) func(string) bool { return func(f string) bool { return filepath.Ext(f) == e } }
 	name := func(n string) func(string) bool { return func(f string) bool { return f == n } }
 	all := func(int) int { return 0 }

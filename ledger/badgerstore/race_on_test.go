@@ -1,0 +1,5 @@
+//go:build race
+
+package badgerstore
+
+const raceOn = true
