@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -238,6 +239,12 @@ func LoadFile(t testing.TB, name string) []Run {
 
 // SharedCorpus returns ../shared/corpus beside the module, if it is there.
 func SharedCorpus() (string, error) {
+	if RaceOn {
+		// A corpus pass is one goroutine judging thousands of recorded
+		// runs: nothing for the detector to check that the plain run does
+		// not test, and minutes of its instrumentation (150-190 s a test).
+		return "", errors.New("the corpus is read by the plain test run, not under the race detector: its passes are sequential")
+	}
 	root, err := moduleRoot()
 	if err != nil {
 		return "", err
