@@ -92,16 +92,17 @@ func longSession(t *testing.T, keep, total, pool int) (at10k, atEnd uint64, stat
 }
 
 // A session that never ends holds a bounded window of steps once its
-// trace is stored: at 100,000 steps its guard holds less than twice what
-// it held at 10,000 (each step's origins stay indexed; the steps go).
+// trace is stored: at 300,000 steps its guard holds less than 1.5 times
+// what it held at 10,000 (each step's origins stay indexed, compacted; the
+// steps go). Without release, 100,000 steps are measured, not bounded.
 func TestLongSessionBoundedHeap(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs a 100,000-step session")
+		t.Skip("runs a 300,000-step session")
 	}
 	if raceOn {
 		t.Skip("under the race detector the session takes minutes and its heap is not the program's: ×2.54 from 10k to 100k steps there, ×1.03 without (not investigated)")
 	}
-	const total = 100_000
+	const total = 300_000
 	for _, tc := range []struct {
 		name string
 		keep int
@@ -113,17 +114,21 @@ func TestLongSessionBoundedHeap(t *testing.T) {
 			if tc.keep < 0 && os.Getenv("AGENTGUARD_LONG") == "" {
 				t.Skip("the session without release takes minutes (its trace file is rewritten whole every 1,000 steps); set AGENTGUARD_LONG=1 to measure it")
 			}
-			at10k, atEnd, stats := longSession(t, tc.keep, total, 1000)
+			steps := total
+			if tc.keep < 0 {
+				steps = 100_000 // the trace file is rewritten whole: quadratic
+			}
+			at10k, atEnd, stats := longSession(t, tc.keep, steps, 1000)
 			t.Logf("live heap: %.1f MiB at 10k steps, %.1f MiB at %dk (×%.2f); %d steps released, %d traces saved",
-				float64(at10k)/(1<<20), float64(atEnd)/(1<<20), total/1000, float64(atEnd)/float64(at10k), stats.StepsReleased, stats.TracesSaved)
+				float64(at10k)/(1<<20), float64(atEnd)/(1<<20), steps/1000, float64(atEnd)/float64(at10k), stats.StepsReleased, stats.TracesSaved)
 			if tc.keep < 0 {
 				return
 			}
 			if stats.StepsReleased == 0 {
 				t.Fatal("no step was released")
 			}
-			if atEnd >= 2*at10k {
-				t.Errorf("live heap at %d steps is %d bytes, ≥ 2× the %d at 10,000", total, atEnd, at10k)
+			if 2*atEnd >= 3*at10k {
+				t.Errorf("live heap at %d steps is %d bytes, ≥ 1.5× the %d at 10,000", steps, atEnd, at10k)
 			}
 		})
 	}
