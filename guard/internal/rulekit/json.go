@@ -1,68 +1,57 @@
 package rulekit
 
 import (
-	"bytes"
 	"strings"
-	"sync"
 
 	"github.com/go-json-experiment/json/jsontext"
 )
 
-// keyReader reads the object names of a JSON text with a jsontext
-// decoder, reused across calls.
-type keyReader struct {
-	buf bytes.Buffer
-	dec jsontext.Decoder
-}
-
-var keyReaders = sync.Pool{New: func() any { return new(keyReader) }}
-
 // AnyKey reports whether some object name in the JSON text s, at any
-// depth, satisfies match, reading s's tokens without decoding it. Text
-// that is not JSON has no names; a JSON text cut short is read as far as
-// it goes.
+// depth, satisfies match. It reads s's bytes once without decoding it: in
+// valid JSON a name is exactly a string followed, after white space, by a
+// colon. On text that is not valid JSON the answer is unspecified, which
+// costs a caller that goes on to decode s only that decode.
 func AnyKey(s string, match func(key string) bool) bool {
-	if len(s) == 0 || s[0] != '{' && s[0] != '[' && s[0] != ' ' && s[0] != '\n' && s[0] != '\t' && s[0] != '\r' {
+	t := strings.TrimLeft(s, " \t\r\n")
+	if t == "" || t[0] != '{' && t[0] != '[' {
 		return false // not a JSON object or array: no names
 	}
-	r := keyReaders.Get().(*keyReader)
-	defer keyReaders.Put(r)
-	r.buf.Reset()
-	r.buf.WriteString(s)
-	r.dec.Reset(&r.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	found := false
-	for !found {
-		kind := r.dec.PeekKind()
-		if kind == 0 {
-			break // the end, or text that is not JSON
+	escaped := false // the string being read holds an escape
+	for i := 0; i < len(s); i++ {
+		if s[i] != '"' {
+			continue
 		}
-		if kind != '"' {
-			if _, err := r.dec.ReadToken(); err != nil {
-				break
+		start := i
+		for i++; i < len(s) && s[i] != '"'; i++ {
+			if s[i] == '\\' {
+				escaped = true
+				i++
 			}
-			continue
 		}
-		// A string read at an even position of the object that holds it
-		// is a name.
-		in, n := r.dec.StackIndex(r.dec.StackDepth())
-		v, err := r.dec.ReadValue()
-		if err != nil {
-			break
+		if i >= len(s) {
+			return false // a string cut short
 		}
-		if in != '{' || n%2 != 0 {
-			continue
+		end := i
+		j := end + 1
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t' || s[j] == '\r' || s[j] == '\n') {
+			j++
 		}
-		end := int(r.dec.InputOffset())
-		key := s[end-len(v)+1 : end-1] // a substring: no allocation
-		if strings.IndexByte(key, '\\') >= 0 {
-			u, err := jsontext.AppendUnquote(nil, v)
+		if j == len(s) || s[j] != ':' {
+			escaped = false
+			continue // a value, not a name
+		}
+		key := s[start+1 : end] // a substring: no allocation
+		if escaped {
+			u, err := jsontext.AppendUnquote(nil, s[start:end+1])
 			if err != nil {
-				break
+				return false
 			}
-			key = string(u)
+			key, escaped = string(u), false
 		}
-		found = match(key)
+		if match(key) {
+			return true
+		}
+		i = j
 	}
-	r.buf.Reset()
-	return found
+	return false
 }
