@@ -247,7 +247,10 @@ type Observation struct {
 	// can then be fetched from the ledger. DiscardTraces stores none.
 	Traces TraceSink `json:"-"`
 	// TraceEvery saves a trace every TraceEvery recorded steps as well, for
-	// sessions that never end. Zero or negative means only when finished.
+	// sessions that never end. A save that comes due while the trace's last
+	// is still queued replaces it, so a sink slower than the agent stores
+	// the latest rather than falling behind. Zero or negative means only
+	// when finished.
 	TraceEvery int `json:"trace_every,omitempty"`
 	// KeepSteps bounds a trace's memory in a session that never ends: once
 	// the trace sink has acknowledged a save made by TraceEvery, the guard

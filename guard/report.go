@@ -91,11 +91,14 @@ type report struct {
 	ctx context.Context
 	v   trace.Violation
 	tr  *trace.Trace
-	rec *trace.Recorder // tr's recorder, for an autosave: released from once tr is stored
+	// auto holds, instead of tr, an autosave's trace: the latest save due
+	// when the report is delivered (see autosaveState).
+	auto *autosaveState
+	rec  *trace.Recorder // the trace's recorder, for an autosave: released from once the trace is stored
 }
 
 func (rep *report) kind() int {
-	if rep.tr != nil {
+	if rep.tr != nil || rep.auto != nil {
 		return 1
 	}
 	return 0
@@ -208,7 +211,10 @@ func (r *reporter) send(ctx context.Context, rep report) {
 
 // drop counts a report taken off its queue undelivered.
 func (r *reporter) drop(rep report) {
-	if rep.tr != nil {
+	if rep.auto != nil {
+		rep.auto.take()
+	}
+	if rep.kind() == 1 {
 		r.stats.tracesDropped.Add(1)
 	} else {
 		r.stats.dropped.Add(1)
@@ -282,7 +288,7 @@ func (r *reporter) run() {
 		r.stuck.Store(false)
 		n := len(batch)
 		traces := 0
-		if n == 1 && batch[0].tr != nil {
+		if n == 1 && batch[0].kind() == 1 {
 			traces = 1
 		}
 		clear(batch) // drop references to contexts, findings and traces
@@ -353,7 +359,7 @@ func (g *Guard) deliver(batch []report) {
 	var vs []trace.Violation
 	for i := range batch {
 		rep := &batch[i]
-		if rep.tr != nil {
+		if rep.kind() == 1 {
 			continue
 		}
 		if log := g.cfg.Observe.Logger; log != nil {
@@ -365,8 +371,14 @@ func (g *Guard) deliver(batch []report) {
 	}
 	g.appendViolations(vs)
 	for i := range batch {
-		if batch[i].tr != nil {
-			g.putTrace(batch[i].tr, batch[i].rec)
+		rep := &batch[i]
+		switch {
+		case rep.tr != nil:
+			g.putTrace(rep.tr, rep.rec)
+		case rep.auto != nil:
+			if t := rep.auto.take(); t != nil {
+				g.putTrace(t, rep.rec)
+			}
 		}
 	}
 	g.reports.logDrops()

@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"sync"
 
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/trace"
@@ -82,9 +83,31 @@ func (g *Guard) saveTrace(ctx context.Context, t *trace.Trace, rec *trace.Record
 	g.reports.send(ctx, report{tr: t, rec: rec})
 }
 
-// autosaveKey keys, in a trace's Memo, how many steps it had when last
-// saved by autosave.
+// autosaveKey keys, in a trace's Memo, its *autosaveState.
 type autosaveKey struct{}
+
+// autosaveState is a trace's periodic saving: how many steps it had when
+// last due, and the save waiting in the trace queue, if one does. A save
+// that comes due while the last is still queued replaces it there: the
+// sink stores the latest, which holds the earlier, and a sink slower than
+// the agent gets one save per trace to catch up on instead of a backlog
+// that fills the queue and drops other traces' saves.
+type autosaveState struct {
+	saved int // guarded by the recorder's lock
+
+	mu     sync.Mutex
+	queued *trace.Trace // the save waiting to be taken by the reporter
+}
+
+// take returns the save waiting, now taken off the queue, or nil when a
+// report for it was delivered already.
+func (s *autosaveState) take() *trace.Trace {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	t := s.queued
+	s.queued = nil
+	return t
+}
 
 // autosave saves rec's trace once Observation.TraceEvery steps were
 // recorded since it last did.
@@ -93,20 +116,29 @@ func (g *Guard) autosave(ctx context.Context, rec *trace.Recorder) {
 	if every <= 0 || g.traceSink() == nil {
 		return
 	}
-	due := false
+	var st *autosaveState
 	rec.View(func(t *trace.Trace) {
-		saved := t.Memo(autosaveKey{}, func() any { return new(int) }).(*int)
-		if t.Len()-*saved >= every {
-			*saved, due = t.Len(), true
+		s := t.Memo(autosaveKey{}, func() any { return new(autosaveState) }).(*autosaveState)
+		if t.Len()-s.saved >= every {
+			s.saved, st = t.Len(), s
 		}
 	})
-	if due {
-		var release *trace.Recorder
-		if g.cfg.Observe.KeepSteps >= 0 {
-			release = rec
-		}
-		g.saveTrace(ctx, rec.Trace(), release)
+	if st == nil {
+		return
 	}
+	snap := rec.Trace()
+	st.mu.Lock()
+	waiting := st.queued != nil
+	st.queued = snap
+	st.mu.Unlock()
+	if waiting {
+		return // the queued report now carries snap
+	}
+	var release *trace.Recorder
+	if g.cfg.Observe.KeepSteps >= 0 {
+		release = rec
+	}
+	g.reports.send(ctx, report{auto: st, rec: release})
 }
 
 // defaultKeepSteps is how many recent steps a trace keeps in memory when
