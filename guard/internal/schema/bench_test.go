@@ -35,9 +35,11 @@ func invalidArgs(valid string) string {
 	return valid[:i] + `",7],"note"` + valid[i+len(`"],"note"`):]
 }
 
-// BenchmarkValidate measures Validate ("new") against its baseline, package
-// guard's validator ("old": the zero-allocation scanner, then the decoder
-// for what the scanner cannot vouch for), on the same arguments.
+// BenchmarkValidate measures Validate ("new") against its baselines, its
+// reader alone ("reader": Validate without the fast path for flat
+// arguments) and package guard's validator ("old": the zero-allocation
+// scanner, then the decoder for what the scanner cannot vouch for), on the
+// same arguments.
 func BenchmarkValidate(b *testing.B) {
 	small := `{"order_id":"A1","reason":"damaged","quantity":2}`
 	cases := []struct{ name, args string }{
@@ -63,6 +65,13 @@ func BenchmarkValidate(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
 				s.Validate(c.args)
+			}
+		})
+		b.Run(c.name+"/reader", func(b *testing.B) { // without the fast path for flat arguments
+			b.SetBytes(int64(len(c.args)))
+			b.ReportAllocs()
+			for b.Loop() {
+				s.read(c.args)
 			}
 		})
 		b.Run(c.name+"/old", func(b *testing.B) {

@@ -18,7 +18,10 @@ import (
 // Validate reads the arguments once, with a jsontext.Decoder, checking
 // each value against its schema as it is read; it allocates nothing for
 // arguments the schema allows unless a name or a string the schema
-// constrains holds an escape. It is safe for concurrent use.
+// constrains holds an escape. Flat arguments it allows (an object of
+// plain scalars, what most calls carry) are read byte by byte instead
+// (acceptsFlat); every error comes from the decoder's reading. It is safe
+// for concurrent use.
 func (s *Schema) Validate(args string) error {
 	if s.catchAll {
 		return nil
@@ -33,6 +36,9 @@ func (s *Schema) Validate(args string) error {
 		}
 		e := *s.empty
 		return &e
+	}
+	if acceptsFlat(s.root, args) {
+		return nil
 	}
 	if err := s.read(args); err != nil {
 		return err
@@ -144,64 +150,110 @@ func (r *reader) value(n *node) *Error {
 		if v == nil {
 			return nil
 		}
-		if n.typed && n.kinds&typeString == 0 {
-			return r.wantType(n, k)
+		str := ""
+		if n.enum != nil || n.pattern != nil {
+			str = r.unquote(v)
 		}
-		if n.enum == nil && n.pattern == nil {
-			return nil
-		}
-		s := r.unquote(v)
-		if n.enum != nil && !n.hasString(s) {
-			return r.fault("%s is not one of %s", s, n.enumText)
-		}
-		if n.pattern != nil && !n.pattern.MatchString(s) {
-			return r.fault("%q does not match the pattern %s", s, n.pattern)
-		}
-		return nil
+		return r.scalarFault(n, k, "", str)
 	case '0':
 		v := r.read()
-		if v == nil || !n.number && !n.typed {
+		if v == nil {
 			return nil
 		}
-		lit := r.lastText(v)
-		f, err := 0.0, error(nil)
-		if n.number {
-			f, err = strconv.ParseFloat(lit, 64) // out of range: ±Inf, and not an integer
-		}
-		if n.typed && n.kinds&typeNumber == 0 && (n.kinds&typeInteger == 0 || err != nil || f != math.Trunc(f)) {
-			return r.wantType(n, k)
-		}
-		if n.enum != nil && !n.hasNumber(f) {
-			return r.fault("%s is not one of %s", lit, n.enumText)
-		}
-		if n.hasMin && f < n.min {
-			return r.fault("%s is below the minimum %v", lit, n.min)
-		}
-		if n.hasMax && f > n.max {
-			return r.fault("%s is above the maximum %v", lit, n.max)
-		}
-		return nil
+		return r.scalarFault(n, k, r.lastText(v), "")
 	case 't', 'f', 'n':
 		if r.read() == nil {
 			return nil
 		}
+		return r.scalarFault(n, k, "", "")
+	}
+	r.read() // not the start of a value: the decoder says why
+	return nil
+}
+
+// verdict is what a node says of a scalar value: allowed, or its fault.
+type verdict uint8
+
+const (
+	allowed verdict = iota
+	wrongType
+	notInEnum
+	noMatch
+	belowMinimum
+	aboveMaximum
+)
+
+// scalar judges a scalar value of kind k ('"', '0', 't', 'f' or 'n')
+// against n, which is not free: lit is a number's text, str a string's
+// unquoted value when n has an enum or a pattern. Validate's reader and
+// its fast path (flat.go) both judge by it.
+func (n *node) scalar(k jsontext.Kind, lit, str string) verdict {
+	switch k {
+	case '"':
+		switch {
+		case n.typed && n.kinds&typeString == 0:
+			return wrongType
+		case n.enum != nil && !n.hasString(str):
+			return notInEnum
+		case n.pattern != nil && !n.pattern.MatchString(str):
+			return noMatch
+		}
+	case '0':
+		if !n.number && !n.typed {
+			return allowed
+		}
+		f, err := 0.0, error(nil)
+		if n.number {
+			f, err = strconv.ParseFloat(lit, 64) // out of range: ±Inf, and not an integer
+		}
+		switch {
+		case n.typed && n.kinds&typeNumber == 0 && (n.kinds&typeInteger == 0 || err != nil || f != math.Trunc(f)):
+			return wrongType
+		case n.enum != nil && !n.hasNumber(f):
+			return notInEnum
+		case n.hasMin && f < n.min:
+			return belowMinimum
+		case n.hasMax && f > n.max:
+			return aboveMaximum
+		}
+	default:
 		bit := typeBoolean
 		if k == 'n' {
 			bit = typeNull
 		}
-		if n.typed && n.kinds&bit == 0 {
-			return r.wantType(n, k)
+		switch {
+		case n.typed && n.kinds&bit == 0:
+			return wrongType
+		case n.enum != nil && !n.hasLiteral(k):
+			return notInEnum
 		}
-		if n.enum != nil && !n.hasLiteral(k) {
-			text := "<nil>" // as fmt prints the nil that encoding/json reads null as
-			if k != 'n' {
-				text = strconv.FormatBool(k == 't')
-			}
-			return r.fault("%s is not one of %s", text, n.enumText)
-		}
-		return nil
 	}
-	r.read() // not the start of a value: the decoder says why
+	return allowed
+}
+
+// scalarFault is the fault of a scalar value, as scalar judges it, at
+// r.path; nil when n allows it.
+func (r *reader) scalarFault(n *node, k jsontext.Kind, lit, str string) *Error {
+	switch n.scalar(k, lit, str) {
+	case wrongType:
+		return r.wantType(n, k)
+	case notInEnum:
+		switch k {
+		case '"':
+			return r.fault("%s is not one of %s", str, n.enumText)
+		case '0':
+			return r.fault("%s is not one of %s", lit, n.enumText)
+		case 'n':
+			return r.fault("<nil> is not one of %s", n.enumText) // as fmt prints the nil that encoding/json reads null as
+		}
+		return r.fault("%s is not one of %s", strconv.FormatBool(k == 't'), n.enumText)
+	case noMatch:
+		return r.fault("%q does not match the pattern %s", str, n.pattern)
+	case belowMinimum:
+		return r.fault("%s is below the minimum %v", lit, n.min)
+	case aboveMaximum:
+		return r.fault("%s is above the maximum %v", lit, n.max)
+	}
 	return nil
 }
 
