@@ -9,6 +9,7 @@ import (
 
 	"github.com/agentguard/agentguard/trace/lexicon"
 	"github.com/agentguard/agentguard/trace/textnorm"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // Default is lexicon.Default compiled, shared by every guard and evaluator
@@ -134,40 +135,64 @@ func IsEmptyResult(w *lexicon.Compiled, result string) bool {
 // read are not JSON, or when the answer is "empty", which only the whole
 // (valid) text can confirm.
 func emptyJSONPrefix(s string) (empty, ok bool) {
-	dec := json.NewDecoder(strings.NewReader(s))
-	tok, err := dec.Token()
+	p := prefixReaders.Get().(*prefixReader)
+	defer prefixReaders.Put(p)
+	p.r.Reset(s)
+	p.d.Reset(&p.r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) // as encoding/json reads
+	defer p.r.Reset("")
+	d := &p.d
+	open, err := d.ReadToken()
 	if err != nil {
 		return false, false
 	}
-	if tok == json.Delim('[') {
-		if !dec.More() {
+	if open.Kind() == '[' {
+		if d.PeekKind() == ']' {
 			return false, false // "[]": confirm on the whole text
 		}
 		return false, true
 	}
-	for dec.More() {
-		if _, err := dec.Token(); err != nil { // the key
+	for {
+		switch d.PeekKind() {
+		case '"': // the name
+		default: // '}', or not JSON
 			return false, false
 		}
-		v, err := dec.Token()
-		if err != nil {
+		if _, err := d.ReadToken(); err != nil {
 			return false, false
 		}
-		switch v.(type) {
-		case nil:
-		case json.Delim:
-			if dec.More() {
-				return false, true // a non-empty object or array
-			}
-			if _, err := dec.Token(); err != nil {
+		switch d.PeekKind() {
+		case 'n':
+			if _, err := d.ReadToken(); err != nil {
 				return false, false
 			}
-		default:
+		case '{', '[':
+			if _, err := d.ReadToken(); err != nil {
+				return false, false
+			}
+			if k := d.PeekKind(); k != '}' && k != ']' {
+				return false, true // a non-empty object or array
+			}
+			if _, err := d.ReadToken(); err != nil {
+				return false, false
+			}
+		case '"', '0', 't', 'f':
+			if _, err := d.ReadToken(); err != nil {
+				return false, false
+			}
 			return false, true // a string, number or boolean: a record says something
+		default:
+			return false, false
 		}
 	}
-	return false, false
 }
+
+// prefixReader is emptyJSONPrefix's decoder and its reader, reused.
+type prefixReader struct {
+	r strings.Reader
+	d jsontext.Decoder
+}
+
+var prefixReaders = sync.Pool{New: func() any { return new(prefixReader) }}
 
 func emptyJSON(v any, depth int) bool {
 	switch x := v.(type) {
