@@ -133,6 +133,9 @@ func FuzzIsEmptyResult(f *testing.F) {
 // A result with records is known non-empty at its first value, at no
 // allocation: the gate reads every tool result.
 func TestIsEmptyResultOfARecordAllocatesNothing(t *testing.T) {
+	if raceOn {
+		t.Skip("under the race detector sync.Pool drops what it is given at random: the pooled decoder is made again")
+	}
 	w := Default()
 	for _, r := range []string{`{"order_id":"A1","email":"c@example.com"}`, `{"orders":[{"id":"A1"}]}`, `{"结果":null,"订单":["A1"]}`} {
 		if n := testing.AllocsPerRun(100, func() { IsEmptyResult(w, r) }); n != 0 {
