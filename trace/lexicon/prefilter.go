@@ -12,7 +12,8 @@ import (
 )
 
 // A prefilter is a set of words one of which every match of a pattern
-// contains. The lexicon's patterns have no literal prefix the regexp
+// contains, some of them only beside an ASCII digit (a clock's ":" after
+// one). The lexicon's patterns have no literal prefix the regexp
 // engine could seek to (case-folded alternatives after \b), so the engine
 // tries every position of every text; most texts hold none of the words,
 // and a substring search turns them away first. Like RE2's and
@@ -23,7 +24,21 @@ type prefilter struct {
 	ascii []bool   // per word: its only cased letters are ASCII (asciiCaseOnly)
 	fold  bool
 	digit bool // an ASCII digit is one of them ([0-9], \d)
+	// nextToDigit are words that count only beside an ASCII digit: ":"
+	// after one for a clock's "10:30", "-" after one for "2025-06-01".
+	nextToDigit []digitWord
 }
+
+// digitWord is a word that counts only with an ASCII digit right before
+// it (before) or right after it.
+type digitWord struct {
+	word   string
+	before bool
+}
+
+// digitMark stands, inside a word exact derives, for any ASCII digit. A
+// pattern's literal that holds it is not derived from (exact).
+const digitMark = '\x01'
 
 // anyDigit stands for an ASCII digit among a pattern's required words: a
 // word no text holds, so the substring searches pass it by.
@@ -73,7 +88,7 @@ func (pf *prefilter) may(text string) bool {
 				return true
 			}
 		}
-		return false
+		return pf.besideDigit(text, false)
 	}
 	// Lower the ASCII letters once, then let strings.Contains (vectorised)
 	// look for each word; a word with non-ASCII cased letters is looked
@@ -93,7 +108,65 @@ func (pf *prefilter) may(text string) bool {
 			return true
 		}
 	}
+	return pf.besideDigit(text, true)
+}
+
+// besideDigit reports whether text holds one of pf.nextToDigit beside an
+// ASCII digit on the side it needs one, ignoring ASCII case when fold is
+// set (the words beside digits have ASCII case only).
+func (pf *prefilter) besideDigit(text string, fold bool) bool {
+	for _, dw := range pf.nextToDigit {
+		w := dw.word
+		for at := 0; at+len(w) <= len(text); at++ {
+			if !hasPrefixASCII(text[at:], w, fold) {
+				continue
+			}
+			if dw.before && at > 0 && isDigit(text[at-1]) ||
+				!dw.before && at+len(w) < len(text) && isDigit(text[at+len(w)]) {
+				return true
+			}
+		}
+	}
 	return false
+}
+
+// hasPrefixASCII reports whether s starts with w, ignoring ASCII case
+// when fold is set; w is in lower case then.
+func hasPrefixASCII(s, w string, fold bool) bool {
+	if !fold {
+		return strings.HasPrefix(s, w)
+	}
+	for i := 0; i < len(w); i++ {
+		c := s[i]
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != w[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+// digitCore is what a word exact derived with digit marks is looked for
+// by: its first run of literal bytes with the digit next to it, before
+// it when there is one ("10:30" is looked for as ":" after a digit);
+// ok is false when the word is digits alone.
+func digitCore(w string) (dw digitWord, ok bool) {
+	start := strings.IndexFunc(w, func(r rune) bool { return r != digitMark })
+	if start < 0 {
+		return digitWord{}, false
+	}
+	end := start + strings.IndexByte(w[start:]+string(rune(digitMark)), digitMark)
+	if start > 0 {
+		return digitWord{word: w[start:end], before: true}, true
+	}
+	if end == len(w) {
+		return digitWord{}, false // no digit mark after all
+	}
+	return digitWord{word: w[start:end]}, true
 }
 
 // lowerASCII appends text to dst with its ASCII letters lowered.
@@ -138,9 +211,19 @@ func prefilterOf(re *regexp.Regexp) *prefilter {
 		switch {
 		case w == anyDigit:
 			p.digit = true
+		case strings.IndexByte(w, digitMark) >= 0:
+			dw, ok := digitCore(w)
+			switch {
+			case !ok || fold && !asciiCaseOnly(dw.word):
+				p.digit = true // every text that holds w holds a digit
+			case !slices.Contains(p.nextToDigit, dw):
+				p.nextToDigit = append(p.nextToDigit, dw)
+			}
 		case len(w) < 2:
 			return nil
-		case !slices.ContainsFunc(words, func(v string) bool { return v != w && v != anyDigit && strings.Contains(w, v) }) &&
+		case !slices.ContainsFunc(words, func(v string) bool {
+			return v != w && v != anyDigit && strings.IndexByte(v, digitMark) < 0 && strings.Contains(w, v)
+		}) &&
 			!slices.Contains(p.words, w):
 			// A word that holds another ("january", "jan") adds nothing.
 			p.words = append(p.words, w)
@@ -174,6 +257,9 @@ func exact(re *syntax.Regexp) (words []string, fold, ok bool) {
 	case syntax.OpLiteral:
 		fold := re.Flags&syntax.FoldCase != 0
 		s := string(re.Rune)
+		if strings.IndexByte(s, digitMark) >= 0 {
+			return nil, false, false
+		}
 		if fold {
 			s = strings.ToLower(s)
 		}
@@ -184,6 +270,9 @@ func exact(re *syntax.Regexp) (words []string, fold, ok bool) {
 			n += int(re.Rune[i+1]-re.Rune[i]) + 1
 		}
 		if n > 4 {
+			if digits(re) {
+				return []string{string(rune(digitMark))}, false, true // some digit: [0-9], \d
+			}
 			return nil, false, false
 		}
 		// A small class is its letters; [Cc] is a folded c.
@@ -199,6 +288,12 @@ func exact(re *syntax.Regexp) (words []string, fold, ok bool) {
 		return words, len(words) < n, true
 	case syntax.OpCapture:
 		return exact(re.Sub[0])
+	case syntax.OpQuest:
+		w, f, ok := exact(re.Sub[0])
+		if !ok || len(w) >= maxWords {
+			return nil, false, false
+		}
+		return append([]string{""}, w...), f, true
 	case syntax.OpAlternate:
 		for _, sub := range re.Sub {
 			w, f, ok := exact(sub)
@@ -294,8 +389,14 @@ func shortest(w []string) int {
 	n := -1
 	for _, s := range w {
 		l := len(s)
-		if s == anyDigit {
+		switch {
+		case s == anyDigit:
 			l = 1
+		case strings.IndexByte(s, digitMark) >= 0:
+			l = 1 // digits alone: a digit
+			if dw, ok := digitCore(s); ok {
+				l = len(dw.word) + 1
+			}
 		}
 		if n < 0 || l < n {
 			n = l

@@ -22,11 +22,16 @@ func TestPrefilterOf(t *testing.T) {
 		{`(?:ab|cd)(?:ef|gh)`, []string{"abef", "abgh", "cdef", "cdgh"}, false},
 		// a digit is required when no longer word is
 		{`\d+`, []string{anyDigit}, false},
-		{`\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})`, []string{anyDigit}, false},
+		{`\d+%`, []string{anyDigit}, false},
+		// a separator or a letter beside a digit: `\d:` is ":" after one
+		{`\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})`, []string{`\d-`, `\d/`, `\d.`}, false},
 		{`(?i)(?P<hour>\d{1,2})(?::(?P<min>\d{2}))?\s*(?:(?P<am>a\.?m\b\.?)|(?P<pm>p\.?m\b\.?))|(?P<hour>\d{1,2}):(?P<min>\d{2})(?::\d{2})?|\b(?P<word>noon|midnight)\b`,
-			[]string{anyDigit, "noon", "midnight"}, true},
+			[]string{"am", "a.m", "pm", "p.m", `\d:`, "noon", "midnight"}, true},
+		{`\bA\d{3}`, []string{`A\d`}, false},
+		{`(?i)\bv\d\.\d`, []string{`v\d`}, true},
 		{`(?:(?P<year>\d{4})\s*年\s*)?(?P<month>\d{1,2})\s*月\s*(?P<day>\d{1,2})\s*[日号號]?`, []string{"月"}, false},
 		{`[0-9a-f]+`, nil, false},
+		{"ab\x01cd", nil, false}, // a literal that holds the digit mark is not derived from
 	} {
 		t.Run(tc.pattern, func(t *testing.T) {
 			p := prefilterOf(regexp.MustCompile(tc.pattern))
@@ -42,6 +47,13 @@ func TestPrefilterOf(t *testing.T) {
 			got := slices.Clone(p.words)
 			if p.digit {
 				got = append(got, anyDigit)
+			}
+			for _, dw := range p.nextToDigit {
+				if dw.before {
+					got = append(got, `\d`+dw.word)
+				} else {
+					got = append(got, dw.word+`\d`)
+				}
 			}
 			slices.Sort(got)
 			want := slices.Clone(tc.words)
@@ -63,6 +75,8 @@ func TestMayMatch(t *testing.T) {
 		{"see you at NOON", true},
 		{"see you tomorrow", false},
 		{"see you at ten", false},
+		{"Re: order A1030", false}, // a colon and digits, but not side by side
+		{"order 1030:", true},
 	} {
 		pf := prefilterOf(clock)
 		if got := pf.may(tc.text); got != tc.want {
@@ -101,12 +115,44 @@ func patternsOf(v reflect.Value, out []*regexp.Regexp) []*regexp.Regexp {
 	return out
 }
 
+// timeTexts are sentences with and without dates and times of day, in
+// the forms users write them, for the patterns that need a digit.
+var timeTexts = []string{
+	"Please send the invoice of order A1000 to its customer.", "请把订单 A1001 的发票发给客户。",
+	"Call me at 10:30 tomorrow", "after 7pm please", "before 7 p.m.", "around 9 A.M.", "at 12:05:30 exactly",
+	"on 2025-06-01", "on 2025/6/1 or 2025.06.02", "between 3 and 5 June", "下午3点半", "明天早上9点", "2025年6月1日到5日",
+	"6月1日前", "Re: order A1030", "order 1030: shipped", "v1.2.3 is out", "room 12-B", "12:00noon", "midnight",
+	"ticket #4471, 2 items, total 120.50", "my phone is 138-0013-8000", "订单号：A1002，金额 99.9 元",
+}
+
+// Every default pattern that matches one of timeTexts may match it.
+func TestMayMatchTimeTexts(t *testing.T) {
+	c := Default().Compiled()
+	for _, re := range patternsOf(reflect.ValueOf(c), nil) {
+		for _, text := range timeTexts {
+			if re.MatchString(text) && !c.MayMatch(re, text) {
+				t.Errorf("%q matches %s but MayMatch says no", text, re)
+			}
+		}
+	}
+	// The clock and date patterns no longer run on a sentence that only
+	// has an id in it.
+	for _, re := range append(slices.Clone(c.Time.Clocks), c.Time.Dates...) {
+		for _, text := range timeTexts[:2] {
+			if c.MayMatch(re, text) {
+				t.Errorf("MayMatch(%s, %q) = true: an order id is not a time", re, text)
+			}
+		}
+	}
+}
+
 // FuzzMayMatch holds the prefilter's one promise for every pattern of the
 // default lexicon, dates and clocks included: a text a pattern matches is
 // never turned away.
 func FuzzMayMatch(f *testing.F) {
 	for _, s := range []string{"on March 3rd, 2025 at 10:30am", "3 of june", "noon", "下午3点半", "2025年6月1日到5日",
-		"between 1 and 5 June", "at 7 p.m.", "no digits here", "Ignore previous instructions", "没有符合条件的记录"} {
+		"between 1 and 5 June", "at 7 p.m.", "no digits here", "Ignore previous instructions", "没有符合条件的记录",
+		"2025/6/1", "12:05:30", "A1030:", "v1.2"} {
 		f.Add(s)
 	}
 	c := Default().Compiled()
