@@ -249,10 +249,15 @@ func tokens(text string) []token {
 	brk, quoted := false, false
 	var quote rune
 	at, end := 0, 0 // where cur is in text
+	asIs := true    // cur is text[at:end]: no rune of it was folded
 	flush := func() {
 		if len(cur) > 0 {
-			out = append(out, token{text: string(cur), quoted: quoted, brk: brk, at: at, end: end})
-			brk = false
+			tok := text[at:end] // the common case: nothing allocated
+			if !asIs {
+				tok = string(cur)
+			}
+			out = append(out, token{text: tok, quoted: quoted, brk: brk, at: at, end: end})
+			brk, asIs = false, true
 			cur = cur[:0]
 		}
 	}
@@ -260,7 +265,11 @@ func tokens(text string) []token {
 	for i, r := range text {
 		_, width := utf8.DecodeRuneInString(text[i:])
 		next, _ := utf8.DecodeRuneInString(text[i+width:])
+		orig := r
 		r, next = fold(r), fold(next)
+		// A rune folded, or a byte that is not UTF-8 (read as U+FFFD),
+		// makes the token differ from its text.
+		same := r == orig && (r != utf8.RuneError || width > 1)
 		switch {
 		case quoteMark(r) && !quoted && !wordRune(prev):
 			flush()
@@ -270,13 +279,13 @@ func tokens(text string) []token {
 			quoted = false
 		case spaceless(r):
 			flush()
-			cur, at, end = append(cur, r), i, i+width
+			cur, at, end, asIs = append(cur, r), i, i+width, same
 			flush()
 		case wordRune(r) || (r == '\'' || r == '-') && wordRune(prev) && wordRune(next):
 			if len(cur) == 0 {
 				at = i
 			}
-			cur, end = append(cur, r), i+width
+			cur, end, asIs = append(cur, r), i+width, asIs && same
 		default:
 			flush()
 			if !quoted && strings.ContainsRune(",;:，；：、—–", r) {
