@@ -2,10 +2,12 @@ package claims
 
 import (
 	"encoding/json"
+	"io"
 	"maps"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/agentguard/agentguard/guard/internal/rulekit"
 	"github.com/agentguard/agentguard/trace"
 	"github.com/agentguard/agentguard/trace/lexicon"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // This file holds the facts the false-claim rule judges an answer against:
@@ -610,22 +613,16 @@ func argFacts(w *lexicon.Compiled, args string) (targets, dest []string) {
 	if !strings.HasPrefix(strings.TrimSpace(args), "{") {
 		return nil, nil
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal([]byte(args), &m) != nil {
+	members, ok := keyedScalars(w, args)
+	if !ok {
 		return nil, nil
 	}
-	for k, raw := range m {
-		key := strings.ToLower(k)
-		kind := rulekit.KindOfKey(w, key)
-		isTarget, isDest := kind&rulekit.KeyTarget != 0, kind&rulekit.KeyDestination != 0
-		if !isTarget && !isDest {
-			continue
-		}
-		for _, v := range scalars(raw) {
-			if n := normTarget(v); isTarget && len(n) >= 4 {
+	for _, m := range members {
+		for _, v := range m.values {
+			if n := normTarget(v); m.target && len(n) >= 4 {
 				targets = append(targets, n)
 			}
-			if isDest {
+			if m.dest {
 				dest = append(dest, destForms(v)...)
 			}
 		}
@@ -635,30 +632,125 @@ func argFacts(w *lexicon.Compiled, args string) (targets, dest []string) {
 	return slices.Compact(targets), slices.Compact(dest)
 }
 
-// scalars decodes a JSON string, number or array of them.
-func scalars(raw json.RawMessage) []string {
-	var v any
-	if json.Unmarshal(raw, &v) != nil {
-		return nil
-	}
-	var out []string
-	add := func(v any) {
-		switch v := v.(type) {
-		case string:
-			out = append(out, v)
-		case float64:
-			out = append(out, strconv.FormatFloat(v, 'f', -1, 64))
-		}
-	}
-	if list, ok := v.([]any); ok {
-		for _, x := range list {
-			add(x)
-		}
-		return out
-	}
-	add(v)
-	return out
+// keyedMember is a name of a call's arguments that identifies a target or
+// a destination, with its string and number values.
+type keyedMember struct {
+	name         string
+	target, dest bool
+	values       []string
 }
+
+// keyedScalars reads the JSON object args once, with a jsontext decoder,
+// and returns its names that identify a target or a destination with
+// their values: a string, a number (as strconv.FormatFloat writes it) or
+// the strings and numbers of an array; a name repeated counts once, with
+// its last value, and a value that holds a number out of float64's range
+// has none. ok is false when args is not one JSON object.
+func keyedScalars(w *lexicon.Compiled, args string) (members []keyedMember, ok bool) {
+	p := argReaders.Get().(*argReader)
+	defer argReaders.Put(p)
+	p.r.Reset(args)
+	defer p.r.Reset("")
+	d := &p.d
+	d.Reset(&p.r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) // as encoding/json reads
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, false
+	}
+	for d.PeekKind() == '"' {
+		tok, err := d.ReadToken()
+		if err != nil {
+			return nil, false
+		}
+		name := tok.String()
+		kind := rulekit.KindOfKey(w, strings.ToLower(name))
+		target, dest := kind&rulekit.KeyTarget != 0, kind&rulekit.KeyDestination != 0
+		if !target && !dest {
+			if d.SkipValue() != nil {
+				return nil, false
+			}
+			continue
+		}
+		values, err := scalarValues(d)
+		if err != nil {
+			return nil, false
+		}
+		members = slices.DeleteFunc(members, func(m keyedMember) bool { return m.name == name })
+		members = append(members, keyedMember{name: name, target: target, dest: dest, values: values})
+	}
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '}' {
+		return nil, false
+	}
+	if _, err := d.ReadToken(); err != io.EOF {
+		return nil, false // trailing data
+	}
+	return members, true
+}
+
+// scalarValues reads the next value: a string, a number, or an array of
+// values of which it keeps the strings and numbers. A number out of
+// float64's range makes the whole value hold none.
+func scalarValues(d *jsontext.Decoder) ([]string, error) {
+	var out []string
+	bad := false
+	add := func(tok jsontext.Token) {
+		switch tok.Kind() {
+		case '"':
+			out = append(out, tok.String())
+		case '0':
+			f, err := strconv.ParseFloat(tok.String(), 64)
+			if err != nil {
+				bad = true
+				return
+			}
+			out = append(out, strconv.FormatFloat(f, 'f', -1, 64))
+		}
+	}
+	switch d.PeekKind() {
+	case '"', '0':
+		tok, err := d.ReadToken()
+		if err != nil {
+			return nil, err
+		}
+		add(tok)
+	case '[':
+		if _, err := d.ReadToken(); err != nil {
+			return nil, err
+		}
+		for d.PeekKind() != ']' {
+			switch d.PeekKind() {
+			case '"', '0':
+				tok, err := d.ReadToken()
+				if err != nil {
+					return nil, err
+				}
+				add(tok)
+			default:
+				if err := d.SkipValue(); err != nil {
+					return nil, err
+				}
+			}
+		}
+		if _, err := d.ReadToken(); err != nil {
+			return nil, err
+		}
+	default:
+		if err := d.SkipValue(); err != nil {
+			return nil, err
+		}
+	}
+	if bad {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// argReader is keyedScalars's decoder and its reader, reused.
+type argReader struct {
+	r strings.Reader
+	d jsontext.Decoder
+}
+
+var argReaders = sync.Pool{New: func() any { return new(argReader) }}
 
 // destForms returns the forms of a recipient or address an answer may
 // name it by.
