@@ -705,38 +705,31 @@ func scalarValues(d *jsontext.Decoder) ([]string, error) {
 			out = append(out, strconv.FormatFloat(f, 'f', -1, 64))
 		}
 	}
-	switch d.PeekKind() {
-	case '"', '0':
-		tok, err := d.ReadToken()
-		if err != nil {
-			return nil, err
+	one := func() error { // a string or a number kept, anything else skipped
+		switch d.PeekKind() {
+		case '"', '0':
+			tok, err := d.ReadToken()
+			if err == nil {
+				add(tok)
+			}
+			return err
 		}
-		add(tok)
-	case '[':
+		return d.SkipValue()
+	}
+	if d.PeekKind() == '[' {
 		if _, err := d.ReadToken(); err != nil {
 			return nil, err
 		}
 		for d.PeekKind() != ']' {
-			switch d.PeekKind() {
-			case '"', '0':
-				tok, err := d.ReadToken()
-				if err != nil {
-					return nil, err
-				}
-				add(tok)
-			default:
-				if err := d.SkipValue(); err != nil {
-					return nil, err
-				}
+			if err := one(); err != nil {
+				return nil, err
 			}
 		}
 		if _, err := d.ReadToken(); err != nil {
 			return nil, err
 		}
-	default:
-		if err := d.SkipValue(); err != nil {
-			return nil, err
-		}
+	} else if err := one(); err != nil {
+		return nil, err
 	}
 	if bad {
 		return nil, nil
