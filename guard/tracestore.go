@@ -129,7 +129,9 @@ func (g *Guard) autosave(ctx context.Context, rec *trace.Recorder) {
 	snap := rec.Trace()
 	st.mu.Lock()
 	waiting := st.queued != nil
-	st.queued = snap
+	if !waiting || snap.Len() >= st.queued.Len() { // two calls' saves may cross: keep the longer
+		st.queued = snap
+	}
 	st.mu.Unlock()
 	if waiting {
 		return // the queued report now carries snap
