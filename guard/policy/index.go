@@ -1,12 +1,10 @@
 package policy
 
 import (
-	"bytes"
 	"io"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/go-json-experiment/json/jsontext"
@@ -14,6 +12,7 @@ import (
 	"cel.dev/cel-go/common/types"
 	"cel.dev/cel-go/common/types/ref"
 
+	"github.com/agentguard/agentguard/guard/internal/detect"
 	"github.com/agentguard/agentguard/trace"
 )
 
@@ -218,15 +217,6 @@ func (x *policyIndex) result(t *trace.Trace, i int) ref.Val {
 	return v
 }
 
-// jsonReader reads JSON texts with a jsontext decoder, reused across
-// calls: arguments are read on every checked call.
-type jsonReader struct {
-	buf bytes.Buffer
-	dec jsontext.Decoder
-}
-
-var jsonReaders = sync.Pool{New: func() any { return new(jsonReader) }}
-
 // readJSON hands fn a decoder over s, an object or an array (other text
 // reports false), and reports whether fn read all of s as one value. A
 // name repeated in an object is read twice (the last wins where it
@@ -237,17 +227,13 @@ func readJSON(s string, fn func(dec *jsontext.Decoder) bool) bool {
 	if t == "" || (t[0] != '{' && t[0] != '[') {
 		return false
 	}
-	r := jsonReaders.Get().(*jsonReader)
-	defer jsonReaders.Put(r)
-	r.buf.Reset()
-	r.buf.WriteString(s)
-	r.dec.Reset(&r.buf, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
-	ok := fn(&r.dec)
-	if ok {
-		_, err := r.dec.ReadToken()
-		ok = err == io.EOF
-	}
-	r.buf.Reset()
+	ok := false
+	detect.ReadJSON(s, func(dec *jsontext.Decoder) {
+		if ok = fn(dec); ok {
+			_, err := dec.ReadToken()
+			ok = err == io.EOF
+		}
+	})
 	return ok
 }
 

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -647,12 +646,11 @@ type keyedMember struct {
 // its last value, and a value that holds a number out of float64's range
 // has none. ok is false when args is not one JSON object.
 func keyedScalars(w *lexicon.Compiled, args string) (members []keyedMember, ok bool) {
-	p := argReaders.Get().(*argReader)
-	defer argReaders.Put(p)
-	p.r.Reset(args)
-	defer p.r.Reset("")
-	d := &p.d
-	d.Reset(&p.r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) // as encoding/json reads
+	detect.ReadJSON(args, func(d *jsontext.Decoder) { members, ok = readKeyed(w, d) })
+	return members, ok
+}
+
+func readKeyed(w *lexicon.Compiled, d *jsontext.Decoder) (members []keyedMember, ok bool) {
 	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
 		return nil, false
 	}
@@ -736,14 +734,6 @@ func scalarValues(d *jsontext.Decoder) ([]string, error) {
 	}
 	return out, nil
 }
-
-// argReader is keyedScalars's decoder and its reader, reused.
-type argReader struct {
-	r strings.Reader
-	d jsontext.Decoder
-}
-
-var argReaders = sync.Pool{New: func() any { return new(argReader) }}
 
 // destForms returns the forms of a recipient or address an answer may
 // name it by.

@@ -135,12 +135,12 @@ func IsEmptyResult(w *lexicon.Compiled, result string) bool {
 // read are not JSON, or when the answer is "empty", which only the whole
 // (valid) text can confirm.
 func emptyJSONPrefix(s string) (empty, ok bool) {
-	p := prefixReaders.Get().(*prefixReader)
-	defer prefixReaders.Put(p)
-	p.r.Reset(s)
-	p.d.Reset(&p.r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true)) // as encoding/json reads
-	defer p.r.Reset("")
-	d := &p.d
+	ReadJSON(s, func(d *jsontext.Decoder) { empty, ok = emptyPrefix(d) })
+	return empty, ok
+}
+
+// emptyPrefix is emptyJSONPrefix on d, reading s.
+func emptyPrefix(d *jsontext.Decoder) (empty, ok bool) {
 	open, err := d.ReadToken()
 	if err != nil {
 		return false, false
@@ -152,12 +152,10 @@ func emptyJSONPrefix(s string) (empty, ok bool) {
 		return false, true
 	}
 	for {
-		switch d.PeekKind() {
-		case '"': // the name
-		default: // '}', or not JSON
+		if d.PeekKind() != '"' { // '}', or not JSON
 			return false, false
 		}
-		if _, err := d.ReadToken(); err != nil {
+		if _, err := d.ReadToken(); err != nil { // the name
 			return false, false
 		}
 		switch d.PeekKind() {
@@ -186,13 +184,25 @@ func emptyJSONPrefix(s string) (empty, ok bool) {
 	}
 }
 
-// prefixReader is emptyJSONPrefix's decoder and its reader, reused.
-type prefixReader struct {
+// jsonReader is ReadJSON's decoder and its reader, reused.
+type jsonReader struct {
 	r strings.Reader
 	d jsontext.Decoder
 }
 
-var prefixReaders = sync.Pool{New: func() any { return new(prefixReader) }}
+var jsonReaders = sync.Pool{New: func() any { return new(jsonReader) }}
+
+// ReadJSON hands fn a jsontext decoder over s, reused across calls, that
+// reads as encoding/json does: a name repeated in an object is read
+// twice, and invalid UTF-8 is read as U+FFFD. fn must not keep it.
+func ReadJSON(s string, fn func(d *jsontext.Decoder)) {
+	p := jsonReaders.Get().(*jsonReader)
+	defer jsonReaders.Put(p)
+	p.r.Reset(s)
+	p.d.Reset(&p.r, jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	fn(&p.d)
+	p.r.Reset("")
+}
 
 func emptyJSON(v any, depth int) bool {
 	switch x := v.(type) {
