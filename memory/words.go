@@ -155,6 +155,7 @@ type wordIndex struct {
 	shapes  [256]uint64        // per first byte, the lengths of byToken's keys (bit min(n, 63)): most words of a text need no lookup
 	byAlnum [256][]int32       // other words that start with an ASCII letter or digit, by first byte: tried at every word start
 	byByte  [256][]int32       // words that start with anything else, by first byte: tried at every byte
+	byLead3 [16][64][]int32    // of those, words that start with a three-byte rune (most Han), by its first two bytes
 	lists   int
 }
 
@@ -179,7 +180,11 @@ func newWordIndex(lists ...[]string) *wordIndex {
 			k := int32(len(x.words))
 			x.words = append(x.words, iw)
 			if !iw.left {
-				x.byByte[stem[0]] = append(x.byByte[stem[0]], k)
+				if c0, c1, ok := lead3(stem, 0); ok {
+					x.byLead3[c0][c1] = append(x.byLead3[c0][c1], k)
+				} else {
+					x.byByte[stem[0]] = append(x.byByte[stem[0]], k)
+				}
 				continue
 			}
 			t := 1
@@ -198,6 +203,18 @@ func newWordIndex(lists ...[]string) *wordIndex {
 		}
 	}
 	return x
+}
+
+// lead3 reports whether s holds, at byte p, the first two bytes of a
+// three-byte UTF-8 sequence, and returns their payload bits: a byLead3
+// bucket. A Chinese text's every character starts one, and one lead byte
+// starts thousands of characters, so a bucket holds a few words where the
+// lead byte's list holds dozens.
+func lead3(s string, p int) (c0, c1 byte, ok bool) {
+	if p+1 >= len(s) || s[p]&0xF0 != 0xE0 || s[p+1]&0xC0 != 0x80 {
+		return 0, 0, false
+	}
+	return s[p] & 0x0F, s[p+1] & 0x3F, true
 }
 
 // wordAt reports whether w occurs in s at byte p, by eachWord's rules, and
@@ -248,6 +265,12 @@ func (x *wordIndex) find(s string) wordHits {
 		c := s[p]
 		if ks := x.byByte[c]; len(ks) > 0 {
 			try(ks, p)
+		}
+		if c0, c1, ok := lead3(s, p); ok {
+			if ks := x.byLead3[c0][c1]; len(ks) > 0 {
+				try(ks, p)
+			}
+			continue
 		}
 		if !isAlnum(c) || p > 0 && isWordByte(s[p-1]) {
 			continue
