@@ -298,12 +298,16 @@ func (x *extraction) ids(s sentence, taken []span) []span {
 	seen := map[string]bool{}
 	add := func(kind string, v span) {
 		id := s.text[v.start:v.end]
-		if overlapsAny(taken, v) || seen[strings.ToLower(id)] {
+		if overlapsAny(taken, v) {
 			return
 		}
-		seen[strings.ToLower(id)] = true
+		lower := strings.ToLower(id)
+		if seen[lower] {
+			return
+		}
+		seen[lower] = true
 		found = append(found, v)
-		x.add(KindID, kind+":"+strings.ToLower(id), id, Active)
+		x.add(KindID, kind+":"+lower, id, Active)
 	}
 	for _, c := range s.words.cues(x.r.l.ids) {
 		if v, ok := idAfter(x.w, s.text, s.lower, c.end); ok {

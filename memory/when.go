@@ -176,6 +176,18 @@ func parseWindow(s string) (window, bool) {
 // isoDate is a four-digit-year date, read in any language.
 var isoDate = regexp.MustCompile(`\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})`)
 
+// mayISODate reports whether s could hold an isoDate: a separator
+// between two digits, which every match has and an id ("A1010", "订单
+// 20250601") or an amount ("120.50" aside) mostly has not.
+func mayISODate(s string) bool {
+	for i := 1; i+1 < len(s); i++ {
+		if c := s[i]; (c == '-' || c == '/' || c == '.') && isDigit(s[i-1]) && isDigit(s[i+1]) {
+			return true
+		}
+	}
+	return false
+}
+
 // monthNum reads a month group: a number or one of w's month names; 0 if
 // it is neither.
 func monthNum(w *lexicon.TimePatterns, s string) int {
@@ -196,8 +208,8 @@ type mention struct {
 func dates(w *lexicon.TimePatterns, s string) []mention {
 	var out []mention
 	add := func(re *regexp.Regexp, conv func(m []string) (point, bool)) {
-		if re == isoDate && !strings.ContainsAny(s, "0123456789") || !w.MayMatch(re, s) {
-			return // no word, or digit, every match needs: most sentences
+		if re == isoDate && !mayISODate(s) || !w.MayMatch(re, s) {
+			return // no word, or digits, every match needs: most sentences
 		}
 		for _, loc := range re.FindAllStringSubmatchIndex(s, -1) {
 			if overlaps(out, loc[0], loc[1]) {

@@ -114,3 +114,16 @@ func TestNumber(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMayISODate holds the prefilter to the pattern: a text isoDate
+// matches is never turned away.
+func FuzzMayISODate(f *testing.F) {
+	for _, s := range []string{"2025-06-01", "订单 A1010", "due 2025/6/1, total 120.50", "v1.2.3", "A1010-2"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if isoDate.MatchString(s) && !mayISODate(s) {
+			t.Errorf("mayISODate(%q) = false, but isoDate matches %q", s, isoDate.FindString(s))
+		}
+	})
+}
