@@ -21,6 +21,7 @@ import (
 // so a lexicon keeps its patterns as data and nothing here names a word.
 type prefilter struct {
 	words []string // lower-cased when the pattern folds case
+	bytes [][]byte // words, for a search of a lowered text
 	ascii []bool   // per word: its only cased letters are ASCII (asciiCaseOnly)
 	fold  bool
 	digit bool // an ASCII digit is one of them ([0-9], \d)
@@ -104,7 +105,7 @@ func (pf *prefilter) may(text string) bool {
 		lower = *bp
 	}
 	for i, w := range pf.words {
-		if pf.ascii[i] && bytes.Contains(lower, []byte(w)) || !pf.ascii[i] && containsFold(text, w) {
+		if pf.ascii[i] && bytes.Contains(lower, pf.bytes[i]) || !pf.ascii[i] && containsFold(text, w) {
 			return true
 		}
 	}
@@ -227,6 +228,7 @@ func prefilterOf(re *regexp.Regexp) *prefilter {
 			!slices.Contains(p.words, w):
 			// A word that holds another ("january", "jan") adds nothing.
 			p.words = append(p.words, w)
+			p.bytes = append(p.bytes, []byte(w))
 			p.ascii = append(p.ascii, asciiCaseOnly(w))
 		}
 	}
