@@ -783,45 +783,133 @@ func normTarget(s string) string {
 
 // resultSaysFailed returns, for a result whose JSON structure says the call
 // did not happen by rf (the lexicon's Results), the field that says so
-// (`"status": "bounced"`); "" for anything else, prose included.
+// (`"status": "bounced"`); "" for anything else, prose included. It reads
+// the result once, keeping only the fields objectSaysFailed reads and the
+// objects a result wraps its payload in, as a decode into a map of raw
+// values would give them (resultSaysFailedDecoded in the tests).
 func resultSaysFailed(rf *lexicon.Results, result string) string {
 	s := strings.TrimSpace(result)
 	if len(s) < 2 || s[0] != '{' {
 		return ""
 	}
-	var m map[string]json.RawMessage
-	if json.Unmarshal([]byte(s), &m) != nil {
+	var (
+		top     map[string]any
+		wrapped [len(payloadKeys)]string
+		ok      bool
+	)
+	detect.ReadJSON(s, func(d *jsontext.Decoder) {
+		top, ok = failFields(rf, s, d, wrapped[:])
+		if ok {
+			_, err := d.ReadToken()
+			ok = err == io.EOF // one value, as json.Unmarshal takes
+		}
+	})
+	if !ok {
 		return ""
 	}
-	if why := objectSaysFailed(rf, m); why != "" {
+	if why := objectSaysFailed(rf, top); why != "" {
 		return why
 	}
-	for _, k := range []string{"data", "result", "response"} {
-		var inner map[string]json.RawMessage
-		if raw, ok := m[k]; ok && len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &inner) == nil {
-			if why := objectSaysFailed(rf, inner); why != "" {
-				return why
-			}
+	for _, raw := range wrapped {
+		if len(raw) == 0 || raw[0] != '{' {
+			continue
+		}
+		var inner map[string]any
+		detect.ReadJSON(raw, func(d *jsontext.Decoder) { inner, ok = failFields(rf, raw, d, nil) })
+		if !ok {
+			continue
+		}
+		if why := objectSaysFailed(rf, inner); why != "" {
+			return why
 		}
 	}
 	return ""
 }
 
-// objectSaysFailed checks one JSON object; the field it names is the same
-// on every call: flags first, then status, errors and codes, each in key
-// order.
-func objectSaysFailed(rf *lexicon.Results, raw map[string]json.RawMessage) string {
-	// Decode only the fields the checks read.
-	m := make(map[string]any, 4)
-	for k, r := range raw {
-		key := strings.ToLower(k)
-		if slices.Contains(rf.Flags, key) || slices.Contains(rf.Status, key) || slices.Contains(rf.Errors, key) ||
-			slices.Contains(rf.Codes, key) || key == "rejected" {
+// payloadKeys are the fields a result wraps its payload in, looked into
+// one level down.
+var payloadKeys = [...]string{"data", "result", "response"}
+
+// failFields reads the object d, reading s, is at and returns the fields
+// objectSaysFailed reads, decoded; with wrapped set, it also keeps the raw
+// value of each payloadKeys field there. A name given twice keeps its
+// last value. ok is false when d holds no well-formed object.
+func failFields(rf *lexicon.Results, s string, d *jsontext.Decoder, wrapped []string) (fields map[string]any, ok bool) {
+	if tok, err := d.ReadToken(); err != nil || tok.Kind() != '{' {
+		return nil, false
+	}
+	var nameBuf, lowerBuf [64]byte
+	for d.PeekKind() == '"' {
+		quoted, err := d.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		// The decoder has checked the name; AppendUnquote's only error is
+		// invalid UTF-8, which it reads as U+FFFD, as encoding/json does.
+		name, _ := jsontext.AppendUnquote(nameBuf[:0], quoted)
+		read := failKey(rf, lowerName(lowerBuf[:0], name))
+		slot := -1
+		if wrapped != nil {
+			slot = slices.IndexFunc(payloadKeys[:], func(k string) bool { return k == string(name) })
+		}
+		if !read && slot < 0 {
+			if d.SkipValue() != nil {
+				return nil, false
+			}
+			continue
+		}
+		key := string(name)
+		raw, err := d.ReadValue()
+		if err != nil {
+			return nil, false
+		}
+		if read {
 			var v any
-			if json.Unmarshal(r, &v) == nil {
-				m[k] = v
+			if json.Unmarshal(raw, &v) == nil {
+				if fields == nil {
+					fields = make(map[string]any, 2)
+				}
+				fields[key] = v
 			}
 		}
+		if slot >= 0 {
+			end := int(d.InputOffset()) // raw is s's bytes up to here
+			wrapped[slot] = s[end-len(raw) : end]
+		}
+	}
+	tok, err := d.ReadToken()
+	return fields, err == nil && tok.Kind() == '}'
+}
+
+// lowerName appends name to dst as strings.ToLower returns it, without
+// allocating for an ASCII name.
+func lowerName(dst, name []byte) []byte {
+	for _, c := range name {
+		if c >= utf8.RuneSelf {
+			return append(dst, strings.ToLower(string(name))...)
+		}
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// failKey reports whether objectSaysFailed reads a field of this name,
+// lower-cased.
+func failKey[S string | []byte](rf *lexicon.Results, key S) bool {
+	is := func(w string) bool { return w == string(key) }
+	return slices.ContainsFunc(rf.Flags, is) || slices.ContainsFunc(rf.Status, is) || slices.ContainsFunc(rf.Errors, is) ||
+		slices.ContainsFunc(rf.Codes, is) || string(key) == "rejected"
+}
+
+// objectSaysFailed checks the fields of one JSON object failKey picks,
+// decoded; the field it names is the same on every call: flags first, then
+// status, errors and codes, each in key order.
+func objectSaysFailed(rf *lexicon.Results, m map[string]any) string {
+	if len(m) == 0 {
+		return ""
 	}
 	keys := slices.Sorted(maps.Keys(m))
 	show := func(k string) string {
