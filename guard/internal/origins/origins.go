@@ -697,10 +697,18 @@ func startsHan(s string) bool {
 // identRune reports whether r belongs in an identifier-like token.
 func identRune(r rune) bool {
 	if r < utf8.RuneSelf {
-		return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || strings.ContainsRune("@._/:+#-", r)
+		return identASCII[r]
 	}
 	return (unicode.IsLetter(r) || unicode.IsDigit(r)) && !unicode.Is(unicode.Han, r)
 }
+
+// identASCII is identRune for ASCII: letters, digits and "@._/:+#-".
+var identASCII = func() (set [utf8.RuneSelf]bool) {
+	for c := range utf8.RuneSelf {
+		set[c] = c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || strings.ContainsRune("@._/:+#-", rune(c))
+	}
+	return set
+}()
 
 // normToken folds a token: a URL loses its scheme and trailing slash,
 // trailing punctuation goes, case folds, and separators people vary in ids
