@@ -323,7 +323,9 @@ func wordRune(r rune) bool { return (unicode.IsLetter(r) || unicode.IsDigit(r)) 
 // spaceless reports whether r is of a script written without spaces
 // between words.
 func spaceless(r rune) bool {
-	return unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai)
+	// Thai, from U+0E00, is the first of the four: nothing before it,
+	// ASCII above all, need be looked up.
+	return r >= 0x0E00 && unicode.In(r, unicode.Han, unicode.Hiragana, unicode.Katakana, unicode.Thai)
 }
 
 // status is what a clause does with its verb.
