@@ -30,10 +30,15 @@ import (
 // account number it made up for a call) is its own, not a relay. Findings
 // are warnings, verdict Allow: the answer stands, and the trace and the
 // ledger show what it relayed, with the facts it rests on.
-func NewRelay(tools *rulekit.Tools) *Relay { return &Relay{tools} }
+func NewRelay(tools *rulekit.Tools) *Relay {
+	return &Relay{tools: tools, cues: recommendCues(&tools.Words().Recommendations)}
+}
 
 // Relay is the untrusted-relay rule.
-type Relay struct{ tools *rulekit.Tools }
+type Relay struct {
+	tools *rulekit.Tools
+	cues  []string // recommendCues of the tools' lexicon
+}
 
 // Name returns rules.Relay.
 func (r *Relay) Name() string { return rules.Relay }
@@ -64,7 +69,7 @@ func (r *Relay) Check(t *trace.Trace, s *trace.Step) []trace.Finding {
 			break
 		}
 	}
-	for _, n := range recommendations(&r.tools.Words().Recommendations, s.Result) {
+	for _, n := range recommendations(&r.tools.Words().Recommendations, r.cues, s.Result) {
 		if f, ok := r.recommended(t, s, n); ok {
 			out = append(out, f)
 			break
@@ -492,10 +497,9 @@ type recommendation struct {
 // quoted or bold phrase, or a run of a script without capitals that ends
 // in one of the lexicon's Kinds ("海景酒店"). Words at the start of a
 // sentence or a list item are not names on their own.
-func recommendations(lx *lexicon.Recommendations, text string) []recommendation {
+func recommendations(lx *lexicon.Recommendations, cues []string, text string) []recommendation {
 	lower := asciiLower(text)
-	if !slices.ContainsFunc(lx.Before, func(w string) bool { return strings.Contains(lower, w) }) &&
-		!slices.ContainsFunc(lx.After, func(w string) bool { return strings.Contains(lower, w) }) {
+	if !slices.ContainsFunc(cues, func(w string) bool { return strings.Contains(lower, w) }) {
 		return nil // most answers recommend nothing
 	}
 	var out []recommendation
@@ -511,6 +515,20 @@ func recommendations(lx *lexicon.Recommendations, text string) []recommendation 
 		}
 	}
 	return out
+}
+
+// recommendCues are the words an answer that recommends something holds
+// one of, by lx: its Before and After words, less those that hold another
+// ("recommended" holds "recommend"), which a text holding them holds too.
+func recommendCues(lx *lexicon.Recommendations) []string {
+	all := slices.Concat(lx.Before, lx.After)
+	var cues []string
+	for _, w := range all {
+		if !slices.ContainsFunc(all, func(v string) bool { return v != w && strings.Contains(w, v) }) && !slices.Contains(cues, w) {
+			cues = append(cues, w)
+		}
+	}
+	return cues
 }
 
 // nameSpan is a name of an answer: where it ends, and where it may start,

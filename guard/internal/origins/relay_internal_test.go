@@ -132,8 +132,14 @@ func FuzzRecommendations(f *testing.F) {
 		f.Add(s)
 	}
 	lx := &lexicon.Default().Compiled().Recommendations
+	cues := recommendCues(lx)
 	f.Fuzz(func(t *testing.T, text string) {
-		for _, n := range recommendations(lx, text) {
+		lower := asciiLower(text)
+		holds := func(w string) bool { return strings.Contains(lower, w) }
+		if slices.ContainsFunc(cues, holds) != slices.ContainsFunc(slices.Concat(lx.Before, lx.After), holds) {
+			t.Fatalf("%q: the cues and the words disagree on whether it may recommend", text)
+		}
+		for _, n := range recommendations(lx, cues, text) {
 			if !strings.Contains(text, n.text) || len(n.variants) == 0 {
 				t.Fatalf("%q: recommendation %q not in the text", text, n.text)
 			}
