@@ -393,9 +393,16 @@ func (v *vocab) alsoOf(args string) channelSet {
 	if len(v.also) == 0 || !strings.HasPrefix(strings.TrimSpace(args), "{") {
 		return 0
 	}
-	maybe := false // decode only arguments that may hold such a key
+	// Decode only arguments that may hold such a key. ASCII arguments are
+	// lowered once and searched for each ASCII key; anything else is
+	// matched as containsFold matches it.
+	ascii, lowered := isASCII(args), ""
+	if ascii {
+		lowered = strings.ToLower(args)
+	}
+	maybe := false
 	for k := range v.also {
-		if containsFold(args, k) {
+		if ascii && isASCII(k) && strings.Contains(lowered, k) || !(ascii && isASCII(k)) && containsFold(args, k) {
 			maybe = true
 			break
 		}
@@ -412,6 +419,15 @@ func (v *vocab) alsoOf(args string) channelSet {
 		set |= v.also[strings.ToLower(k)]
 	}
 	return set
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 // containsFold reports whether s holds sub, ASCII letters matched in

@@ -112,3 +112,47 @@ func BenchmarkResultSaysFailed(b *testing.B) {
 		})
 	}
 }
+
+// alsoOfFolded is what alsoOf must return: every key looked for in the
+// arguments in either case, then the arguments decoded.
+func alsoOfFolded(v *vocab, args string) channelSet {
+	if len(v.also) == 0 || !strings.HasPrefix(strings.TrimSpace(args), "{") {
+		return 0
+	}
+	maybe := false
+	for k := range v.also {
+		if containsFold(args, k) {
+			maybe = true
+		}
+	}
+	if !maybe {
+		return 0
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal([]byte(args), &m) != nil {
+		return 0
+	}
+	var set channelSet
+	for k := range m {
+		set |= v.also[strings.ToLower(k)]
+	}
+	return set
+}
+
+func FuzzAlsoOf(f *testing.F) {
+	for _, s := range []string{
+		`{"reservation_id":"ZFA04Y","payment_id":"credit_card_7815826"}`,
+		`{"Payment_Method_ID":"gift_card_1"}`,
+		`{"order_id":"#W2378156","payment_method":"paypal_3"}`,
+		`{"备注":"payment_id 在这里","金额":12}`,
+		`{"pAyment_id":1}`, `{"amount":10}`, `[]`,
+	} {
+		f.Add(s)
+	}
+	v := vocabOf(detect.Default())
+	f.Fuzz(func(t *testing.T, args string) {
+		if got, want := v.alsoOf(args), alsoOfFolded(v, args); got != want {
+			t.Errorf("alsoOf(%q) = %b; matched in either case, %b", args, got, want)
+		}
+	})
+}
