@@ -39,9 +39,11 @@ func CompressStep(r CompressReport) *trace.Step {
 // decodeStep reads the Result of a card step. Every constraint must pass
 // Validate and be Active or Revoked.
 func decodeStep(result string) ([]Constraint, error) {
-	var cs []Constraint
-	if err := json.Unmarshal([]byte(result), &cs); err != nil {
-		return nil, &Error{Op: "decode", Err: fmt.Errorf("card step: %w", err)}
+	cs, ok := readCardStep(result)
+	if !ok {
+		if err := json.Unmarshal([]byte(result), &cs); err != nil {
+			return nil, &Error{Op: "decode", Err: fmt.Errorf("card step: %w", err)}
+		}
 	}
 	for _, c := range cs {
 		if err := checkNew(c); err != nil {
