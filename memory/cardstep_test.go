@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+
+	"github.com/agentguard/agentguard/trace"
 )
 
 // cardStepTexts are card step results, in CardStep's shape and not.
@@ -77,6 +79,51 @@ func BenchmarkDecodeCardStep(b *testing.B) {
 			if err := json.Unmarshal([]byte(s), &cs); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+func FuzzAppendCardStep(f *testing.F) {
+	f.Add("id", "order:a1006", "A1006", 6, "active", "rule", 0, "name", "李雷")
+	f.Add("fact", "fact:1", "allergic to \"nuts\"\n\t<b>&</b>\u2028\u2029\x00\x7f\xff", -3, "revoked", "", 9, "", "\\")
+	f.Fuzz(func(t *testing.T, kind, key, value string, turn int, status, source string, ended int, kind2, value2 string) {
+		cs := []Constraint{
+			{Kind: Kind(kind), Key: key, Value: value, Turn: turn, Status: State(status), Source: source, Ended: ended},
+			{Kind: Kind(kind2), Value: value2},
+		}
+		for _, cs := range [][]Constraint{nil, cs[:1], cs} {
+			want, err := marshal(nonNil(cs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := appendCardStep(nil, cs); string(got) != string(want) {
+				t.Fatalf("appendCardStep = %s; encoding/json: %s", got, want)
+			}
+		}
+	})
+}
+
+// BenchmarkCardStep is the recording of a card step of two constraints,
+// against encoding/json ("marshal").
+func BenchmarkCardStep(b *testing.B) {
+	cs := []Constraint{
+		{Kind: KindID, Key: "order:a1006", Value: "A1006", Turn: 6, Status: Active, Source: SourceRule},
+		{Kind: KindName, Key: "name", Value: "李雷", Turn: 6, Status: Active, Source: SourceRule},
+	}
+	b.Run("append", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			_ = CardStep(6, cs)
+		}
+	})
+	b.Run("marshal", func(b *testing.B) { // as CardStep did
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := marshal(nonNil(cs))
+			if err != nil {
+				b.Fatal(err)
+			}
+			_ = &trace.Step{Kind: trace.KindMemory, Name: StepCard, Turn: 6, Result: string(out)}
 		}
 	})
 }
