@@ -717,8 +717,12 @@ func normToken(tok string) string {
 	if plainToken(tok) {
 		return unpad(tok) // the common case: nothing to fold, nothing allocated
 	}
-	tok = strings.TrimRight(tok, ".:,/-")
-	tok = strings.TrimLeft(tok, ".:/") // "见：www.example" folds to ":www.example"
+	for len(tok) > 0 && strings.IndexByte(".:,/-", tok[len(tok)-1]) >= 0 {
+		tok = tok[:len(tok)-1]
+	}
+	for len(tok) > 0 && strings.IndexByte(".:/", tok[0]) >= 0 { // "见：www.example" folds to ":www.example"
+		tok = tok[1:]
+	}
 	tok = strings.TrimPrefix(strings.TrimPrefix(tok, "https://"), "http://")
 	tok = strings.TrimPrefix(tok, "www.")
 	out, ok := foldASCII(tok)
