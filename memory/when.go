@@ -178,7 +178,8 @@ var isoDate = regexp.MustCompile(`\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})`)
 
 // mayISODate reports whether s could hold an isoDate: a separator
 // between two digits, which every match has and an id ("A1010", "订单
-// 20250601") or an amount ("120.50" aside) mostly has not.
+// 20250601") has not. An amount ("120.50") has one; the pattern then
+// finds nothing.
 func mayISODate(s string) bool {
 	for i := 1; i+1 < len(s); i++ {
 		if c := s[i]; (c == '-' || c == '/' || c == '.') && isDigit(s[i-1]) && isDigit(s[i+1]) {
