@@ -65,6 +65,17 @@ type decodedStep struct {
 	err error
 }
 
+// StepConstraints returns the constraints card step s of t records (see
+// CardStep), decoded once per trace (trace.Trace.StepMemo) and shared with
+// CardOf: read them, do not change them. A result that does not decode, a
+// truncated one say, is an error, as is a step that is not a card step.
+func StepConstraints(t *trace.Trace, s *trace.Step) ([]Constraint, error) {
+	if s.Kind != trace.KindMemory || s.Name != StepCard {
+		return nil, &Error{Op: "decode", Err: fmt.Errorf("step %d is not a card step", s.Index)}
+	}
+	return decodeCached(t, s)
+}
+
 func decodeCached(t *trace.Trace, s *trace.Step) ([]Constraint, error) {
 	d := t.StepMemo(s, decodedKey{}, func() any {
 		cs, err := decodeStep(s.Result)

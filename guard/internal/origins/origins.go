@@ -111,10 +111,26 @@ func indexOf(t *trace.Trace, tools *rulekit.Tools) *originIndex {
 func (ix *originIndex) addStep(t *trace.Trace, p *trace.Step, tools *rulekit.Tools) {
 	switch {
 	case p == nil:
+	case p.Kind == trace.KindMemory && p.Name == memory.StepCard:
+		// What the user gave are the constraints' values; the names, kinds,
+		// keys, states and turn numbers around them are the card's own
+		// words ("active", "delivery", "3"), which an argument holding them
+		// would otherwise be traced to. A step that does not decode (a
+		// truncated one) gives what it still holds.
+		cs, err := memory.StepConstraints(t, p)
+		if err != nil {
+			ix.add(origin{kind: fromCard, step: p.Index}, p.Result)
+			break
+		}
+		for _, c := range cs {
+			if c.Value != "" {
+				ix.add(origin{kind: fromCard, step: p.Index}, c.Value)
+			}
+		}
 	case p.Kind == trace.KindMemory && p.Name != memory.StepCompress:
 		// A compress step's result is a report of message indexes and
 		// token counts, no value the user gave (and as long as the
-		// messages dropped).
+		// messages dropped). Another memory step is its text.
 		ix.add(origin{kind: fromCard, step: p.Index}, p.Result)
 	case (p.Kind == trace.KindTool || p.Kind == trace.KindRetrieval) && !p.Blocked && p.Error == "" && p.Result != "":
 		ix.truncated = ix.truncated || p.Truncated
