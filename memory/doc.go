@@ -102,7 +102,8 @@ Memory events are trace steps of kind trace.KindMemory:
 	                          a flat array of indexes in traces recorded before), pinned, over_budget
 
 The guard records one card step per user turn, right after the turn;
-CardFromTrace applies them in step order. It records a compress step for
+CardFromTrace applies them in step order; StepConstraints reads one, decoded
+once per trace. It records a compress step for
 each model call whose compression differs from the last one recorded on
 the trace; each is whole (it does not refer to an earlier one), and as
 long as the list of what was kept, not as the conversation.
