@@ -1,12 +1,10 @@
 package lexicon
 
 import (
-	"bytes"
 	"regexp"
 	"regexp/syntax"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -21,10 +19,13 @@ import (
 // so a lexicon keeps its patterns as data and nothing here names a word.
 type prefilter struct {
 	words []string // lower-cased when the pattern folds case
-	bytes [][]byte // words, for a search of a lowered text
-	ascii []bool   // per word: its only cased letters are ASCII (asciiCaseOnly)
-	fold  bool
-	digit bool // an ASCII digit is one of them ([0-9], \d)
+	// set finds the words in one pass: all of them, or, when the pattern
+	// folds case, those whose only cased letters are ASCII
+	// (asciiCaseOnly); foldWords are the others, looked for rune by rune.
+	set       *WordSet
+	foldWords []string
+	fold      bool
+	digit     bool // an ASCII digit is one of them ([0-9], \d)
 	// nextToDigit are words that count only beside an ASCII digit: ":"
 	// after one for a clock's "10:30", "-" after one for "2025-06-01".
 	nextToDigit []digitWord
@@ -83,33 +84,10 @@ func (pf *prefilter) may(text string) bool {
 	if pf == nil || pf.digit && strings.ContainsAny(text, "0123456789") {
 		return true
 	}
-	if !pf.fold {
-		for _, w := range pf.words {
-			if strings.Contains(text, w) {
-				return true
-			}
-		}
-		return pf.besideDigit(text, false)
+	if pf.set.In(text) || slices.ContainsFunc(pf.foldWords, func(w string) bool { return containsFold(text, w) }) {
+		return true
 	}
-	// Lower the ASCII letters once, then let strings.Contains (vectorised)
-	// look for each word; a word with non-ASCII cased letters is looked
-	// for rune by rune. A sentence is lowered on the stack.
-	var stack [512]byte
-	var lower []byte
-	if len(text) <= len(stack) {
-		lower = lowerASCII(stack[:0], text)
-	} else {
-		bp := lowerBufs.Get().(*[]byte)
-		defer lowerBufs.Put(bp)
-		*bp = lowerASCII((*bp)[:0], text)
-		lower = *bp
-	}
-	for i, w := range pf.words {
-		if pf.ascii[i] && bytes.Contains(lower, pf.bytes[i]) || !pf.ascii[i] && containsFold(text, w) {
-			return true
-		}
-	}
-	return pf.besideDigit(text, true)
+	return pf.besideDigit(text, pf.fold)
 }
 
 // besideDigit reports whether text holds one of pf.nextToDigit beside an
@@ -182,8 +160,6 @@ func lowerASCII(dst []byte, text string) []byte {
 	return dst
 }
 
-var lowerBufs = sync.Pool{New: func() any { return new([]byte) }}
-
 // asciiCaseOnly reports whether the only letters of w with an upper case
 // are ASCII, so that lowering a text's ASCII letters is enough to find it.
 func asciiCaseOnly(w string) bool {
@@ -228,10 +204,17 @@ func prefilterOf(re *regexp.Regexp) *prefilter {
 			!slices.Contains(p.words, w):
 			// A word that holds another ("january", "jan") adds nothing.
 			p.words = append(p.words, w)
-			p.bytes = append(p.bytes, []byte(w))
-			p.ascii = append(p.ascii, asciiCaseOnly(w))
 		}
 	}
+	var inSet []string
+	for _, w := range p.words {
+		if fold && !asciiCaseOnly(w) {
+			p.foldWords = append(p.foldWords, w)
+		} else {
+			inSet = append(inSet, w)
+		}
+	}
+	p.set = NewWordSet(inSet, fold)
 	return p
 }
 
