@@ -31,13 +31,14 @@ import (
 // are warnings, verdict Allow: the answer stands, and the trace and the
 // ledger show what it relayed, with the facts it rests on.
 func NewRelay(tools *rulekit.Tools) *Relay {
-	return &Relay{tools: tools, cues: recommendCues(&tools.Words().Recommendations)}
+	lx := &tools.Words().Recommendations
+	return &Relay{tools: tools, cues: lexicon.NewWordSet(slices.Concat(lx.Before, lx.After), true)}
 }
 
 // Relay is the untrusted-relay rule.
 type Relay struct {
 	tools *rulekit.Tools
-	cues  []string // recommendCues of the tools' lexicon
+	cues  *lexicon.WordSet // the Before and After words of the tools' lexicon
 }
 
 // Name returns rules.Relay.
@@ -497,11 +498,11 @@ type recommendation struct {
 // quoted or bold phrase, or a run of a script without capitals that ends
 // in one of the lexicon's Kinds ("海景酒店"). Words at the start of a
 // sentence or a list item are not names on their own.
-func recommendations(lx *lexicon.Recommendations, cues []string, text string) []recommendation {
-	lower := asciiLower(text)
-	if !slices.ContainsFunc(cues, func(w string) bool { return strings.Contains(lower, w) }) {
+func recommendations(lx *lexicon.Recommendations, cues *lexicon.WordSet, text string) []recommendation {
+	if !cues.In(text) {
 		return nil // most answers recommend nothing
 	}
+	lower := asciiLower(text)
 	var out []recommendation
 	for _, c := range nameSpans(lx, text) {
 		var variants []string
@@ -515,20 +516,6 @@ func recommendations(lx *lexicon.Recommendations, cues []string, text string) []
 		}
 	}
 	return out
-}
-
-// recommendCues are the words an answer that recommends something holds
-// one of, by lx: its Before and After words, less those that hold another
-// ("recommended" holds "recommend"), which a text holding them holds too.
-func recommendCues(lx *lexicon.Recommendations) []string {
-	all := slices.Concat(lx.Before, lx.After)
-	var cues []string
-	for _, w := range all {
-		if !slices.ContainsFunc(all, func(v string) bool { return v != w && strings.Contains(w, v) }) && !slices.Contains(cues, w) {
-			cues = append(cues, w)
-		}
-	}
-	return cues
 }
 
 // nameSpan is a name of an answer: where it ends, and where it may start,
