@@ -32,7 +32,10 @@ strings; a list of them matches where any one does. Patterns that give
 values back name their groups: (?P<value>...). [Lexicon.Compiled] compiles
 a Lexicon once, on first use, into [Compiled], which the rules read without
 compiling or allocating per call; [Lexicon.Check] reports a pattern that
-does not compile.
+does not compile. [Compiled.MayMatch] turns away, before the pattern runs,
+a text that holds none of the words every match of it holds, and a rule
+that looks for any of a list of words uses a [WordSet], which reads the
+text once whatever the length of the list.
 
 The memory card's vocabulary ([Memory]) is plain words, not patterns: the
 extractor finds values by their structure and reads the words around them
