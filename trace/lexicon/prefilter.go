@@ -173,14 +173,14 @@ func asciiCaseOnly(w string) bool {
 
 // prefilterOf derives re's prefilter, or nil when re has no set of
 // required words worth searching for (any word shorter than two bytes, or
-// more than maxWords of them).
+// more than maxPrefilterWords of them).
 func prefilterOf(re *regexp.Regexp) *prefilter {
 	parsed, err := syntax.Parse(re.String(), syntax.Perl)
 	if err != nil {
 		return nil
 	}
 	words, fold, ok := required(parsed.Simplify())
-	if !ok || len(words) == 0 || len(words) > maxWords {
+	if !ok || len(words) == 0 || len(words) > maxPrefilterWords {
 		return nil
 	}
 	p := &prefilter{fold: fold}
@@ -218,7 +218,14 @@ func prefilterOf(re *regexp.Regexp) *prefilter {
 	return p
 }
 
-const maxWords = 64
+// maxWords bounds the words a part of a pattern expands to (a
+// concatenation's cross product, a repeat), and maxPrefilterWords those
+// of a prefilter, which a WordSet looks for in one pass: InstructionMarkers'
+// alternatives hold 165.
+const (
+	maxWords          = 64
+	maxPrefilterWords = 512
+)
 
 // digits reports whether re is a class of ASCII digits only.
 func digits(re *syntax.Regexp) bool {
