@@ -281,15 +281,20 @@
 //     MiB (27 anonymous, 45 file-backed; was 85) while a day's 33,000
 //     entries stream by; 139 MiB (113 file-backed; was 162) while every
 //     entry does;
-//   - one that appends the million entries, one Append at a time: 386 MiB
-//     (226 anonymous, 177 file-backed), was 1.8 GB. badger's compactions
-//     run table builders that each hold about twice the uncompressed size
-//     of the table they build, a dozen of them per compaction and two
-//     compactions at once, and the Go heap grows to twice what is live
-//     before it is collected; the tables badger writes are written through
-//     memory maps, and stay resident until they are compacted away or the
-//     kernel needs the memory. GOMEMLIMIT bounds the first part; the
-//     ledger does not set it, since it is the whole process's.
+//   - one that appends the million entries, one Append at a time: 386 to
+//     563 MiB between runs (226 to 357 anonymous, 177 to 210 file-backed;
+//     the ledger is 150 MB on disk), was 1.8 GB. badger's compactions run
+//     table builders that hold a table's blocks uncompressed and stop at
+//     its size compressed — several times the table size when entries
+//     compress well — a dozen of them per compaction and two compactions
+//     at once, and the Go heap grows to twice what is live before it is
+//     collected; the tables badger writes are written through memory maps,
+//     and stay resident until they are compacted away or the kernel needs
+//     the memory, so the file-backed part is about the live tables. Tables
+//     of 256 KiB took the anonymous part to 211 MiB in one run and doubled
+//     the files; no compression halved it (122 MiB) but took the tables to
+//     565 MB and the file-backed part to 625 MiB. GOMEMLIMIT bounds the
+//     heap; the ledger does not set it, since it is the whole process's.
 //
 // # Example
 //
