@@ -80,7 +80,7 @@ func chatFile(b *testing.B, n int) string {
 }
 
 // BenchmarkEvaluateCommand runs `agentguard evaluate FILE` — detection,
-// import, the default rules, the JSON lines it prints — over files of 10,
+// import, the default rules on every CPU, the JSON lines it prints — over files of 10,
 // 1,000 and 10,000 OpenAI chat logs of a support agent (three user turns
 // each, every turn naming a new order), beside BenchmarkImportOnly, the
 // same files only imported: cost per trace should not grow with the file,
@@ -98,6 +98,15 @@ func BenchmarkEvaluateCommand(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*n), "ns/trace")
 		})
 	}
+}
+
+// BenchmarkEvaluateSequential is BenchmarkEvaluateCommand judging one
+// trace at a time, as the command did before it used every CPU: the
+// baseline of its speed-up.
+func BenchmarkEvaluateSequential(b *testing.B) {
+	defer func(old func() int) { parallelism = old }(parallelism)
+	parallelism = func() int { return 1 }
+	BenchmarkEvaluateCommand(b)
 }
 
 // BenchmarkImportOnly is BenchmarkEvaluateCommand's baseline: the files

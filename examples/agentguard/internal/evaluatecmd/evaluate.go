@@ -29,6 +29,11 @@
 //
 //	{"summary":{"traces":3,"passed":2,"failed":1,"errors":0,"violations":{"argument-provenance":1}}}
 //
+// Traces are judged on every CPU the Go runtime may use (GOMAXPROCS) while
+// the next ones are read; the output is in the input's order, the same as
+// judging one at a time. A trace whose judgement panics is reported as an
+// error, like a line that cannot be read.
+//
 // A line that cannot be read is reported on the standard error with its
 // file and line number ("trace: runs.jsonl:7: ...") and counted in errors,
 // as is a file that cannot be opened; the rest of the input is still
@@ -189,7 +194,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintf(stderr, "agentguard evaluate: %s: %d unreadable traces in all (%d shown)\n", name, shown, maxErrorLines)
 			}
 		}()
-		for t, err := range trace.Import(in, name, *format) {
+		for j, err := range evaluated(trace.Import(in, name, *format), g, parallelism()) {
 			if err != nil {
 				if shown++; shown <= maxErrorLines {
 					fmt.Fprintln(stderr, err) // a *trace.ParseError: "trace: FILE:LINE: ..."
@@ -200,7 +205,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 				sum.Errors++
 				continue
 			}
-			rep := g.Evaluate(t)
+			t, rep := j.trace, j.report
 			res := result{TraceID: t.ID, Score: rep.Score, Passed: rep.Passed, Violations: []violation{}}
 			for _, f := range rep.Findings {
 				v := violation{Step: f.Step, Source: f.Source, Rule: f.Rule, Verdict: f.Verdict, Dimension: f.Dimension, Severity: f.Severity, Message: f.Message, Facts: f.Facts}
