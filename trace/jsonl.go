@@ -210,7 +210,7 @@ func decodeLine(line []byte) (*Trace, error) {
 		return nil, errors.New("not a JSON object")
 	}
 	var l jsonlLine
-	err := json.Unmarshal(line, &l)
+	err := unmarshal(line, &l)
 	if err != nil {
 		// Report a wrong version rather than the type errors it causes.
 		var head struct {

@@ -10,6 +10,8 @@ import (
 	"iter"
 	"strconv"
 	"strings"
+
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // ImportOpenAI reads OpenAI-style chat logs, one JSON object per line, and
@@ -123,7 +125,7 @@ func importChat(line []byte, defaultID string) (*Trace, error) {
 		return nil, errors.New("not a JSON object")
 	}
 	var l chatLog
-	if err := json.Unmarshal(line, &l); err != nil {
+	if err := unmarshal(line, &l); err != nil {
 		return nil, jsonError(err)
 	}
 	if err := UniqueKeys(line); err != nil {
@@ -249,19 +251,39 @@ func FailedToolText(text string) bool {
 	if !strings.HasPrefix(t, "{") {
 		return false
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(t), &obj) != nil || len(obj) != 1 {
+	// Read as encoding/json reads it into a map: a later duplicate of a
+	// key replaces the earlier, invalid UTF-8 is let through, and anything
+	// but one object is no failure. A token at a time, so that a large
+	// record costs no allocation.
+	dec := jsontext.NewDecoder(strings.NewReader(t), jsontext.AllowDuplicateNames(true), jsontext.AllowInvalidUTF8(true))
+	if _, err := dec.ReadToken(); err != nil {
 		return false
 	}
-	v, ok := obj["error"]
-	if !ok {
+	failed, keys := false, 0
+	for dec.PeekKind() == '"' {
+		name, err := dec.ReadToken()
+		if err != nil || name.String() != "error" {
+			return false // invalid, or a second key: a record with an "error" field is a record
+		}
+		v, err := dec.ReadValue()
+		if err != nil {
+			return false
+		}
+		keys = 1
+		switch string(v) {
+		case "null", "false", `""`, "{}", "[]":
+			failed = false
+		default:
+			failed = true
+		}
+	}
+	if _, err := dec.ReadToken(); err != nil { // the closing brace
 		return false
 	}
-	switch strings.TrimSpace(string(v)) {
-	case "null", "false", `""`, "{}", "[]":
+	if _, err := dec.ReadToken(); err != io.EOF { // nothing after it
 		return false
 	}
-	return true
+	return keys == 1 && failed
 }
 
 // pendingCalls holds the tool steps of a conversation, to match tool
@@ -326,7 +348,7 @@ func (m *chatMessage) text() (string, bool, error) {
 		}
 	case c[0] == '[':
 		var parts []chatPart
-		if err := json.Unmarshal(c, &parts); err != nil {
+		if err := unmarshal(c, &parts); err != nil {
 			return "", false, fmt.Errorf("content: %w", jsonError(err))
 		}
 		var b strings.Builder
