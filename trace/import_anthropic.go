@@ -106,7 +106,7 @@ func importAnthropic(line []byte, defaultID string) (*Trace, error) {
 		return nil, err
 	}
 	var l anthropicLog
-	if err := json.Unmarshal(line, &l); err != nil {
+	if err := unmarshal(line, &l); err != nil {
 		return nil, jsonError(err)
 	}
 	req := l.anthropicRequest

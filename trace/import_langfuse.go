@@ -57,13 +57,13 @@ func ImportLangfuse(r io.Reader, source string) iter.Seq2[*Trace, error] {
 						TraceID      string          `json:"traceId"`
 						Type         string          `json:"type"`
 					}
-					if err = json.Unmarshal(raw, &probe); err != nil {
+					if err = unmarshal(raw, &probe); err != nil {
 						err = fmt.Errorf("value %d: %w", i, jsonError(err))
 						break
 					}
 					if probe.Observations == nil && probe.TraceID != "" && probe.Type != "" { // a bare observation
 						var o lfObservation
-						if err = json.Unmarshal(raw, &o); err != nil {
+						if err = unmarshal(raw, &o); err != nil {
 							err = fmt.Errorf("observation %d: %w", i, jsonError(err))
 							break
 						}
@@ -72,7 +72,7 @@ func ImportLangfuse(r io.Reader, source string) iter.Seq2[*Trace, error] {
 						continue
 					}
 					var tr lfTrace
-					if err = json.Unmarshal(raw, &tr); err != nil {
+					if err = unmarshal(raw, &tr); err != nil {
 						err = fmt.Errorf("trace %d: %w", i, jsonError(err))
 						break
 					}

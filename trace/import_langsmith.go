@@ -56,7 +56,7 @@ func ImportLangSmith(r io.Reader, source string) iter.Seq2[*Trace, error] {
 			if err == nil {
 				for i, raw := range els {
 					run := new(lsRun)
-					if err = json.Unmarshal(raw, run); err != nil {
+					if err = unmarshal(raw, run); err != nil {
 						err = fmt.Errorf("run %d: %w", i, jsonError(err))
 						break
 					}

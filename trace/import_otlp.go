@@ -53,7 +53,7 @@ func ImportOTLP(r io.Reader, source string) iter.Seq2[*Trace, error] {
 		var logs []otlpLogRecord
 		for _, d := range docs {
 			var req otlpRequest
-			if err := json.Unmarshal(d.raw, &req); err != nil {
+			if err := unmarshal(d.raw, &req); err != nil {
 				if !yield(nil, &ParseError{Source: source, Line: d.line, Err: jsonError(err)}) {
 					return
 				}
@@ -746,7 +746,7 @@ func ImportOTLPFindings(r io.Reader, source string) iter.Seq2[Violation, error] 
 		docs, readErr := readDocs(r, source)
 		for _, d := range docs {
 			var req otlpRequest
-			if err := json.Unmarshal(d.raw, &req); err != nil {
+			if err := unmarshal(d.raw, &req); err != nil {
 				if !yield(Violation{}, &ParseError{Source: source, Line: d.line, Err: jsonError(err)}) {
 					return
 				}

@@ -9,11 +9,11 @@ import (
 	"testing"
 )
 
-// FuzzUnmarshalAsEncodingJSON holds unmarshal to encoding/json on the two
-// line types it decodes: the same value when encoding/json decodes the
-// input, the same error when it does not.
+// FuzzUnmarshalAsEncodingJSON holds unmarshal to encoding/json on the
+// types it decodes: the same value when encoding/json decodes the input,
+// the same error when it does not.
 func FuzzUnmarshalAsEncodingJSON(f *testing.F) {
-	for _, name := range []string{"golden.jsonl", "openai_chat.jsonl"} {
+	for _, name := range []string{"golden.jsonl", "openai_chat.jsonl", "otlp_genai.jsonl", "otlp_collector.jsonl", "anthropic_messages.jsonl", "langfuse_traces.jsonl"} {
 		data, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
 			f.Fatal(err)
@@ -36,6 +36,11 @@ func FuzzUnmarshalAsEncodingJSON(f *testing.F) {
 		same(t, in, func() *jsonlLine { return new(jsonlLine) })
 		same(t, in, func() *chatLog { return new(chatLog) })
 		same(t, in, func() *[]chatPart { return new([]chatPart) })
+		same(t, in, func() *otlpRequest { return new(otlpRequest) })
+		same(t, in, func() *anthropicLog { return new(anthropicLog) })
+		same(t, in, func() *lfTrace { return new(lfTrace) })
+		same(t, in, func() *lfObservation { return new(lfObservation) })
+		same(t, in, func() *lsRun { return new(lsRun) })
 	})
 }
 
