@@ -30,7 +30,7 @@ type token struct {
 }
 
 func tokenize(s string) []token {
-	var out []token
+	out := make([]token, 0, len(s)/4+1) // most words are longer than three bytes
 	for i := 0; i < len(s); {
 		c := s[i]
 		switch {
@@ -99,9 +99,10 @@ func letters(t string) bool {
 // up to four words ending in a street type ("221 Baker Street"), a
 // direction, then up to six words of city, region and postcode in at most
 // three comma-separated parts, stopping at a word of AddressStop; a unit
-// before the number ("Flat 3, ") belongs to it. lower is s in lower case.
-func englishAddresses(w *lexicon.Memory, s, lower string) []span {
-	toks := tokenize(lower)
+// before the number ("Flat 3, ") belongs to it. lower is the text in lower
+// case (ASCII only), toks its tokens: those of the text, since lowering
+// ASCII moves no token boundary.
+func englishAddresses(w *lexicon.Memory, lower string, toks []token) []span {
 	word := func(i int) string { return lower[toks[i].start:toks[i].end] }
 	sep := func(i int) string { return lower[toks[i-1].end:toks[i].start] } // before token i
 	in := func(ws []string, t string) bool { return slices.Contains(ws, t) }

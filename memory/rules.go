@@ -202,11 +202,17 @@ func (x *extraction) sentence(s sentence) {
 			x.add(KindEmail, "email", s.text[v.start:v.end], Active)
 		}
 	}
-	for _, v := range x.addressesIn(s, taken) {
+	// Addresses and bare ids start with ASCII digits: a sentence without
+	// one is not tokenized for them.
+	var toks []token
+	if strings.ContainsAny(s.text, "0123456789") {
+		toks = tokenize(s.text)
+	}
+	for _, v := range x.addressesIn(s, toks, taken) {
 		taken = append(taken, v)
 		x.address(s, v)
 	}
-	taken = append(taken, x.ids(s, taken)...)
+	taken = append(taken, x.ids(s, toks, taken)...)
 	ds, cs := dates(x.tw, s.text), clocks(x.tw, s.text)
 	for _, m := range ds {
 		taken = append(taken, span{m.start, m.end})
@@ -234,8 +240,8 @@ func (x *extraction) sentence(s sentence) {
 // maxAddress is the longest address, in runes, the extractor takes.
 const maxAddress = 160
 
-func (x *extraction) addressesIn(s sentence, taken []span) []span {
-	out := englishAddresses(x.w, s.text, s.lower)
+func (x *extraction) addressesIn(s sentence, toks []token, taken []span) []span {
+	out := englishAddresses(x.w, s.lower, toks)
 	out = append(out, chineseAddresses(x.w, s.text, append(slices.Clip(taken), out...))...)
 	out = slices.DeleteFunc(out, func(v span) bool { return overlapsAny(taken, v) })
 	slices.SortFunc(out, func(a, b span) int { return a.start - b.start })
@@ -292,8 +298,8 @@ func (x *extraction) unresolved(ss []sentence) {
 // Ids and phones.
 
 // ids adds the ids of the sentence: after an id kind word, or bare, and
-// returns their spans.
-func (x *extraction) ids(s sentence, taken []span) []span {
+// returns their spans. toks are the sentence's tokens.
+func (x *extraction) ids(s sentence, toks []token, taken []span) []span {
 	var found []span
 	seen := map[string]bool{}
 	add := func(kind string, v span) {
@@ -314,7 +320,7 @@ func (x *extraction) ids(s sentence, taken []span) []span {
 			add(x.w.IDKinds[s.lower[c.start:c.end]], v)
 		}
 	}
-	for _, t := range tokenize(s.text) {
+	for _, t := range toks {
 		v := span{t.start, t.end}
 		if t.ascii && bareID(strings.TrimPrefix(s.text[t.start:t.end], "#")) && !overlapsAny(found, v) {
 			if s.text[t.start] == '#' {
