@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentguard/agentguard/guard"
+	"github.com/agentguard/agentguard/guard/rules"
 	"github.com/tmc/langchaingo/llms"
 	"github.com/tmc/langchaingo/tools"
 )
@@ -77,8 +78,41 @@ func BenchmarkConversation(b *testing.B) {
 	}
 }
 
+// BenchmarkConversationParts splits BenchmarkConversation's turn, 10 turns
+// in, by what it pays for: the default guard, then without the memory
+// card, without the rules (every built-in rule disabled: what is left
+// records the steps, hands the calls to the workers, retries, breaks
+// circuits and extracts the card), and without either — the floor every
+// guarded turn costs before anything is judged.
+func BenchmarkConversationParts(b *testing.B) {
+	for _, p := range []struct {
+		name            string
+		noRules, noCard bool
+	}{{"default", false, false}, {"card-off", false, true}, {"rules-off", true, false}, {"rules-and-card-off", true, true}} {
+		b.Run(p.name, func(b *testing.B) { benchConversationWith(b, 10, conversationConfig(p.noRules, p.noCard)) })
+	}
+}
+
+// conversationConfig is the guard of benchConversation: the defaults, with
+// no loop or step limit (a conversation of 10,000 turns repeats its calls),
+// and, when asked, every built-in rule or the memory card off.
+func conversationConfig(noRules, noCard bool) guard.Config {
+	cfg := guard.Config{Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1}}
+	if noRules {
+		cfg.Disable = rules.Builtin()
+	}
+	if noCard {
+		cfg.Memory = &guard.MemoryOptions{Off: true}
+	}
+	return cfg
+}
+
 func benchConversation(b *testing.B, n int) {
-	g := guard.New(guard.Config{Gates: guard.Gates{LoopLimit: -1, MaxSteps: -1}})
+	benchConversationWith(b, n, conversationConfig(false, false))
+}
+
+func benchConversationWith(b *testing.B, n int, cfg guard.Config) {
+	g := guard.New(cfg)
 	invoice, customer, send := sessionTools(g)
 	ts := []tools.Tool{invoice, customer, send}
 	var (

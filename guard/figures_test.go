@@ -57,7 +57,9 @@ func TestBenchmarkFigures(t *testing.T) {
 	const perCall = "a call of a conversation (a user turn naming a new order makes four model calls and three tool calls, card on: the turn over its seven calls)"
 	figures = append(figures,
 		figure{perCall, "one OpenTelemetry span (BenchmarkOTelSpanBaseline)", BenchmarkOTelSpanBaseline, "", false, 0, false},
-		figure{perCall, "guarded, 10 turns in (BenchmarkConversation)", func(b *testing.B) { benchConversation(b, 10) }, "one OpenTelemetry span (BenchmarkOTelSpanBaseline)", false, 7, false})
+		figure{perCall, "guarded, 10 turns in (BenchmarkConversation)", func(b *testing.B) { benchConversation(b, 10) }, "one OpenTelemetry span (BenchmarkOTelSpanBaseline)", false, 7, false},
+		figure{perCall, "the same, every built-in rule off (BenchmarkConversationParts rules-off)", func(b *testing.B) { benchConversationWith(b, 10, conversationConfig(true, false)) }, "one OpenTelemetry span (BenchmarkOTelSpanBaseline)", false, 7, false},
+		figure{perCall, "the same, the rules and the card off: recording, hand-offs, retries and breakers only (BenchmarkConversationParts rules-and-card-off)", func(b *testing.B) { benchConversationWith(b, 10, conversationConfig(true, true)) }, "one OpenTelemetry span (BenchmarkOTelSpanBaseline)", false, 7, false})
 	// The CLI's path: `agentguard evaluate` over the corpus's trace lines.
 	const cli = "the CLI's import path (every trace of ../shared/corpus as trace lines)"
 	figures = append(figures,
