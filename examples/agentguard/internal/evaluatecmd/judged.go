@@ -40,7 +40,7 @@ func evaluate(g *guard.Guard, t *trace.Trace) (rep guard.Report, err error) {
 // them. Up to workers traces are judged at once while the next ones are
 // read: the output of a file of many traces is the sequential one, sooner.
 // At most 3×workers traces are held at any time, and stopping early waits
-// only for the traces being judged.
+// only for the traces being judged and the read under way.
 func evaluated(traces iter.Seq2[*trace.Trace, error], g *guard.Guard, workers int) iter.Seq2[judged, error] {
 	if workers <= 1 {
 		return func(yield func(judged, error) bool) {
