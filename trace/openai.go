@@ -259,7 +259,7 @@ func FailedToolText(text string) bool {
 	if _, err := dec.ReadToken(); err != nil {
 		return false
 	}
-	failed, keys := false, 0
+	failed, one := false, false
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()
 		if err != nil || name.String() != "error" {
@@ -269,7 +269,7 @@ func FailedToolText(text string) bool {
 		if err != nil {
 			return false
 		}
-		keys = 1
+		one = true
 		switch string(v) {
 		case "null", "false", `""`, "{}", "[]":
 			failed = false
@@ -283,7 +283,7 @@ func FailedToolText(text string) bool {
 	if _, err := dec.ReadToken(); err != io.EOF { // nothing after it
 		return false
 	}
-	return keys == 1 && failed
+	return one && failed
 }
 
 // pendingCalls holds the tool steps of a conversation, to match tool
