@@ -31,14 +31,22 @@ var rssEntries = flag.Int("ledger.rss", 0, "run TestPeakRSS with a ledger of thi
 // documentation for what is met).
 var rssLimit = flag.Float64("ledger.rss.limit", 64, "the peak RSS in MiB TestPeakRSS allows")
 
+// rssAppendLimit, when set, replaces rssLimit for the appending process,
+// which does not meet the target (see "Memory"). CI runs TestPeakRSS at
+// 100,000 entries with bounds of 128 MiB (a reopening process that
+// compacts reaches 76 to 80 MiB; one that does not, 26 to 32) and 320 MiB
+// for the appending one (175 to 221), so that neither can grow back
+// towards the 1.8 GB appending once took unnoticed.
+var rssAppendLimit = flag.Float64("ledger.rss.append.limit", 0, "the peak RSS in MiB TestPeakRSS allows the appending process (0: -ledger.rss.limit)")
+
 // TestPeakRSS measures the peak resident memory (VmHWM) of three
 // processes, each a fresh copy of the test binary: one that appends
 // -ledger.rss entries to a new ledger and waits for badger's compactions
 // to finish, one that reopens it and waits for the compactions that
 // reopening starts, and one that reopens it and runs the queries of
 // BenchmarkLedgerQueries, a whole day's entries among them. Each must stay
-// under rssLimit MiB, file-backed pages (badger's memory-mapped tables)
-// included; the log gives the anonymous and file-backed parts at their
+// under rssLimit MiB (the appending one under rssAppendLimit when set),
+// file-backed pages (badger's memory-mapped tables) included; the log gives the anonymous and file-backed parts at their
 // highest.
 func TestPeakRSS(t *testing.T) {
 	if *rssEntries <= 0 {
@@ -57,12 +65,16 @@ func TestPeakRSS(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", phase, err, out)
 		}
+		limit := *rssLimit
+		if phase == "append" && *rssAppendLimit > 0 {
+			limit = *rssAppendLimit
+		}
 		for line := range strings.Lines(string(out)) {
 			if rest, ok := strings.CutPrefix(line, "rss "); ok {
 				t.Log(phase, strings.TrimSpace(rest))
 				var peak float64
-				if _, err := fmt.Sscanf(rest, "peak=%f", &peak); err == nil && peak >= *rssLimit {
-					t.Errorf("%s: peak RSS %.1f MiB, want under %g", phase, peak, *rssLimit)
+				if _, err := fmt.Sscanf(rest, "peak=%f", &peak); err == nil && peak >= limit {
+					t.Errorf("%s: peak RSS %.1f MiB, want under %g", phase, peak, limit)
 				}
 			}
 		}
