@@ -46,8 +46,8 @@ var rssAppendLimit = flag.Float64("ledger.rss.append.limit", 0, "the peak RSS in
 // reopening starts, and one that reopens it and runs the queries of
 // BenchmarkLedgerQueries, a whole day's entries among them. Each must stay
 // under rssLimit MiB (the appending one under rssAppendLimit when set),
-// file-backed pages (badger's memory-mapped tables) included; the log gives the anonymous and file-backed parts at their
-// highest.
+// file-backed pages (badger's memory-mapped tables) included; the log
+// gives the anonymous and file-backed parts at their highest.
 func TestPeakRSS(t *testing.T) {
 	if *rssEntries <= 0 {
 		t.Skip("set -ledger.rss N to measure the peak RSS of processes appending N entries and querying them")
