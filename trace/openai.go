@@ -259,7 +259,7 @@ func FailedToolText(text string) bool {
 	if _, err := dec.ReadToken(); err != nil {
 		return false
 	}
-	failed, one := false, false
+	failed := false
 	for dec.PeekKind() == '"' {
 		name, err := dec.ReadToken()
 		if err != nil || name.String() != "error" {
@@ -269,7 +269,6 @@ func FailedToolText(text string) bool {
 		if err != nil {
 			return false
 		}
-		one = true
 		switch string(v) {
 		case "null", "false", `""`, "{}", "[]":
 			failed = false
@@ -283,7 +282,7 @@ func FailedToolText(text string) bool {
 	if _, err := dec.ReadToken(); err != io.EOF { // nothing after it
 		return false
 	}
-	return one && failed
+	return failed
 }
 
 // pendingCalls holds the tool steps of a conversation, to match tool
